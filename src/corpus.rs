@@ -1,0 +1,148 @@
+//! A corpus: the transcript files found for every format, what the inference pass learned about
+//! them, their tables, and the log of problems met while reading them.
+
+use crate::catalog::{EventTable, errors_table, event_tables, events_table};
+use crate::discover::{Discovery, SourceFile};
+use crate::format::Format;
+use crate::infer::{FormatStats, infer_file};
+use futures::StreamExt;
+use object_store::ObjectStore;
+use object_store::local::LocalFileSystem;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Settings of the reading.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// A longer line is reported in `errors` instead of read.
+    pub max_line_bytes: usize,
+    /// Files read at once by the inference pass.
+    pub parallel_files: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self { max_line_bytes: 256 << 20, parallel_files: 2 }
+    }
+}
+
+/// One format's share of the corpus.
+#[derive(Debug)]
+pub struct FormatData {
+    pub format: Format,
+    /// Its transcripts, in path order.
+    pub files: Vec<Arc<SourceFile>>,
+    /// Files of its naming that hold no transcript (rupu step logs, netflow ledgers).
+    pub not_transcripts: Vec<PathBuf>,
+    /// Every event table, then `events`, then `errors`.
+    pub tables: Vec<Arc<EventTable>>,
+}
+
+impl FormatData {
+    pub fn table(&self, name: &str) -> Option<&Arc<EventTable>> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+
+    /// The event tables (one per type), for checking a line of any type.
+    pub fn type_tables(&self) -> impl Iterator<Item = &Arc<EventTable>> {
+        self.tables.iter().filter(|t| matches!(t.rows, crate::catalog::Rows::Type(_)))
+    }
+}
+
+/// A problem met while reading, once per place.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Problem {
+    /// A damaged line, skipped.
+    Line { file: PathBuf, line: u64 },
+    /// A value that did not fit its column, read as null.
+    Value { file: PathBuf, line: u64, column: String },
+    /// A file that could not be read (whole or in part).
+    File { file: PathBuf, why: String },
+}
+
+/// The problems the reads of one statement met, each counted once however many scans met it.
+#[derive(Debug, Default)]
+pub struct ProblemLog {
+    seen: Mutex<HashSet<Problem>>,
+}
+
+impl ProblemLog {
+    pub fn record(&self, problem: Problem) {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner()).insert(problem);
+    }
+
+    /// Takes what was recorded, leaving the log empty.
+    pub fn take(&self) -> Vec<Problem> {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let mut problems: Vec<Problem> = seen.drain().collect();
+        problems.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+        problems
+    }
+}
+
+/// Everything txq reads.
+#[derive(Debug)]
+pub struct Corpus {
+    pub formats: Vec<Arc<FormatData>>,
+    pub store: Arc<dyn ObjectStore>,
+    pub options: ReadOptions,
+    pub problems: Arc<ProblemLog>,
+    /// Non-fatal problems of discovery and inference.
+    pub warnings: Vec<String>,
+    /// The directories searched.
+    pub searched: Vec<PathBuf>,
+}
+
+impl Corpus {
+    /// Reads what `discovery` found once, to learn each format's tables.
+    pub async fn open(formats: Vec<Format>, discovery: Discovery, options: ReadOptions) -> Corpus {
+        let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
+        let mut warnings = discovery.warnings;
+        let mut data = Vec::new();
+        for (format, files) in formats.into_iter().zip(discovery.files) {
+            let format = Arc::new(format);
+            let results: Vec<_> = futures::stream::iter(files.into_iter().map(|file| {
+                let (store, format, max) = (store.clone(), format.clone(), options.max_line_bytes);
+                async move {
+                    let stats = infer_file(store, &format, &file, max).await;
+                    (file, stats)
+                }
+            }))
+            .buffered(options.parallel_files.max(1))
+            .collect()
+            .await;
+            let mut stats = FormatStats::default();
+            let mut transcripts = Vec::new();
+            let mut not_transcripts = Vec::new();
+            for (file, file_stats) in results {
+                if let Some(why) = &file_stats.unreadable {
+                    warnings.push(format!("{}: not read: {why}", file.path.display()));
+                } else if file_stats.is_transcript {
+                    stats.add(&file_stats);
+                    transcripts.push(Arc::new(file));
+                } else {
+                    not_transcripts.push(file.path);
+                }
+            }
+            let format = Arc::unwrap_or_clone(format);
+            let mut tables: Vec<Arc<EventTable>> = event_tables(&format, &stats).into_iter().map(Arc::new).collect();
+            tables.push(Arc::new(events_table(&format, &stats)));
+            tables.push(Arc::new(errors_table(&format)));
+            data.push(Arc::new(FormatData { format, files: transcripts, not_transcripts, tables }));
+        }
+        Corpus {
+            formats: data,
+            store,
+            options,
+            problems: Arc::new(ProblemLog::default()),
+            warnings,
+            searched: discovery.searched,
+        }
+    }
+
+    /// How many transcripts of all formats.
+    pub fn transcripts(&self) -> usize {
+        self.formats.iter().map(|f| f.files.len()).sum()
+    }
+}

@@ -1,0 +1,330 @@
+//! Turning lines into Arrow columns: each projected column's values decoded from the line's raw
+//! fields straight into a builder, with a value that does not fit its column kept as null and named.
+
+use crate::catalog::{Column, ColumnSource, EventTable};
+use crate::discover::SourceFile;
+use crate::format::{Absent, ContextSource, Kind};
+use crate::json::{RawObject, Shape};
+use datafusion::arrow::array::{
+    ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
+};
+use datafusion::arrow::compute::kernels::cast_utils::string_to_timestamp_nanos;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::error::ArrowError;
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// What a line offers to the columns of a table.
+#[derive(Debug, Default)]
+pub struct LineValues<'a> {
+    pub line: u64,
+    /// The turn it falls in (for `LastSeen` context columns).
+    pub turn: Option<i64>,
+    pub type_name: Option<&'a str>,
+    /// The event's fields (after the format's envelope and the type's fields path).
+    pub fields: Option<&'a RawObject<'a>>,
+    /// The event's fields as JSON text.
+    pub fields_text: Option<&'a str>,
+    pub problem: Option<&'a str>,
+    pub excerpt: Option<&'a str>,
+}
+
+/// A context value, fixed for a whole file.
+#[derive(Debug, Clone)]
+enum FileValue {
+    Str(Option<String>),
+    Int(Option<i64>),
+    Bool(bool),
+    /// Varies by line: taken from [`LineValues`].
+    PerLine,
+}
+
+/// The context values of one file, for the context columns of its format.
+#[derive(Debug, Clone, Default)]
+pub struct FileContext {
+    values: Vec<FileValue>,
+}
+
+impl FileContext {
+    /// Evaluates `columns`' file-level sources for `file`.
+    pub fn new(columns: &[Column], file: &SourceFile) -> Self {
+        let ancestor = |n: usize| {
+            file.path.ancestors().nth(n).and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned())
+        };
+        let components: Vec<String> = file
+            .path
+            .parent()
+            .map(|p| p.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        let values = columns
+            .iter()
+            .map(|c| match &c.source {
+                ColumnSource::Context(source) => match source {
+                    ContextSource::FileStem => FileValue::Str(
+                        file.path.file_stem().map(|s| s.to_string_lossy().into_owned()),
+                    ),
+                    ContextSource::FilePath => FileValue::Str(Some(file.path.display().to_string())),
+                    ContextSource::Ancestor(n) => FileValue::Str(ancestor(*n)),
+                    ContextSource::AncestorInt(n) => FileValue::Int(ancestor(*n).and_then(|s| s.parse().ok())),
+                    ContextSource::UnderDirectory(dir) => FileValue::Bool(components.iter().any(|c| c == dir)),
+                    ContextSource::UnderPath(path) => {
+                        FileValue::Bool(components.windows(path.len()).any(|w| w.iter().zip(path.iter()).all(|(a, b)| a == b)))
+                    }
+                    ContextSource::LineNumber | ContextSource::LastSeen { .. } => FileValue::PerLine,
+                },
+                _ => FileValue::PerLine,
+            })
+            .collect();
+        Self { values }
+    }
+}
+
+/// A column under construction.
+#[derive(Debug)]
+enum Builder {
+    Int(Int64Builder),
+    Float(Float64Builder),
+    Str(StringBuilder),
+    Bool(BooleanBuilder),
+    Timestamp(TimestampMicrosecondBuilder),
+    /// Lists and structs: the values are collected, then decoded by arrow-json.
+    Nested(DataType, Vec<Value>),
+}
+
+impl Builder {
+    fn for_type(data_type: &DataType) -> Builder {
+        match data_type {
+            DataType::Int64 => Builder::Int(Int64Builder::new()),
+            DataType::Float64 => Builder::Float(Float64Builder::new()),
+            DataType::Boolean => Builder::Bool(BooleanBuilder::new()),
+            DataType::Timestamp(..) => Builder::Timestamp(TimestampMicrosecondBuilder::new()),
+            DataType::Utf8 => Builder::Str(StringBuilder::new()),
+            other => Builder::Nested(other.clone(), Vec::new()),
+        }
+    }
+
+    fn null(&mut self) {
+        match self {
+            Builder::Int(b) => b.append_null(),
+            Builder::Float(b) => b.append_null(),
+            Builder::Str(b) => b.append_null(),
+            Builder::Bool(b) => b.append_null(),
+            Builder::Timestamp(b) => b.append_null(),
+            Builder::Nested(_, values) => values.push(Value::Null),
+        }
+    }
+
+    fn finish(&mut self) -> Result<ArrayRef, ArrowError> {
+        Ok(match self {
+            Builder::Int(b) => Arc::new(b.finish()),
+            Builder::Float(b) => Arc::new(b.finish()),
+            Builder::Str(b) => Arc::new(b.finish()),
+            Builder::Bool(b) => Arc::new(b.finish()),
+            Builder::Timestamp(b) => Arc::new(b.finish().with_timezone("UTC")),
+            Builder::Nested(data_type, values) => nested_array(data_type, &std::mem::take(values))?,
+        })
+    }
+
+    /// Appends one field value; on a value that does not fit, appends null and says why.
+    fn field(&mut self, kind: &Kind, raw: Option<&RawValue>, absent: Absent) -> Result<(), String> {
+        let Some(raw) = raw.filter(|r| Shape::of(r) != Shape::Null) else {
+            match (self, absent, raw) {
+                (Builder::Bool(b), Absent::Bool(v), None) => b.append_value(v),
+                (Builder::Int(b), Absent::Int(v), None) => b.append_value(v),
+                (builder, ..) => builder.null(),
+            }
+            return Ok(());
+        };
+        let shape = Shape::of(raw);
+        let text = raw.get();
+        let fit = match (&mut *self, kind) {
+            (Builder::Int(b), _) => match shape {
+                Shape::Int => text.parse::<i64>().map(|v| b.append_value(v)).is_ok(),
+                _ => false,
+            },
+            (Builder::Float(b), _) => match shape {
+                Shape::Int | Shape::Float => text.parse::<f64>().map(|v| b.append_value(v)).is_ok(),
+                _ => false,
+            },
+            (Builder::Bool(b), _) => {
+                if shape == Shape::Bool {
+                    b.append_value(text == "true");
+                }
+                shape == Shape::Bool
+            }
+            (Builder::Str(b), Kind::Json) => {
+                b.append_value(text);
+                true
+            }
+            (Builder::Str(b), _) => match serde_json::from_str::<Cow<str>>(text) {
+                Ok(s) if shape == Shape::Str => {
+                    b.append_value(s);
+                    true
+                }
+                _ => false,
+            },
+            (Builder::Timestamp(b), _) => match serde_json::from_str::<Cow<str>>(text) {
+                Ok(s) if shape == Shape::Str => match string_to_timestamp_nanos(&s) {
+                    Ok(nanos) => {
+                        b.append_value(nanos.div_euclid(1000));
+                        true
+                    }
+                    Err(_) => return self.reject(format!("not an RFC 3339 timestamp: {}", excerpt(text, 60))),
+                },
+                _ => false,
+            },
+            (Builder::Nested(_, values), kind) => match serde_json::from_str::<Value>(text) {
+                Ok(value) if fits(&value, kind) => {
+                    values.push(value);
+                    true
+                }
+                _ => false,
+            },
+        };
+        if fit { Ok(()) } else { self.reject(format!("expected {}, found {}", kind.describe(), shape.article())) }
+    }
+
+    fn reject(&mut self, why: String) -> Result<(), String> {
+        self.null();
+        Err(why)
+    }
+}
+
+/// Whether a JSON value has the shape of `kind` all the way down (so arrow-json takes it).
+fn fits(value: &Value, kind: &Kind) -> bool {
+    match (value, kind) {
+        (Value::Null, _) => true,
+        (Value::Number(n), Kind::Int) => n.is_i64(),
+        (Value::Number(_), Kind::Float) => true,
+        (Value::String(_), Kind::Str) => true,
+        (Value::Bool(_), Kind::Bool) => true,
+        (Value::Array(items), Kind::List(item)) => items.iter().all(|v| fits(v, item)),
+        (Value::Object(map), Kind::Struct(fields)) => {
+            fields.iter().all(|(name, kind)| map.get(*name).is_none_or(|v| fits(v, kind)))
+        }
+        _ => false,
+    }
+}
+
+/// One row `{"v": value}` for arrow-json.
+struct Wrapped<'a>(&'a Value);
+
+impl Serialize for Wrapped<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry("v", self.0)?;
+        map.end()
+    }
+}
+
+fn nested_array(data_type: &DataType, values: &[Value]) -> Result<ArrayRef, ArrowError> {
+    let schema = Arc::new(Schema::new(vec![Field::new("v", data_type.clone(), true)]));
+    let mut decoder = datafusion::arrow::json::ReaderBuilder::new(schema)
+        .with_batch_size(values.len().max(1))
+        .build_decoder()?;
+    let rows: Vec<Wrapped> = values.iter().map(Wrapped).collect();
+    decoder.serialize(&rows)?;
+    match decoder.flush()? {
+        Some(batch) => Ok(batch.column(0).clone()),
+        None => Ok(datafusion::arrow::array::new_empty_array(data_type)),
+    }
+}
+
+/// The first `max` characters of `text`.
+pub fn excerpt(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
+/// A problem with one value of a row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueProblem {
+    pub column: String,
+    pub why: String,
+}
+
+/// Builds record batches of one table's projected columns, row by row.
+#[derive(Debug)]
+pub struct RowDecoder {
+    schema: SchemaRef,
+    columns: Vec<(usize, Column, Builder)>,
+    context: FileContext,
+    rows: usize,
+}
+
+impl RowDecoder {
+    /// A decoder of `projection` (indices into the table's columns; all when `None`).
+    pub fn new(table: &EventTable, projection: Option<&[usize]>) -> Self {
+        let all: Vec<usize> = (0..table.columns.len()).collect();
+        let projection = projection.unwrap_or(&all);
+        let full = table.schema();
+        let schema = Arc::new(full.project(projection).expect("projection within the table"));
+        let columns = projection
+            .iter()
+            .map(|&i| {
+                let column = table.columns[i].clone();
+                let builder = Builder::for_type(&column.data_type());
+                (i, column, builder)
+            })
+            .collect();
+        Self { schema, columns, context: FileContext::default(), rows: 0 }
+    }
+
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Sets the file whose lines follow.
+    pub fn start_file(&mut self, context: FileContext) {
+        self.context = context;
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Appends one row; problems with its values are pushed to `problems`.
+    pub fn push(&mut self, values: &LineValues<'_>, problems: &mut Vec<ValueProblem>) {
+        self.rows += 1;
+        for (index, column, builder) in &mut self.columns {
+            let text = |s: Option<&str>, b: &mut Builder| match (b, s) {
+                (Builder::Str(b), Some(s)) => b.append_value(s),
+                (b, _) => b.null(),
+            };
+            match &column.source {
+                ColumnSource::Context(source) => match (self.context.values.get(*index), source, &mut *builder) {
+                    (Some(FileValue::Str(s)), _, b) => text(s.as_deref(), b),
+                    (Some(FileValue::Int(Some(v))), _, Builder::Int(b)) => b.append_value(*v),
+                    (Some(FileValue::Bool(v)), _, Builder::Bool(b)) => b.append_value(*v),
+                    (_, ContextSource::LineNumber, Builder::Int(b)) => b.append_value(values.line as i64),
+                    (_, ContextSource::LastSeen { .. }, Builder::Int(b)) => b.append_option(values.turn),
+                    (_, _, b) => b.null(),
+                },
+                ColumnSource::Field { key, absent } => {
+                    let raw = values.fields.and_then(|f| f.get(key));
+                    if let Err(why) = builder.field(&column.kind, raw, *absent) {
+                        problems.push(ValueProblem { column: column.name.clone(), why });
+                    }
+                }
+                ColumnSource::EventType => text(values.type_name, builder),
+                ColumnSource::EventFields => text(values.fields_text, builder),
+                ColumnSource::Problem => text(values.problem, builder),
+                ColumnSource::Excerpt => text(values.excerpt, builder),
+            }
+        }
+    }
+
+    /// The rows so far as a batch; the decoder starts empty again.
+    pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
+        let arrays = self.columns.iter_mut().map(|(_, _, b)| b.finish()).collect::<Result<Vec<_>, _>>()?;
+        let options = RecordBatchOptions::new().with_row_count(Some(self.rows));
+        self.rows = 0;
+        RecordBatch::try_new_with_options(self.schema.clone(), arrays, &options)
+    }
+}

@@ -1,0 +1,144 @@
+//! Finding transcript files: the paths given (or each format's default places), walked
+//! recursively without following a symlink loop twice, each file given to the format that claims it.
+
+use crate::format::{FileMatch, Format};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// A file found for a format.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The path as found (the searched path joined with the file's place below it).
+    pub path: PathBuf,
+    /// The canonical path, used to read it and to recognise it when reached twice.
+    pub canonical: PathBuf,
+    /// Its size when found: txq reads this many bytes, so a file still being written reads as a
+    /// consistent prefix.
+    pub size: u64,
+}
+
+/// What discovery found: files per format (in the order of `formats`), and problems on the way.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    pub files: Vec<Vec<SourceFile>>,
+    /// The directories searched.
+    pub searched: Vec<PathBuf>,
+    /// Non-fatal problems: unreadable directories, symlink loops.
+    pub warnings: Vec<String>,
+}
+
+/// Why discovery found nothing to read.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoveryError {
+    #[error("{}: no such file or directory", .0.display())]
+    NotFound(PathBuf),
+    #[error("no transcripts given and none found in the default places: looked for {0}")]
+    NoDefault(String),
+}
+
+/// The default places of every format that exist, relative to `cwd` (`~/` meaning `home`).
+pub fn default_paths(formats: &[Format], cwd: &Path, home: Option<&Path>) -> Result<Vec<PathBuf>, DiscoveryError> {
+    let mut found = Vec::new();
+    let mut looked = Vec::new();
+    for format in formats {
+        for group in format.default_roots {
+            let existing = group.iter().map(|p| expand(p, cwd, home)).find(|p| {
+                looked.push(p.display().to_string());
+                p.is_dir()
+            });
+            found.extend(existing);
+        }
+    }
+    if found.is_empty() {
+        return Err(DiscoveryError::NoDefault(looked.join(", ")));
+    }
+    Ok(found)
+}
+
+fn expand(place: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
+    match (place.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => cwd.join(place),
+    }
+}
+
+/// Walks `paths` and gives each file to the first format that claims it: formats matching a file
+/// by its exact name go before those matching it by extension.
+pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, DiscoveryError> {
+    let mut out = Discovery { files: vec![Vec::new(); formats.len()], ..Default::default() };
+    let mut claim_order: Vec<usize> = (0..formats.len()).collect();
+    claim_order.sort_by_key(|&i| matches!(formats[i].files, FileMatch::Extension(_)));
+    let claim = |name: &str| claim_order.iter().copied().find(|&i| formats[i].files.matches(name));
+
+    let mut seen = HashSet::new();
+    for root in paths {
+        let meta = std::fs::metadata(root).map_err(|_| DiscoveryError::NotFound(root.clone()))?;
+        if meta.is_file() {
+            let name = root.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+            match claim(&name) {
+                Some(i) => push(&mut out.files[i], &mut seen, root.clone(), meta.len()),
+                None => out.warnings.push(format!(
+                    "{}: not read: no format reads files of this name",
+                    root.display()
+                )),
+            }
+            continue;
+        }
+        out.searched.push(root.clone());
+        let walk = walkdir::WalkDir::new(root).follow_links(true).sort_by_file_name();
+        for entry in walk {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    out.warnings.push(walk_warning(&e));
+                    continue;
+                }
+            };
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy();
+            if let Some(i) = claim(&name) {
+                let size = match entry.metadata() {
+                    Ok(m) => m.len(),
+                    Err(e) => {
+                        out.warnings.push(format!("{}: not read: {e}", entry.path().display()));
+                        continue;
+                    }
+                };
+                push(&mut out.files[i], &mut seen, entry.into_path(), size);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn push(files: &mut Vec<SourceFile>, seen: &mut HashSet<PathBuf>, path: PathBuf, size: u64) {
+    let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    if seen.insert(canonical.clone()) {
+        files.push(SourceFile { path, canonical, size });
+    }
+}
+
+fn walk_warning(e: &walkdir::Error) -> String {
+    let path = e.path().map(|p| p.display().to_string()).unwrap_or_default();
+    if let Some(ancestor) = e.loop_ancestor() {
+        format!("{path}: symlink loop back to {}; not followed again", ancestor.display())
+    } else if let Some(io) = e.io_error() {
+        format!("{path}: not read: {io}")
+    } else {
+        format!("{path}: not read: {e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tilde_means_home() {
+        let cwd = Path::new("/work");
+        assert_eq!(expand("~/.rupu/transcripts", cwd, Some(Path::new("/home/me"))), Path::new("/home/me/.rupu/transcripts"));
+        assert_eq!(expand(".rupu/transcripts", cwd, None), Path::new("/work/.rupu/transcripts"));
+    }
+}

@@ -1,0 +1,327 @@
+//! What a transcript format is, as data: where its files are, how a line's type is found, where its
+//! fields live, what they mean, and the derived tables built from them.
+//!
+//! One generic scan ([`crate::scan`]) reads every format; a format adds nothing but a description.
+
+pub mod rupu;
+
+use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
+use std::sync::Arc;
+
+/// A transcript format: everything the generic scan needs to know about it.
+#[derive(Debug, Clone)]
+pub struct Format {
+    /// The SQL schema its tables live in (`rupu`, `reeval`).
+    pub name: &'static str,
+    /// One line for `\d` and the docs.
+    pub about: &'static str,
+    /// Directories searched when txq is given no path, relative to the working directory
+    /// (`~/` means the home directory). The first one that exists of each group wins.
+    pub default_roots: &'static [&'static [&'static str]],
+    /// Which files under a searched directory belong to this format.
+    pub files: FileMatch,
+    /// Where a line's type and fields are.
+    pub envelope: Envelope,
+    /// How a type is written as a table name.
+    pub table_naming: Naming,
+    /// How a field key is written as a column name.
+    pub column_naming: Naming,
+    /// A file in which no line has this type is not a transcript (rupu's step logs, netflow ledgers).
+    pub required_type: Option<&'static str>,
+    /// Columns every event table of this format carries, taken from the file or its position.
+    pub context: Vec<ContextColumn>,
+    /// The documented event types and their fields.
+    pub events: Vec<EventSpec>,
+    /// Derived tables, as SQL over the event tables of this format.
+    pub views: Vec<View>,
+}
+
+/// Which files a format reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileMatch {
+    /// Any file with this extension (`jsonl`).
+    Extension(&'static str),
+    /// Files with exactly this name (`transcript.jsonl`).
+    Name(&'static str),
+}
+
+impl FileMatch {
+    /// Whether a file name belongs to the format.
+    pub fn matches(&self, file_name: &str) -> bool {
+        match self {
+            FileMatch::Extension(ext) => file_name
+                .rsplit_once('.')
+                .is_some_and(|(stem, e)| !stem.is_empty() && e == *ext),
+            FileMatch::Name(name) => file_name == *name,
+        }
+    }
+}
+
+/// Where a line's type and fields are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Envelope {
+    /// The top-level key whose string value is the event type.
+    pub type_key: &'static str,
+    /// Where the event's fields are.
+    pub fields: FieldsAt,
+}
+
+/// Where an event's fields are within its line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldsAt {
+    /// In the object under this top-level key (`{"type": .., "data": {..}}`).
+    Under(&'static str),
+    /// Beside the type, in the line's own object (`{"type": .., "turn": 0, ..}`).
+    Beside,
+}
+
+/// How a name in the data becomes an SQL name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Naming {
+    /// As written.
+    AsIs,
+    /// `-` becomes `_` (`turn-end` → `turn_end`).
+    DashToUnderscore,
+    /// camelCase becomes snake_case (`durationMs` → `duration_ms`).
+    SnakeCase,
+}
+
+impl Naming {
+    /// The SQL name for a name in the data.
+    pub fn apply(&self, name: &str) -> String {
+        match self {
+            Naming::AsIs => name.to_string(),
+            Naming::DashToUnderscore => name.replace('-', "_"),
+            Naming::SnakeCase => {
+                let mut out = String::with_capacity(name.len() + 4);
+                for (i, c) in name.chars().enumerate() {
+                    if c.is_ascii_uppercase() {
+                        if i > 0 {
+                            out.push('_');
+                        }
+                        out.push(c.to_ascii_lowercase());
+                    } else if c == '-' {
+                        out.push('_');
+                    } else {
+                        out.push(c);
+                    }
+                }
+                out
+            }
+        }
+    }
+}
+
+/// A documented event type.
+#[derive(Debug, Clone)]
+pub struct EventSpec {
+    /// The type as written in the data.
+    pub type_name: &'static str,
+    /// What the event records.
+    pub about: &'static str,
+    /// A path of object keys below the fields (`["flow"]` for rupu's `net_flow`), whose object's
+    /// keys are the columns instead.
+    pub fields_path: &'static [&'static str],
+    /// The documented fields.
+    pub fields: Vec<FieldSpec>,
+}
+
+/// A documented field.
+#[derive(Debug, Clone)]
+pub struct FieldSpec {
+    /// The key as written in the data.
+    pub key: &'static str,
+    /// Its type.
+    pub kind: Kind,
+    /// The value a missing key stands for.
+    pub absent: Absent,
+    /// What it means.
+    pub about: &'static str,
+}
+
+/// The value of a missing key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Absent {
+    /// Unknown: SQL null.
+    Null,
+    /// A boolean flag omitted when it has this value.
+    Bool(bool),
+    /// A count omitted when it has this value.
+    Int(i64),
+}
+
+/// The type of a field's values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// A JSON integer, as Int64.
+    Int,
+    /// Any JSON number, as Float64.
+    Float,
+    /// A JSON string.
+    Str,
+    /// A JSON boolean.
+    Bool,
+    /// An RFC 3339 string, as a UTC timestamp (microseconds).
+    Timestamp,
+    /// Any JSON value, kept as JSON text for the JSON functions (`->>`, `json_get_str`).
+    Json,
+    /// A JSON array whose items are of one kind.
+    List(Box<Kind>),
+    /// A JSON object of a documented shape.
+    Struct(Vec<(&'static str, Kind)>),
+}
+
+impl Kind {
+    /// The Arrow type of the column.
+    pub fn data_type(&self) -> DataType {
+        match self {
+            Kind::Int => DataType::Int64,
+            Kind::Float => DataType::Float64,
+            Kind::Str | Kind::Json => DataType::Utf8,
+            Kind::Bool => DataType::Boolean,
+            Kind::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            Kind::List(item) => DataType::List(Arc::new(Field::new("item", item.data_type(), true))),
+            Kind::Struct(fields) => DataType::Struct(Fields::from(
+                fields
+                    .iter()
+                    .map(|(name, kind)| Field::new(*name, kind.data_type(), true))
+                    .collect::<Vec<_>>(),
+            )),
+        }
+    }
+
+    /// The SQL-ish name shown in `\d` and the docs.
+    pub fn describe(&self) -> String {
+        match self {
+            Kind::Int => "bigint".into(),
+            Kind::Float => "double".into(),
+            Kind::Str => "text".into(),
+            Kind::Bool => "boolean".into(),
+            Kind::Timestamp => "timestamp (UTC)".into(),
+            Kind::Json => "json text".into(),
+            Kind::List(item) => format!("list<{}>", item.describe()),
+            Kind::Struct(fields) => format!(
+                "struct<{}>",
+                fields
+                    .iter()
+                    .map(|(n, k)| format!("{n}: {}", k.describe()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
+
+/// A column every event table of a format carries.
+#[derive(Debug, Clone)]
+pub struct ContextColumn {
+    /// The column name.
+    pub name: &'static str,
+    /// Where its value comes from.
+    pub source: ContextSource,
+    /// What it means.
+    pub about: &'static str,
+}
+
+/// Where a context column's value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContextSource {
+    /// The file name without its extension (text).
+    FileStem,
+    /// The file's path as found (text).
+    FilePath,
+    /// The 1-based line number in the file (bigint).
+    LineNumber,
+    /// The name of the `n`th directory above the file, 1 being its own folder (text).
+    Ancestor(usize),
+    /// The `n`th directory above the file, read as an integer (bigint; null if it is not one).
+    AncestorInt(usize),
+    /// Whether the file lies under a directory with this name (boolean).
+    UnderDirectory(&'static str),
+    /// Whether the file lies under this sequence of directories, e.g. `evals/.history` (boolean).
+    UnderPath(&'static [&'static str]),
+    /// The value of `field` on the last line of type `event` before this one (inclusive), null
+    /// before the first; an event's own `field` wins where it has one (bigint).
+    LastSeen { event: &'static str, field: &'static str },
+}
+
+impl ContextSource {
+    /// The Arrow type of the column.
+    pub fn data_type(&self) -> DataType {
+        match self {
+            ContextSource::FileStem | ContextSource::FilePath | ContextSource::Ancestor(_) => {
+                DataType::Utf8
+            }
+            ContextSource::LineNumber
+            | ContextSource::AncestorInt(_)
+            | ContextSource::LastSeen { .. } => DataType::Int64,
+            ContextSource::UnderDirectory(_) | ContextSource::UnderPath(_) => DataType::Boolean,
+        }
+    }
+}
+
+/// A derived table, defined in SQL over the format's own tables.
+#[derive(Debug, Clone)]
+pub struct View {
+    /// The table name.
+    pub name: &'static str,
+    /// What one row is.
+    pub about: &'static str,
+    /// The query; table names in it are resolved in the format's schema.
+    pub sql: &'static str,
+    /// Each column and what it means, in the order of the query.
+    pub columns: &'static [(&'static str, &'static str)],
+}
+
+/// Builders for the descriptions, so they read as tables of fields.
+pub(crate) mod build {
+    use super::{Absent, EventSpec, FieldSpec, Kind};
+
+    pub fn event(type_name: &'static str, about: &'static str, fields: Vec<FieldSpec>) -> EventSpec {
+        EventSpec { type_name, about, fields_path: &[], fields }
+    }
+
+    pub fn field(key: &'static str, kind: Kind, about: &'static str) -> FieldSpec {
+        FieldSpec { key, kind, absent: Absent::Null, about }
+    }
+
+    pub fn flag(key: &'static str, about: &'static str) -> FieldSpec {
+        FieldSpec { key, kind: Kind::Bool, absent: Absent::Bool(false), about }
+    }
+
+    pub fn list(kind: Kind) -> Kind {
+        Kind::List(Box::new(kind))
+    }
+
+    pub fn strs() -> Kind {
+        list(Kind::Str)
+    }
+}
+
+/// Every format txq knows, in the order their tables resolve when unqualified.
+pub fn all() -> Vec<Format> {
+    vec![rupu::format()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn naming_rules() {
+        assert_eq!(Naming::SnakeCase.apply("durationMs"), "duration_ms");
+        assert_eq!(Naming::SnakeCase.apply("toolCallId"), "tool_call_id");
+        assert_eq!(Naming::SnakeCase.apply("ts"), "ts");
+        assert_eq!(Naming::DashToUnderscore.apply("turn-end"), "turn_end");
+        assert_eq!(Naming::AsIs.apply("tool_call"), "tool_call");
+    }
+
+    #[test]
+    fn file_matching() {
+        assert!(FileMatch::Extension("jsonl").matches("run_01.jsonl"));
+        assert!(!FileMatch::Extension("jsonl").matches(".jsonl"));
+        assert!(!FileMatch::Extension("jsonl").matches("run.json"));
+        assert!(FileMatch::Name("transcript.jsonl").matches("transcript.jsonl"));
+        assert!(!FileMatch::Name("transcript.jsonl").matches("transcript.raw.jsonl"));
+    }
+}

@@ -1,0 +1,305 @@
+//! The generated files' lines as the generator meant them, their bytes, and the expected answers
+//! tallied from those lines (never from re-reading a file).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+/// One physical line of a generated transcript.
+#[derive(Debug, Clone)]
+pub(super) enum Line {
+    /// A valid event, written as `{"type":kind,"data":data}`.
+    Event { kind: String, data: Value },
+    /// An empty line: readers skip it, but it still counts for line numbering.
+    Empty,
+    /// A newline-terminated line that readers must report as an error.
+    Corrupt(String),
+    /// The last line, cut off mid-write with no newline: readers skip it silently.
+    TruncatedTail(String),
+}
+
+impl Line {
+    pub(super) fn event(kind: &str, data: Value) -> Self {
+        Line::Event {
+            kind: kind.to_string(),
+            data,
+        }
+    }
+}
+
+/// What one agent transcript should read back as.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExpectedRun {
+    /// Path relative to the corpus dir, `/`-separated.
+    pub file: String,
+    /// The file stem, `run_<ULID>`.
+    pub run_id: String,
+    pub agent: String,
+    pub provider: String,
+    pub model: String,
+    pub mode: String,
+    /// `ok`, `error`, or `aborted` (no `run_complete`).
+    pub status: String,
+    /// `run_start.schema`, 1 when the key is absent.
+    pub schema_version: i64,
+    /// `run_start.customer`; `None` both when null and when absent.
+    pub customer: Option<String>,
+    /// True for files under `archive/`.
+    pub archived: bool,
+    /// Count of `turn_start` events.
+    pub turns: u64,
+    /// Count of `tool_call` events.
+    pub tool_calls: u64,
+    /// Sums over the run's `usage` events (compaction calls included); an absent
+    /// `cached_tokens` counts 0.
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cached_tokens: i64,
+    /// From `run_complete`; `None` for an aborted run.
+    pub total_tokens: Option<i64>,
+    pub duration_ms: Option<i64>,
+    /// Valid events in the file (damaged, empty and truncated lines excluded).
+    pub events: u64,
+}
+
+/// The answers txq's SQL must reproduce over a generated corpus.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Expected {
+    /// The transcripts dir relative to the corpus dir (`.rupu/transcripts`).
+    pub transcripts_dir: String,
+    /// One per agent transcript, in the order written (start time order).
+    pub runs: Vec<ExpectedRun>,
+    /// Valid events per `type` over all agent transcripts, unknown types included.
+    pub events_by_type: BTreeMap<String, u64>,
+    /// `usage.model` → (input_tokens, output_tokens, cached_tokens) sums.
+    pub tokens_by_model: BTreeMap<String, (i64, i64, i64)>,
+    /// Blocked `tool_audit` events by (tool, decision).
+    pub denied_tools: BTreeMap<(String, String), u64>,
+    /// `net_flow` `flow.host` → (sum bytes_in, sum bytes_out), absent counting 0.
+    pub bytes_by_host: BTreeMap<String, (i64, i64)>,
+    /// `tool_call.tool` → count of its calls whose `tool_result` (same run, same call_id) has
+    /// an `error` key.
+    pub failed_tools: BTreeMap<String, u64>,
+    /// (run_id, turn_idx of the last `turn_start` before the usage line) → output_tokens sum.
+    pub output_tokens_by_turn: BTreeMap<(String, Option<i64>), i64>,
+    /// `net_flow` events that precede every `turn_start` of their file.
+    pub net_flows_before_first_turn: u64,
+    /// (file, 1-based physical line) of every line a reader must report, sorted by file then line.
+    pub errors: Vec<(String, u64)>,
+    /// Files that are not agent transcripts (no `run_start`): a step log and a netflow ledger.
+    pub non_transcripts: Vec<String>,
+    /// Transcripts whose last line is a truncated write (skipped silently, never an error),
+    /// sorted.
+    pub truncated_tails: Vec<String>,
+    /// Empty lines over all transcripts (skipped silently).
+    pub empty_lines: u64,
+    /// Valid events over all agent transcripts (the sum of `events_by_type`).
+    pub events_total: u64,
+}
+
+/// Reading state within one transcript while its lines are tallied.
+#[derive(Default)]
+struct FileState {
+    /// The `turn_idx` of the last `turn_start` so far; `None` before the first.
+    turn_idx: Option<i64>,
+    /// `tool_call.call_id` → `tool_call.tool`, for joining results to their calls.
+    tools_by_call: BTreeMap<String, String>,
+}
+
+impl Expected {
+    /// Tallies one agent transcript, `file` relative to the corpus dir, from the lines written
+    /// to it.
+    pub(super) fn record_transcript(&mut self, file: &str, archived: bool, lines: &[Line]) {
+        let stem = file
+            .rsplit('/')
+            .next()
+            .unwrap_or(file)
+            .trim_end_matches(".jsonl");
+        let mut run = ExpectedRun {
+            file: file.to_string(),
+            run_id: stem.to_string(),
+            archived,
+            status: "aborted".to_string(),
+            schema_version: 1,
+            ..ExpectedRun::default()
+        };
+        let mut state = FileState::default();
+        for (index, line) in lines.iter().enumerate() {
+            match line {
+                Line::Event { kind, data } => self.observe(&mut run, &mut state, kind, data),
+                Line::Empty => self.empty_lines += 1,
+                Line::Corrupt(_) => self.errors.push((file.to_string(), index as u64 + 1)),
+                Line::TruncatedTail(_) => self.truncated_tails.push(file.to_string()),
+            }
+        }
+        self.runs.push(run);
+    }
+
+    /// Puts `errors` and `truncated_tails` in path order once every file is recorded.
+    pub(super) fn finish(&mut self) {
+        self.errors.sort();
+        self.truncated_tails.sort();
+    }
+
+    fn observe(&mut self, run: &mut ExpectedRun, state: &mut FileState, kind: &str, data: &Value) {
+        *self.events_by_type.entry(kind.to_string()).or_default() += 1;
+        self.events_total += 1;
+        run.events += 1;
+        match kind {
+            "run_start" => {
+                run.agent = text(data, "agent");
+                run.provider = text(data, "provider");
+                run.model = text(data, "model");
+                run.mode = text(data, "mode");
+                run.schema_version = data.get("schema").and_then(Value::as_i64).unwrap_or(1);
+                run.customer = data
+                    .get("customer")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+            }
+            "run_complete" => {
+                run.status = text(data, "status");
+                run.total_tokens = data.get("total_tokens").and_then(Value::as_i64);
+                run.duration_ms = data.get("duration_ms").and_then(Value::as_i64);
+            }
+            "turn_start" => {
+                run.turns += 1;
+                state.turn_idx = data.get("turn_idx").and_then(Value::as_i64);
+            }
+            "usage" => {
+                let (input, output, cached) = (
+                    number(data, "input_tokens"),
+                    number(data, "output_tokens"),
+                    number(data, "cached_tokens"),
+                );
+                run.input_tokens += input;
+                run.output_tokens += output;
+                run.cached_tokens += cached;
+                let by_model = self.tokens_by_model.entry(text(data, "model")).or_default();
+                *by_model = (by_model.0 + input, by_model.1 + output, by_model.2 + cached);
+                *self
+                    .output_tokens_by_turn
+                    .entry((run.run_id.clone(), state.turn_idx))
+                    .or_default() += output;
+            }
+            "tool_call" => {
+                run.tool_calls += 1;
+                state
+                    .tools_by_call
+                    .insert(text(data, "call_id"), text(data, "tool"));
+            }
+            "tool_result" if data.get("error").is_some() => {
+                if let Some(tool) = state.tools_by_call.get(&text(data, "call_id")) {
+                    *self.failed_tools.entry(tool.clone()).or_default() += 1;
+                }
+            }
+            "tool_audit" if data.get("blocked") == Some(&Value::Bool(true)) => {
+                let key = (text(data, "tool"), text(data, "decision"));
+                *self.denied_tools.entry(key).or_default() += 1;
+            }
+            "net_flow" => {
+                let flow = &data["flow"];
+                let bytes = self.bytes_by_host.entry(text(flow, "host")).or_default();
+                *bytes = (
+                    bytes.0 + number(flow, "bytes_in"),
+                    bytes.1 + number(flow, "bytes_out"),
+                );
+                if state.turn_idx.is_none() {
+                    self.net_flows_before_first_turn += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn text(object: &Value, key: &str) -> String {
+    object
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn number(object: &Value, key: &str) -> i64 {
+    object.get(key).and_then(Value::as_i64).unwrap_or(0)
+}
+
+/// The bytes of a file made of `lines`, each ended by `\n` (or `\r\n` when `crlf`), except a
+/// truncated tail.
+pub(super) fn render(lines: &[Line], crlf: bool) -> Vec<u8> {
+    let ending = if crlf { "\r\n" } else { "\n" };
+    let mut out = String::new();
+    for line in lines {
+        match line {
+            Line::Event { kind, data } => out.push_str(&envelope(kind, data)),
+            Line::Empty => {}
+            Line::Corrupt(text) | Line::TruncatedTail(text) => out.push_str(text),
+        }
+        if !matches!(line, Line::TruncatedTail(_)) {
+            out.push_str(ending);
+        }
+    }
+    out.into_bytes()
+}
+
+/// `{"type":kind,"data":data}`, the rupu envelope.
+pub(super) fn envelope(kind: &str, data: &Value) -> String {
+    typed_object(kind, [("data", data)])
+}
+
+/// `{"type":kind, ...fields}`: `type` first, then the fields, with the keys of `fields` and of
+/// every nested object sorted, so the bytes do not depend on serde_json's `preserve_order`.
+pub(super) fn typed_object<'a>(
+    kind: &str,
+    fields: impl IntoIterator<Item = (&'a str, &'a Value)>,
+) -> String {
+    let mut out = String::from("{");
+    push_entry(&mut out, "type", &Value::from(kind));
+    let mut fields: Vec<_> = fields.into_iter().collect();
+    fields.sort_by_key(|(key, _)| *key);
+    for (key, value) in fields {
+        out.push(',');
+        push_entry(&mut out, key, value);
+    }
+    out.push('}');
+    out
+}
+
+fn sorted(fields: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    let mut entries: Vec<_> = fields.iter().collect();
+    entries.sort_by_key(|(key, _)| *key);
+    entries
+}
+
+fn push_entry(out: &mut String, key: &str, value: &Value) {
+    out.push_str(&Value::from(key).to_string());
+    out.push(':');
+    push_json(out, value);
+}
+
+fn push_json(out: &mut String, value: &Value) {
+    match value {
+        Value::Object(fields) => {
+            out.push('{');
+            for (position, (key, value)) in sorted(fields).into_iter().enumerate() {
+                if position > 0 {
+                    out.push(',');
+                }
+                push_entry(out, key, value);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (position, item) in items.iter().enumerate() {
+                if position > 0 {
+                    out.push(',');
+                }
+                push_json(out, item);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}

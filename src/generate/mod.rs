@@ -1,0 +1,15 @@
+//! Deterministic corpora of agent transcripts, damaged files included, written together with
+//! the answers a correct reader must give, for txq's tests and benchmarks.
+//!
+//! `write_rupu_corpus(dir, &RupuOptions::default())` writes `dir/.rupu/transcripts/…` and
+//! returns an [`Expected`] tallied from the lines as they were written, never by reading back.
+
+pub mod expected;
+pub mod rng;
+pub mod rupu;
+
+pub use expected::{Expected, ExpectedRun};
+pub use rupu::{RupuOptions, TRANSCRIPTS_DIR, write_rupu_corpus};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,392 @@
+//! The rupu corpus: which runs are written and with what role, each run's events in the
+//! documented order, the damage cases, and the same-named files that are not transcripts.
+
+mod run;
+mod tools;
+mod turn;
+
+use std::{fs, io, path::Path};
+
+use serde_json::json;
+
+use super::expected::{Expected, Line, envelope, render, typed_object};
+use super::rng::{Rng, rfc3339};
+use run::RunWriter;
+use tools::flow_record;
+
+/// Where the corpus's transcripts go, relative to the corpus dir.
+pub const TRANSCRIPTS_DIR: &str = ".rupu/transcripts";
+/// 2026-10-07T09:14:03Z, the first run's start.
+const CORPUS_START_MS: u64 = 1_791_364_443_000;
+
+/// What [`write_rupu_corpus`] writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RupuOptions {
+    pub seed: u64,
+    /// Agent transcripts to write.
+    pub runs: usize,
+    /// Write every damage case and the two non-transcripts.
+    pub damage: bool,
+    /// Inclusive (min, max) byte size of each `tool_result.output`.
+    pub tool_output_bytes: (usize, usize),
+}
+
+impl Default for RupuOptions {
+    fn default() -> Self {
+        Self {
+            seed: 42,
+            runs: 12,
+            damage: true,
+            tool_output_bytes: (40, 300),
+        }
+    }
+}
+
+/// Run roles by index. The showcase run writes every event type (plus an unknown one and an
+/// undocumented field); the version 1 run is a readonly fixer without a schema key; the others
+/// pin one edge case each when the corpus has them.
+const SHOWCASE_RUN: usize = 0;
+const VERSION_1_RUN: usize = 1;
+const ABORTED_RUN: usize = 2;
+const TURNLESS_RUN: usize = 3;
+const SINGLE_TURN_RUN: usize = 4;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Damage {
+    EmptyLines,
+    MalformedLine,
+    NonObjectLines,
+    UntypedLines,
+    CrlfEndings,
+    TruncatedTail,
+}
+
+/// Each damage case and its run index, clamped to the last run in a smaller corpus. The truncated
+/// tail comes last so it stays the file's final line.
+const DAMAGE_PLACES: [(Damage, usize); 6] = [
+    (Damage::EmptyLines, 4),
+    (Damage::CrlfEndings, 5),
+    (Damage::MalformedLine, 6),
+    (Damage::NonObjectLines, 7),
+    (Damage::UntypedLines, 8),
+    (Damage::TruncatedTail, 2),
+];
+
+const AGENTS: &[(&str, &[&str])] = &[
+    (
+        "code-reviewer",
+        &[
+            "read_file",
+            "grep",
+            "glob",
+            "findings.report",
+            "skills.load",
+        ],
+    ),
+    (
+        "planner",
+        &[
+            "read_file",
+            "glob",
+            "message.send",
+            "web_fetch",
+            "issues.create",
+        ],
+    ),
+    (
+        "fixer",
+        &[
+            "read_file",
+            "write_file",
+            "edit_file",
+            "bash",
+            "grep",
+            "skills.load",
+        ],
+    ),
+    (
+        "researcher",
+        &["web_fetch", "read_file", "message.send", "findings.report"],
+    ),
+    ("test-writer", &["read_file", "write_file", "bash", "glob"]),
+];
+/// The showcase run's agent and its granted tools (`web_fetch` is not one of them).
+const SHOWCASE_AGENT: (&str, &[&str]) = (
+    "fixer",
+    &[
+        "read_file",
+        "write_file",
+        "bash",
+        "grep",
+        "skills.load",
+        "message.send",
+        "issues.create",
+    ],
+);
+/// The showcase run's tool calls per turn: a skill load, an edit, a command, a refused fetch,
+/// a sent message and an emitted action; none on the last turn.
+const SHOWCASE_TOOLS: [&[&str]; 4] = [
+    &["read_file", "skills.load"],
+    &["write_file", "bash", "web_fetch"],
+    &["message.send", "issues.create", "grep"],
+    &[],
+];
+/// Providers and their models.
+const MODELS: &[(&str, &[&str])] = &[
+    (
+        "anthropic",
+        &["claude-sonnet-4-6", "claude-opus-5", "claude-haiku-4-5"],
+    ),
+    ("openai", &["gpt-5.1", "gpt-5.1-mini", "gpt-5.1-codex"]),
+];
+const MODES: &[&str] = &["ask", "bypass", "readonly"];
+
+/// Writes a rupu corpus under `dir`: transcripts in `dir/.rupu/transcripts/` (some in its
+/// `archive/`), plus, with damage on, a step log and a netflow ledger that are not transcripts.
+/// Returns the answers a correct reader must give, tallied from the lines as they are written.
+pub fn write_rupu_corpus(dir: &Path, opts: &RupuOptions) -> io::Result<Expected> {
+    fs::create_dir_all(dir.join(TRANSCRIPTS_DIR).join("archive"))?;
+    let mut expected = Expected {
+        transcripts_dir: TRANSCRIPTS_DIR.to_string(),
+        ..Expected::default()
+    };
+    let mut corpus_rng = Rng::derive(opts.seed, u64::MAX);
+    let workspaces: Vec<String> = (0..3)
+        .map(|_| format!("ws_{}", corpus_rng.ulid(CORPUS_START_MS - 30 * 86_400_000)))
+        .collect();
+    let mut started_ms = CORPUS_START_MS;
+    for index in 0..opts.runs {
+        let mut rng = Rng::derive(opts.seed, index as u64);
+        let plan = RunPlan::new(index, started_ms, opts, &workspaces, &mut rng);
+        let mut damage_rng = Rng::new(rng.next_u64());
+        let mut lines = RunWriter::new(&plan, opts, rng).build();
+        for damage in &plan.damage {
+            apply_damage(&mut lines, *damage, &mut damage_rng);
+        }
+        expected.record_transcript(&plan.file, plan.archived, &lines);
+        fs::write(
+            dir.join(&plan.file),
+            render(&lines, plan.damage.contains(&Damage::CrlfEndings)),
+        )?;
+        started_ms += 90_000 + corpus_rng.below(40 * 60_000);
+    }
+    if opts.damage {
+        write_non_transcripts(dir, &mut corpus_rng, &mut expected)?;
+    }
+    expected.finish();
+    Ok(expected)
+}
+
+/// The step log and the netflow ledger: `run_<ULID>.jsonl` names, no `run_start` anywhere. Their
+/// ULIDs fall between the first two runs'.
+fn write_non_transcripts(dir: &Path, rng: &mut Rng, expected: &mut Expected) -> io::Result<()> {
+    let at_ms = CORPUS_START_MS + 60_000;
+    let step_log = format!("{TRANSCRIPTS_DIR}/run_{}.jsonl", rng.ulid(at_ms));
+    let steps = [
+        json!({"step_id": "review", "kind": "run", "status": "started",
+               "at": rfc3339(at_ms, false)}),
+        json!({"step_id": "review", "kind": "run", "status": "completed",
+               "note": "child wrote run_start; see its transcript"}),
+        json!({"step_id": "open-issue", "kind": "action", "action": "issues.create",
+               "status": "completed"}),
+    ];
+    let ledger_run_id = format!("run_{}", rng.ulid(at_ms + 1));
+    let ledger = format!("{TRANSCRIPTS_DIR}/netflow/{ledger_run_id}.jsonl");
+    let ctx = json!({"run_id": ledger_run_id, "origin": {"kind": "provider", "name": "anthropic"}});
+    let flows: Vec<String> = (0..3)
+        .map(|k| {
+            flow_record(
+                rng,
+                at_ms + k * 700,
+                &ctx,
+                "api.anthropic.com",
+                "POST",
+                "/v1/messages",
+            )
+        })
+        .map(|flow| {
+            let fields = flow.as_object().expect("a flow record is an object");
+            typed_object(
+                "flow",
+                fields.iter().map(|(key, value)| (key.as_str(), value)),
+            )
+        })
+        .collect();
+    fs::create_dir_all(dir.join(TRANSCRIPTS_DIR).join("netflow"))?;
+    let step_lines: Vec<String> = steps.iter().map(|step| envelope("step", step)).collect();
+    for (file, lines) in [(step_log, step_lines), (ledger, flows)] {
+        fs::write(
+            dir.join(&file),
+            lines
+                .iter()
+                .map(|line| format!("{line}\n"))
+                .collect::<String>(),
+        )?;
+        expected.non_transcripts.push(file);
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Ok,
+    Error,
+    Aborted,
+}
+
+/// Everything decided about a run before its events are written.
+struct RunPlan {
+    index: usize,
+    file: String,
+    run_id: String,
+    workspace_id: String,
+    started_ms: u64,
+    agent: &'static str,
+    tools: &'static [&'static str],
+    provider: &'static str,
+    model: &'static str,
+    mode: &'static str,
+    showcase: bool,
+    version_1: bool,
+    turns: usize,
+    ending: Ending,
+    archived: bool,
+    damage: Vec<Damage>,
+}
+
+impl RunPlan {
+    fn new(
+        index: usize,
+        started_ms: u64,
+        opts: &RupuOptions,
+        workspaces: &[String],
+        rng: &mut Rng,
+    ) -> Self {
+        let last_run = opts.runs.saturating_sub(1);
+        let damage: Vec<Damage> = DAMAGE_PLACES
+            .iter()
+            .filter(|(_, at)| opts.damage && (*at).min(last_run) == index)
+            .map(|(damage, _)| *damage)
+            .collect();
+        let showcase = index == SHOWCASE_RUN;
+        let (agent, tools) = match index {
+            SHOWCASE_RUN => SHOWCASE_AGENT,
+            VERSION_1_RUN => AGENTS[2],
+            _ => rng.pick(AGENTS),
+        };
+        let (provider, models) = if showcase {
+            MODELS[0]
+        } else {
+            rng.pick(MODELS)
+        };
+        let turns = match index {
+            SHOWCASE_RUN => SHOWCASE_TOOLS.len(),
+            TURNLESS_RUN => 0,
+            SINGLE_TURN_RUN => 1,
+            _ => rng.size(2, 6),
+        };
+        let ending = match (index, rng.below(100)) {
+            _ if damage.contains(&Damage::TruncatedTail) => Ending::Aborted,
+            (ABORTED_RUN, _) => Ending::Aborted,
+            (TURNLESS_RUN, _) => Ending::Error,
+            (SHOWCASE_RUN | VERSION_1_RUN | SINGLE_TURN_RUN, _) => Ending::Ok,
+            (_, draw) if draw < 15 => Ending::Error,
+            (_, draw) if draw < 30 => Ending::Aborted,
+            _ => Ending::Ok,
+        };
+        let archived = index % 4 == 3;
+        let run_id = format!("run_{}", rng.ulid(started_ms));
+        let folder = if archived { "archive/" } else { "" };
+        Self {
+            index,
+            file: format!("{TRANSCRIPTS_DIR}/{folder}{run_id}.jsonl"),
+            run_id,
+            workspace_id: workspaces[rng.below(workspaces.len() as u64) as usize].clone(),
+            started_ms,
+            agent,
+            tools,
+            provider,
+            model: if showcase {
+                models[0]
+            } else {
+                rng.pick(models)
+            },
+            mode: match index {
+                SHOWCASE_RUN => "ask",
+                VERSION_1_RUN => "readonly",
+                _ => rng.pick(MODES),
+            },
+            showcase,
+            version_1: index == VERSION_1_RUN,
+            turns,
+            ending,
+            archived,
+            damage,
+        }
+    }
+}
+
+/// Puts one damage case into a run's otherwise valid lines. Mid-file lines go after the second
+/// line and before the last, so `run_start` stays first and valid lines follow them.
+fn apply_damage(lines: &mut Vec<Line>, damage: Damage, rng: &mut Rng) {
+    let corrupt = |text: &str| Line::Corrupt(text.to_string());
+    match damage {
+        Damage::EmptyLines => {
+            let at = insert_mid(lines, rng, Line::Empty);
+            lines.insert(at, Line::Empty);
+            insert_mid(lines, rng, Line::Empty);
+        }
+        Damage::MalformedLine => {
+            let half_written = json!({"call_id": "toolu_cut", "duration_ms": 12,
+                                      "output": "partial output — the disk filled"});
+            insert_mid(
+                lines,
+                rng,
+                Line::Corrupt(first_half(&envelope("tool_result", &half_written))),
+            );
+        }
+        Damage::NonObjectLines => {
+            for text in ["[1,2,3]", "\"hello\"", "42"] {
+                insert_mid(lines, rng, corrupt(text));
+            }
+        }
+        Damage::UntypedLines => {
+            let untyped = [
+                r#"{"data":{"content":"no type here"}}"#,
+                r#"{"type":7,"data":{}}"#,
+                r#"{"type":null,"data":{}}"#,
+            ];
+            for text in untyped {
+                insert_mid(lines, rng, corrupt(text));
+            }
+        }
+        Damage::CrlfEndings => {}
+        Damage::TruncatedTail => {
+            let cut_off = json!({"content": "The fix is to check the \"len\" first — 日本語"});
+            lines.push(Line::TruncatedTail(first_half(&envelope(
+                "assistant_delta",
+                &cut_off,
+            ))));
+        }
+    }
+}
+
+/// Inserts `line` between the second and the last line; returns where.
+fn insert_mid(lines: &mut Vec<Line>, rng: &mut Rng, line: Line) -> usize {
+    let at = if lines.len() > 2 {
+        rng.size(2, lines.len() - 1)
+    } else {
+        lines.len()
+    };
+    lines.insert(at, line);
+    at
+}
+
+/// The first half of `text`, cut at a char boundary: never valid JSON when `text` is an object.
+fn first_half(text: &str) -> String {
+    let end = (0..=text.len() / 2)
+        .rev()
+        .find(|end| text.is_char_boundary(*end))
+        .unwrap_or(0);
+    text[..end].to_string()
+}

@@ -1,0 +1,168 @@
+//! The inference pass: one read of every file that finds which event types it holds, which
+//! fields each type has with the shapes of their values, and whether it is a transcript at all.
+
+use crate::discover::SourceFile;
+use crate::format::{FieldsAt, Format};
+use crate::json::{Shape, parse_event, parse_object};
+use crate::lines::{Line, LineSplitter};
+use crate::read::BlockReader;
+use object_store::ObjectStore;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The set of shapes a field's values took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shapes(u8);
+
+impl Shapes {
+    pub fn add(&mut self, shape: Shape) {
+        self.0 |= 1 << shape as u8;
+    }
+    pub fn union(&mut self, other: Shapes) {
+        self.0 |= other.0;
+    }
+    pub fn contains(&self, shape: Shape) -> bool {
+        self.0 & (1 << shape as u8) != 0
+    }
+    /// The shapes other than null.
+    pub fn non_null(&self) -> Shapes {
+        Shapes(self.0 & !(1 << Shape::Null as u8))
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+    fn only(shape: Shape) -> Shapes {
+        Shapes(1 << shape as u8)
+    }
+    /// Whether every value fits in one of the `allowed` shapes.
+    pub fn within(&self, allowed: &[Shape]) -> bool {
+        let mask = allowed.iter().fold(0u8, |m, s| m | Shapes::only(*s).0);
+        self.non_null().0 & !mask == 0
+    }
+}
+
+/// What one event type looked like in the data.
+#[derive(Debug, Clone, Default)]
+pub struct TypeStats {
+    /// How many valid events of the type.
+    pub events: u64,
+    /// Each key found among its fields, in the order first seen, with its values' shapes.
+    pub fields: Vec<(String, Shapes)>,
+}
+
+impl TypeStats {
+    fn field(&mut self, key: &str, shape: Shape) {
+        match self.fields.iter_mut().find(|(k, _)| k == key) {
+            Some((_, shapes)) => shapes.add(shape),
+            None => {
+                let mut shapes = Shapes::default();
+                shapes.add(shape);
+                self.fields.push((key.to_string(), shapes));
+            }
+        }
+    }
+
+    fn merge(&mut self, other: &TypeStats) {
+        self.events += other.events;
+        for (key, shapes) in &other.fields {
+            match self.fields.iter_mut().find(|(k, _)| k == key) {
+                Some((_, mine)) => mine.union(*shapes),
+                None => self.fields.push((key.clone(), *shapes)),
+            }
+        }
+    }
+}
+
+/// What one file holds.
+#[derive(Debug, Clone, Default)]
+pub struct FileStats {
+    /// Whether it is a transcript of its format (it has the format's required type, if any).
+    pub is_transcript: bool,
+    /// Event types by name as written.
+    pub types: BTreeMap<String, TypeStats>,
+    /// A problem that stopped the read (the file is then left out).
+    pub unreadable: Option<String>,
+}
+
+/// What a format's files hold, all together.
+#[derive(Debug, Clone, Default)]
+pub struct FormatStats {
+    pub types: BTreeMap<String, TypeStats>,
+}
+
+impl FormatStats {
+    pub fn add(&mut self, file: &FileStats) {
+        for (name, stats) in &file.types {
+            self.types.entry(name.clone()).or_default().merge(stats);
+        }
+    }
+}
+
+/// Reads one file and tells what it holds.
+pub async fn infer_file(store: Arc<dyn ObjectStore>, format: &Format, file: &SourceFile, max_line_bytes: usize) -> FileStats {
+    let mut stats = FileStats::default();
+    let mut reader = match BlockReader::open(store, file) {
+        Ok(reader) => reader,
+        Err(e) => {
+            stats.unreadable = Some(e);
+            return stats;
+        }
+    };
+    let mut splitter = LineSplitter::new(max_line_bytes);
+    let mut on_line = |line: Line<'_>| {
+        if let Line::Whole { bytes, .. } | Line::Unterminated { bytes, .. } = line {
+            observe(format, bytes, &mut stats.types);
+        }
+    };
+    loop {
+        match reader.next_block().await {
+            Ok(Some(block)) => splitter.feed(&block, &mut on_line),
+            Ok(None) => break,
+            Err(e) => {
+                drop(on_line);
+                stats.unreadable = Some(e.to_string());
+                return stats;
+            }
+        }
+    }
+    splitter.finish(&mut on_line);
+    stats.is_transcript = match format.required_type {
+        Some(required) => stats.types.contains_key(required),
+        None => true,
+    };
+    stats
+}
+
+/// Notes one line's type and field shapes; damaged lines add nothing.
+fn observe(format: &Format, line: &[u8], types: &mut BTreeMap<String, TypeStats>) {
+    let Ok(event) = parse_event(line, format.envelope.type_key) else { return };
+    let stats = match types.get_mut(event.type_name.as_ref()) {
+        Some(stats) => stats,
+        None => types.entry(event.type_name.to_string()).or_default(),
+    };
+    let fields = match format.envelope.fields {
+        FieldsAt::Under(key) => match event.top.get(key).map(parse_object) {
+            Some(Ok(object)) => object,
+            Some(Err(_)) => return,
+            None => Default::default(),
+        },
+        FieldsAt::Beside => event.top,
+    };
+    let path = format.events.iter().find(|e| e.type_name == event.type_name).map_or(&[][..], |e| e.fields_path);
+    stats.events += 1;
+    let Some(fields) = descend(fields, path) else { return };
+    for (key, raw) in &fields.entries {
+        if matches!(format.envelope.fields, FieldsAt::Beside) && key == format.envelope.type_key {
+            continue;
+        }
+        stats.field(key, Shape::of(raw));
+    }
+}
+
+/// Follows `path` down nested objects; `None` when a step is missing or not an object.
+pub fn descend<'a>(mut object: crate::json::RawObject<'a>, path: &[&str]) -> Option<crate::json::RawObject<'a>> {
+    for key in path {
+        object = parse_object(object.get(key)?).ok()?;
+    }
+    Some(object)
+}

@@ -1,0 +1,15 @@
+//! txq: SQL over AI-agent transcripts. Every event type of every format is a table, streamed from
+//! the JSON Lines files by one generic scan.
+
+pub mod catalog;
+pub mod corpus;
+pub mod decode;
+pub mod discover;
+pub mod format;
+pub mod generate;
+pub mod infer;
+pub mod json;
+pub mod lines;
+pub mod read;
+pub mod scan;
+pub mod session;

@@ -1,0 +1,180 @@
+//! Splitting a file's bytes, read block by block, into numbered lines: LF or CRLF, a leading
+//! UTF-8 BOM dropped, empty lines skipped, the unterminated tail told apart, over-long lines cut off.
+
+/// What the splitter hands over for each line.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line<'a> {
+    /// A whole line (its terminator removed), numbered from 1.
+    Whole { number: u64, bytes: &'a [u8] },
+    /// The last line of the file, with no newline after it: whole, or a write cut off.
+    Unterminated { number: u64, bytes: &'a [u8] },
+    /// A line longer than the limit; its bytes are dropped as they arrive.
+    TooLong { number: u64, length: u64, head: &'a [u8] },
+}
+
+/// How many leading bytes of an over-long line are kept for the error report.
+const HEAD_BYTES: usize = 256;
+
+/// The UTF-8 byte order mark, dropped at the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Splits blocks of bytes into lines, keeping the unfinished tail of one block for the next.
+#[derive(Debug)]
+pub struct LineSplitter {
+    carry: Vec<u8>,
+    next_number: u64,
+    at_start: bool,
+    max_line_bytes: usize,
+    /// Bytes of the current over-long line seen so far (0 when not inside one).
+    overflow: u64,
+}
+
+impl LineSplitter {
+    /// A splitter that reports lines longer than `max_line_bytes` instead of holding them.
+    pub fn new(max_line_bytes: usize) -> Self {
+        Self { carry: Vec::new(), next_number: 1, at_start: true, max_line_bytes, overflow: 0 }
+    }
+
+    /// Feeds the next block of the file, calling `emit` for every line it completes.
+    pub fn feed(&mut self, block: &[u8], emit: &mut impl FnMut(Line<'_>)) {
+        if !self.at_start {
+            return self.feed_body(block, emit);
+        }
+        // The first bytes decide whether the file starts with a BOM.
+        self.carry.extend_from_slice(block);
+        if self.carry.len() < BOM.len() && BOM.starts_with(&self.carry) {
+            return;
+        }
+        self.at_start = false;
+        let first = std::mem::take(&mut self.carry);
+        self.feed_body(first.strip_prefix(BOM).unwrap_or(&first), emit);
+    }
+
+    fn feed_body(&mut self, block: &[u8], emit: &mut impl FnMut(Line<'_>)) {
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', block) {
+            let piece = &block[start..end];
+            start = end + 1;
+            let number = self.next_number;
+            self.next_number += 1;
+            if self.overflow > 0 {
+                let length = self.overflow + piece.len() as u64;
+                let head = std::mem::take(&mut self.carry);
+                self.overflow = 0;
+                emit(Line::TooLong { number, length, head: &head });
+                continue;
+            }
+            if self.carry.is_empty() {
+                self.emit_whole(number, piece, emit);
+            } else {
+                let mut joined = std::mem::take(&mut self.carry);
+                joined.extend_from_slice(piece);
+                self.emit_whole(number, &joined, emit);
+                joined.clear();
+                self.carry = joined;
+            }
+        }
+        let rest = &block[start..];
+        if self.overflow > 0 {
+            self.overflow += rest.len() as u64;
+        } else if self.carry.len() + rest.len() > self.max_line_bytes {
+            self.overflow = (self.carry.len() + rest.len()) as u64;
+            self.carry.extend_from_slice(&rest[..rest.len().min(HEAD_BYTES.saturating_sub(self.carry.len()))]);
+            self.carry.truncate(HEAD_BYTES);
+        } else {
+            self.carry.extend_from_slice(rest);
+        }
+    }
+
+    fn emit_whole(&self, number: u64, piece: &[u8], emit: &mut impl FnMut(Line<'_>)) {
+        let bytes = piece.strip_suffix(b"\r").unwrap_or(piece);
+        if bytes.len() > self.max_line_bytes {
+            emit(Line::TooLong { number, length: bytes.len() as u64, head: &bytes[..HEAD_BYTES.min(bytes.len())] });
+        } else if !is_blank(bytes) {
+            emit(Line::Whole { number, bytes });
+        }
+    }
+
+    /// Ends the file: hands over the unterminated tail, if any.
+    pub fn finish(&mut self, emit: &mut impl FnMut(Line<'_>)) {
+        let number = self.next_number;
+        if self.overflow > 0 {
+            let head = std::mem::take(&mut self.carry);
+            emit(Line::TooLong { number, length: self.overflow, head: &head });
+        } else if !is_blank(&self.carry) {
+            let tail = std::mem::take(&mut self.carry);
+            let bytes = tail.strip_suffix(b"\r").unwrap_or(&tail);
+            if !(self.at_start && BOM.starts_with(bytes)) {
+                emit(Line::Unterminated { number, bytes });
+            }
+        }
+        self.carry.clear();
+        self.overflow = 0;
+        self.next_number = 1;
+        self.at_start = true;
+    }
+}
+
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(|b| b.is_ascii_whitespace())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(blocks: &[&[u8]], max: usize) -> Vec<String> {
+        let mut splitter = LineSplitter::new(max);
+        let mut out = Vec::new();
+        let mut emit = |line: Line<'_>| {
+            out.push(match line {
+                Line::Whole { number, bytes } => format!("{number}:{}", String::from_utf8_lossy(bytes)),
+                Line::Unterminated { number, bytes } => format!("{number}~{}", String::from_utf8_lossy(bytes)),
+                Line::TooLong { number, length, head } => {
+                    format!("{number}!{length}:{}", String::from_utf8_lossy(head))
+                }
+            })
+        };
+        for block in blocks {
+            splitter.feed(block, &mut emit);
+        }
+        splitter.finish(&mut emit);
+        out
+    }
+
+    #[test]
+    fn numbers_lines_and_skips_blank_ones() {
+        assert_eq!(split(&[b"a\n\nb\n  \nc\n"], 100), ["1:a", "3:b", "5:c"]);
+    }
+
+    #[test]
+    fn crlf_reads_as_lf() {
+        assert_eq!(split(&[b"a\r\nb\r\n"], 100), ["1:a", "2:b"]);
+    }
+
+    #[test]
+    fn lines_span_blocks() {
+        assert_eq!(split(&[b"ab", b"c\nd", b"e\n"], 100), ["1:abc", "2:de"]);
+        assert_eq!(split(&[b"ab\r", b"\ncd\n"], 100), ["1:ab", "2:cd"]);
+    }
+
+    #[test]
+    fn unterminated_tail_is_told_apart() {
+        assert_eq!(split(&[b"a\n{\"ty"], 100), ["1:a", "2~{\"ty"]);
+        assert_eq!(split(&[b"a\n"], 100), ["1:a"]);
+    }
+
+    #[test]
+    fn bom_is_dropped_even_split_across_blocks() {
+        assert_eq!(split(&[b"\xEF\xBB\xBFa\n"], 100), ["1:a"]);
+        assert_eq!(split(&[b"\xEF", b"\xBB", b"\xBFa\nb"], 100), ["1:a", "2~b"]);
+        assert_eq!(split(&[b"\xEF\xBB\xBF"], 100), Vec::<String>::new());
+    }
+
+    #[test]
+    fn over_long_lines_are_reported_not_held() {
+        assert_eq!(split(&[b"short\n0123456789abc\nok\n"], 8), ["1:short", "2!13:0123456789abc", "3:ok"]);
+        assert_eq!(split(&[b"0123", b"456789", b"ab\nok\n"], 8), ["1!12:0123456789", "2:ok"]);
+        assert_eq!(split(&[b"0123456789"], 8), ["1!10:0123456789"]);
+    }
+}

@@ -1,0 +1,212 @@
+//! The scan's execution plan: the files split into partitions by size, each partition a task that
+//! reads its files block by block and sends batches as they fill.
+
+use super::ScanSource;
+use super::lines::LineReader;
+use crate::corpus::Problem;
+use crate::decode::RowDecoder;
+use crate::discover::SourceFile;
+use crate::lines::LineSplitter;
+use crate::read::BlockReader;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
+use datafusion::physical_plan::{
+    ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
+    ReplaceChildrenOptions,
+};
+use std::fmt;
+use std::sync::Arc;
+use tokio::sync::mpsc::Sender;
+
+/// What a query asks of a scan.
+#[derive(Debug, Clone)]
+pub struct ScanConfig {
+    pub projection: Option<Vec<usize>>,
+    /// Rows enough for the query, when it says so.
+    pub limit: Option<usize>,
+    pub batch_size: usize,
+}
+
+/// Reads one table's rows from the files of its format.
+#[derive(Debug)]
+pub struct ScanExec {
+    source: Arc<ScanSource>,
+    config: ScanConfig,
+    partitions: Vec<Vec<Arc<SourceFile>>>,
+    schema: SchemaRef,
+    properties: Arc<PlanProperties>,
+}
+
+impl ScanExec {
+    pub fn new(source: Arc<ScanSource>, config: ScanConfig, target_partitions: usize) -> Self {
+        let partitions = split_by_size(&source.data.files, target_partitions);
+        let schema = RowDecoder::new(&source.table, config.projection.as_deref()).schema().clone();
+        let properties = PlanProperties::new(
+            EquivalenceProperties::new(schema.clone()),
+            Partitioning::UnknownPartitioning(partitions.len()),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        );
+        Self { source, config, partitions, schema, properties: Arc::new(properties) }
+    }
+}
+
+/// Deals files into at most `n` partitions of about equal bytes (largest first, each to the
+/// lightest partition); at least one partition, maybe empty.
+fn split_by_size(files: &[Arc<SourceFile>], n: usize) -> Vec<Vec<Arc<SourceFile>>> {
+    let n = n.clamp(1, files.len().max(1));
+    let mut order: Vec<&Arc<SourceFile>> = files.iter().collect();
+    order.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| a.path.cmp(&b.path)));
+    let mut parts: Vec<(u64, Vec<Arc<SourceFile>>)> = vec![(0, Vec::new()); n];
+    for file in order {
+        let lightest = parts.iter_mut().min_by_key(|(bytes, _)| *bytes).expect("n >= 1");
+        lightest.0 += file.size;
+        lightest.1.push(file.clone());
+    }
+    parts
+        .into_iter()
+        .map(|(_, mut files)| {
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+            files
+        })
+        .collect()
+}
+
+impl DisplayAs for ScanExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let files: usize = self.partitions.iter().map(Vec::len).sum();
+        write!(f, "TranscriptScan: {}.{}, files={files}", self.source.data.format.name, self.source.table.name)?;
+        if let Some(projection) = &self.config.projection {
+            let names: Vec<&str> = self.schema.fields().iter().map(|f| f.name().as_str()).collect();
+            write!(f, ", projection=[{}]", names.join(", "))?;
+            let _ = projection;
+        }
+        if let Some(limit) = self.config.limit {
+            write!(f, ", limit={limit}")?;
+        }
+        Ok(())
+    }
+}
+
+impl ExecutionPlan for ScanExec {
+    fn name(&self) -> &str {
+        "TranscriptScan"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn replace_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+        _options: ReplaceChildrenOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
+        self.replace_children(children, ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute))
+    }
+
+    fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+        let files = self
+            .partitions
+            .get(partition)
+            .cloned()
+            .ok_or_else(|| DataFusionError::Internal(format!("TranscriptScan has no partition {partition}")))?;
+        let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema.clone(), 2);
+        let tx = builder.tx();
+        let (source, config) = (self.source.clone(), self.config.clone());
+        builder.spawn(async move { scan_files(source, config, files, tx).await });
+        Ok(builder.build())
+    }
+}
+
+/// Reads `files` in order, sending batches of at most `batch_size` rows.
+async fn scan_files(
+    source: Arc<ScanSource>,
+    config: ScanConfig,
+    files: Vec<Arc<SourceFile>>,
+    tx: Sender<Result<RecordBatch>>,
+) -> Result<()> {
+    let mut decoder = RowDecoder::new(&source.table, config.projection.as_deref());
+    let mut reader = LineReader::new(source.clone());
+    let mut sent = 0usize;
+    let batch_size = config.batch_size.max(1);
+    let done = |sent: usize| config.limit.is_some_and(|limit| sent >= limit);
+    for file in &files {
+        if done(sent) {
+            break;
+        }
+        let mut blocks = match BlockReader::open(source.store.clone(), file) {
+            Ok(blocks) => blocks,
+            Err(why) => {
+                source.problems.record(Problem::File { file: file.path.clone(), why });
+                continue;
+            }
+        };
+        reader.start_file(file, &mut decoder);
+        let mut splitter = LineSplitter::new(source.max_line_bytes);
+        loop {
+            let block = match blocks.next_block().await {
+                Ok(Some(block)) => block,
+                Ok(None) => break,
+                Err(e) => {
+                    source.problems.record(Problem::File { file: file.path.clone(), why: e.to_string() });
+                    break;
+                }
+            };
+            splitter.feed(&block, &mut |line| reader.line(line, &mut decoder));
+            if decoder.rows() >= batch_size {
+                sent += decoder.rows();
+                if !send(&tx, decoder.finish(), batch_size).await || done(sent) {
+                    return Ok(());
+                }
+            }
+        }
+        splitter.finish(&mut |line| reader.line(line, &mut decoder));
+    }
+    if decoder.rows() > 0 {
+        send(&tx, decoder.finish(), batch_size).await;
+    }
+    Ok(())
+}
+
+/// Sends a batch in slices of `batch_size` rows; false once the receiver is gone.
+async fn send(
+    tx: &Sender<Result<RecordBatch>>,
+    batch: Result<RecordBatch, datafusion::arrow::error::ArrowError>,
+    batch_size: usize,
+) -> bool {
+    let batch = match batch {
+        Ok(batch) => batch,
+        Err(e) => return tx.send(Err(e.into())).await.is_ok(),
+    };
+    let mut offset = 0;
+    while offset < batch.num_rows() {
+        let len = batch_size.min(batch.num_rows() - offset);
+        if tx.send(Ok(batch.slice(offset, len))).await.is_err() {
+            return false;
+        }
+        offset += len;
+    }
+    true
+}

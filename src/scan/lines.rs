@@ -1,0 +1,193 @@
+//! What the scan does with each line of a file: find its type, skip it cheaply when the table does
+//! not want it, follow the turn, and hand its values (or its damage) to the row decoder.
+
+use super::ScanSource;
+use crate::catalog::{EventTable, Rows};
+use crate::corpus::Problem;
+use crate::decode::{FileContext, LineValues, RowDecoder, ValueProblem, excerpt};
+use crate::discover::SourceFile;
+use crate::format::{ContextSource, FieldsAt};
+use crate::infer::descend;
+use crate::json::{Damage, Shape, parse_event, parse_object, quick_type};
+use crate::lines::Line;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Characters of a damaged line kept in `errors`.
+const EXCERPT_CHARS: usize = 200;
+
+/// The state of reading one table's rows out of one file after another.
+pub struct LineReader {
+    source: Arc<ScanSource>,
+    /// The type this table wants, when it wants one type only.
+    wanted: Option<String>,
+    /// The type whose field sets the turn, and that field.
+    turn_from: Option<(&'static str, &'static str)>,
+    file: Option<Arc<SourceFile>>,
+    turn: Option<i64>,
+    problems: Vec<ValueProblem>,
+    /// For `errors`: a decoder per event type, to check each value against its column.
+    checkers: HashMap<String, RowDecoder>,
+}
+
+impl LineReader {
+    pub fn new(source: Arc<ScanSource>) -> Self {
+        let wanted = match &source.table.rows {
+            Rows::Type(t) => Some(t.clone()),
+            _ => None,
+        };
+        let turn_from = source.data.format.context.iter().find_map(|c| match c.source {
+            ContextSource::LastSeen { event, field } => Some((event, field)),
+            _ => None,
+        });
+        Self { source, wanted, turn_from, file: None, turn: None, problems: Vec::new(), checkers: HashMap::new() }
+    }
+
+    /// Starts a file.
+    pub fn start_file(&mut self, file: &Arc<SourceFile>, decoder: &mut RowDecoder) {
+        decoder.start_file(FileContext::new(&self.source.table.columns, file));
+        self.file = Some(file.clone());
+        self.turn = None;
+        self.checkers.clear();
+    }
+
+    fn table(&self) -> &EventTable {
+        &self.source.table
+    }
+
+    fn record(&self, line: u64, column: Option<&str>) {
+        let file = self.file.as_ref().map(|f| f.path.clone()).unwrap_or_default();
+        self.source.problems.record(match column {
+            Some(column) => Problem::Value { file, line, column: column.to_string() },
+            None => Problem::Line { file, line },
+        });
+    }
+
+    /// Reads one line into `decoder`.
+    pub fn line(&mut self, line: Line<'_>, decoder: &mut RowDecoder) {
+        let (number, bytes, last) = match line {
+            Line::Whole { number, bytes } => (number, bytes, false),
+            Line::Unterminated { number, bytes } => (number, bytes, true),
+            Line::TooLong { number, length, head } => {
+                let damage = Damage::TooLong { length, limit: self.source.max_line_bytes };
+                return self.damaged(number, &String::from_utf8_lossy(head), &damage, decoder);
+            }
+        };
+        let type_key = self.source.data.format.envelope.type_key;
+        if let (Some(wanted), Some(quick)) = (&self.wanted, quick_type(bytes, type_key)) {
+            let turn_line = self.turn_from.is_some_and(|(event, _)| event == quick);
+            if quick != wanted && !turn_line {
+                return;
+            }
+        }
+        let event = match parse_event(bytes, type_key) {
+            Ok(event) => event,
+            // A last line cut off by a crash (or still being written) is skipped silently.
+            Err(_) if last => return,
+            Err(damage) => return self.damaged(number, &String::from_utf8_lossy(bytes), &damage, decoder),
+        };
+        let text = std::str::from_utf8(bytes).unwrap_or_default();
+        let (fields, fields_text) = match self.source.data.format.envelope.fields {
+            FieldsAt::Under(key) => match event.top.get(key) {
+                Some(raw) => match parse_object(raw) {
+                    Ok(object) => (object, raw.get()),
+                    Err(shape) => {
+                        return self.damaged(number, text, &Damage::FieldsNotAnObject(shape), decoder);
+                    }
+                },
+                None => (Default::default(), "{}"),
+            },
+            FieldsAt::Beside => (event.top, text),
+        };
+        if let Some((event_type, field)) = self.turn_from
+            && event.type_name == event_type
+        {
+            self.turn = fields.get(field).filter(|r| Shape::of(r) == Shape::Int).and_then(|r| r.get().parse().ok());
+        }
+        let type_name = event.type_name.as_ref();
+        match &self.source.table.rows {
+            Rows::Type(wanted) if wanted != type_name => {}
+            Rows::Type(_) => {
+                let path: Vec<&str> = self.table().fields_path.iter().map(String::as_str).collect();
+                let fields = descend(fields, &path);
+                if fields.is_none() {
+                    self.record(number, Some(&path.join(".")));
+                }
+                let values = LineValues {
+                    line: number,
+                    turn: self.turn,
+                    type_name: Some(type_name),
+                    fields: fields.as_ref(),
+                    ..Default::default()
+                };
+                decoder.push(&values, &mut self.problems);
+                for problem in std::mem::take(&mut self.problems) {
+                    self.record(number, Some(&problem.column));
+                }
+            }
+            Rows::AllEvents => {
+                let values = LineValues {
+                    line: number,
+                    turn: self.turn,
+                    type_name: Some(type_name),
+                    fields_text: Some(fields_text),
+                    ..Default::default()
+                };
+                decoder.push(&values, &mut self.problems);
+            }
+            Rows::Problems => self.check_values(number, type_name, fields, text, decoder),
+        }
+    }
+
+    /// For `errors`: a row for each value of the line that does not fit its column.
+    fn check_values(
+        &mut self,
+        number: u64,
+        type_name: &str,
+        fields: crate::json::RawObject<'_>,
+        text: &str,
+        decoder: &mut RowDecoder,
+    ) {
+        let Some(table) = self.source.data.type_tables().find(|t| t.rows == Rows::Type(type_name.to_string())) else {
+            return;
+        };
+        let path: Vec<&str> = table.fields_path.iter().map(String::as_str).collect();
+        let fields = descend(fields, &path);
+        let mut problems = Vec::new();
+        if fields.is_none() {
+            problems.push(ValueProblem { column: path.join("."), why: "missing or not an object".into() });
+        }
+        let checker = self.checkers.entry(type_name.to_string()).or_insert_with(|| RowDecoder::new(table, None));
+        let values = LineValues { line: number, fields: fields.as_ref(), ..Default::default() };
+        checker.push(&values, &mut problems);
+        if checker.rows() >= 1024 {
+            let _ = checker.finish();
+        }
+        for problem in problems {
+            let reason = format!("{type_name}.{}: {}", problem.column, problem.why);
+            let values = LineValues {
+                line: number,
+                turn: self.turn,
+                problem: Some(&reason),
+                excerpt: Some(excerpt(text, EXCERPT_CHARS)),
+                ..Default::default()
+            };
+            decoder.push(&values, &mut Vec::new());
+        }
+    }
+
+    fn damaged(&mut self, number: u64, text: &str, damage: &Damage, decoder: &mut RowDecoder) {
+        self.record(number, None);
+        if self.source.table.rows == Rows::Problems {
+            let reason = damage.to_string();
+            let values = LineValues {
+                line: number,
+                turn: self.turn,
+                problem: Some(&reason),
+                excerpt: Some(excerpt(text, EXCERPT_CHARS)),
+                ..Default::default()
+            };
+            decoder.push(&values, &mut Vec::new());
+        }
+    }
+}

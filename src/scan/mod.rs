@@ -1,0 +1,80 @@
+//! The one scan every format and every event table share: a DataFusion table provider whose plan
+//! streams record batches from the transcript files, decoding only the projected columns.
+
+mod exec;
+mod lines;
+
+pub use exec::ScanExec;
+
+use crate::catalog::EventTable;
+use crate::corpus::{Corpus, FormatData};
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::Session;
+use datafusion::datasource::TableProvider;
+use datafusion::error::Result;
+use datafusion::logical_expr::{Expr, TableType};
+use datafusion::physical_plan::ExecutionPlan;
+use object_store::ObjectStore;
+use std::sync::Arc;
+
+/// What every partition of a scan shares.
+#[derive(Debug)]
+pub struct ScanSource {
+    pub data: Arc<FormatData>,
+    pub table: Arc<EventTable>,
+    pub store: Arc<dyn ObjectStore>,
+    pub max_line_bytes: usize,
+    pub problems: Arc<crate::corpus::ProblemLog>,
+}
+
+/// One event table (or `events`, or `errors`) of one format, as a DataFusion table.
+#[derive(Debug)]
+pub struct ScanTable {
+    source: Arc<ScanSource>,
+    schema: SchemaRef,
+}
+
+impl ScanTable {
+    pub fn new(corpus: &Corpus, data: &Arc<FormatData>, table: &Arc<EventTable>) -> Self {
+        let source = ScanSource {
+            data: data.clone(),
+            table: table.clone(),
+            store: corpus.store.clone(),
+            max_line_bytes: corpus.options.max_line_bytes,
+            problems: corpus.problems.clone(),
+        };
+        Self { schema: table.schema(), source: Arc::new(source) }
+    }
+
+    pub fn table(&self) -> &Arc<EventTable> {
+        &self.source.table
+    }
+}
+
+#[async_trait]
+impl TableProvider for ScanTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let partitions = state.config().target_partitions().max(1);
+        let config = exec::ScanConfig {
+            projection: projection.cloned(),
+            limit,
+            batch_size: state.config().batch_size(),
+        };
+        Ok(Arc::new(ScanExec::new(self.source.clone(), config, partitions)))
+    }
+}
