@@ -2,6 +2,7 @@
 //! the JSON Lines files by one generic scan.
 
 pub mod catalog;
+pub mod cli;
 pub mod corpus;
 pub mod decode;
 pub mod discover;

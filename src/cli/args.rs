@@ -1,0 +1,79 @@
+//! The command line, defined once: flags, subcommands and their help.
+
+use super::print::OutputFormat;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// SQL over AI-agent transcripts: every event type of rupu and reeval transcripts is a table.
+#[derive(Debug, Parser)]
+#[command(name = "txq", version, about, after_help = AFTER_HELP)]
+pub struct Args {
+    /// Transcript directories (searched recursively) or files. Default: ./.rupu/transcripts if it
+    /// exists, else ~/.rupu/transcripts.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Run SQL (several statements separated by `;` allowed); repeatable, run in order.
+    #[arg(short = 'e', long = "execute", value_name = "SQL")]
+    pub execute: Vec<String>,
+
+    /// Run the SQL in FILE; repeatable, run after every -e.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// How results are written.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+
+    /// Lines longer than this many bytes are listed in `errors` instead of read.
+    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
+    pub max_line_bytes: usize,
+
+    /// Say nothing on stderr but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// What txq does besides running SQL.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write a deterministic sample corpus of rupu transcripts (damaged files included).
+    Generate {
+        /// The directory to write into (transcripts go to OUT/.rupu/transcripts).
+        #[arg(long, value_name = "OUT")]
+        out: PathBuf,
+        /// How many agent runs.
+        #[arg(long, default_value_t = 12)]
+        runs: usize,
+        /// The seed; the same seed writes the same bytes.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Write no damaged lines or files.
+        #[arg(long)]
+        no_damage: bool,
+        /// Smallest and largest tool output, in bytes.
+        #[arg(long, value_name = "MIN,MAX", value_parser = parse_range, default_value = "40,300")]
+        tool_output_bytes: (usize, usize),
+    },
+}
+
+fn parse_range(s: &str) -> Result<(usize, usize), String> {
+    let (a, b) = s.split_once(',').ok_or("expected MIN,MAX")?;
+    let (a, b) = (a.trim().parse().map_err(|e| format!("{e}"))?, b.trim().parse().map_err(|e| format!("{e}"))?);
+    if a > b {
+        return Err("MIN is larger than MAX".into());
+    }
+    Ok((a, b))
+}
+
+const AFTER_HELP: &str = "\
+Examples:
+  txq -e \"select model, sum(input_tokens), sum(output_tokens) from usage group by model\"
+  txq -e \"select tool, decision, count(*) from tool_audit where blocked group by 1, 2\" ~/.rupu/transcripts
+  txq --format csv -f report.sql /data/fleet/transcripts > report.csv
+
+Exit codes: 0 success; 1 a statement failed; 2 bad usage, or nothing to read; 3 results could not be written.
+Tables and columns: docs/tables.md.";

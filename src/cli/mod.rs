@@ -1,0 +1,117 @@
+//! The command-line program: arguments in, statements run, results out, and one exit code for
+//! every way it can end.
+
+pub mod args;
+pub mod exec;
+pub mod print;
+
+use crate::corpus::{Corpus, ReadOptions};
+use crate::discover::{DiscoveryError, default_paths, discover};
+use args::{Args, Command};
+use exec::{ExecError, Runner};
+use std::io::{IsTerminal, Read, Write};
+
+/// How a run of txq ended, and the exit code it gets.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Bad arguments, or nothing to read: exit 2.
+    #[error("{0}")]
+    Usage(String),
+    /// A statement failed: exit 1.
+    #[error("{0}")]
+    Query(String),
+    /// Results could not be written: exit 3 (a closed pipe ends quietly, exit 0).
+    #[error("cannot write results: {0}")]
+    Output(std::io::Error),
+}
+
+impl CliError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Query(_) => 1,
+            CliError::Usage(_) => 2,
+            CliError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+            CliError::Output(_) => 3,
+        }
+    }
+}
+
+impl From<DiscoveryError> for CliError {
+    fn from(e: DiscoveryError) -> Self {
+        CliError::Usage(e.to_string())
+    }
+}
+
+impl From<ExecError> for CliError {
+    fn from(e: ExecError) -> Self {
+        match e {
+            ExecError::Output(io) => CliError::Output(io),
+            ExecError::Sql(e) => CliError::Query(explain(&e)),
+        }
+    }
+}
+
+/// DataFusion's message, with what the user can do about it.
+fn explain(e: &datafusion::error::DataFusionError) -> String {
+    let message = e.to_string();
+    if message.contains("table") && message.contains("not found") {
+        format!("{message}\n  hint: `select table_schema, table_name from information_schema.tables` lists the tables; docs/tables.md describes them")
+    } else {
+        message
+    }
+}
+
+/// Runs txq with parsed arguments.
+pub async fn run(args: Args) -> Result<(), CliError> {
+    if let Some(Command::Generate { out, runs, seed, no_damage, tool_output_bytes }) = &args.command {
+        let options = crate::generate::RupuOptions { seed: *seed, runs: *runs, damage: !no_damage, tool_output_bytes: *tool_output_bytes };
+        let expected = crate::generate::write_rupu_corpus(out, &options)
+            .map_err(|e| CliError::Usage(format!("{}: cannot write: {e}", out.display())))?;
+        eprintln!("txq: wrote {} rupu transcripts to {}", expected.runs.len(), out.join(&expected.transcripts_dir).display());
+        return Ok(());
+    }
+    let formats = crate::format::all();
+    let paths = if args.paths.is_empty() {
+        let cwd = std::env::current_dir().map_err(|e| CliError::Usage(format!("no working directory: {e}")))?;
+        default_paths(&formats, &cwd, dirs::home_dir().as_deref())?
+    } else {
+        args.paths.clone()
+    };
+    let discovery = discover(&formats, &paths)?;
+    let options = ReadOptions { max_line_bytes: args.max_line_bytes, ..Default::default() };
+    let corpus = Corpus::open(formats, discovery, options).await;
+    let mut stderr = std::io::stderr();
+    if !args.quiet {
+        for warning in &corpus.warnings {
+            let _ = writeln!(stderr, "txq: warning: {warning}");
+        }
+    }
+    if corpus.transcripts() == 0 {
+        let where_ = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+        return Err(CliError::Usage(format!(
+            "no transcripts in {where_}: looked for rupu transcripts (*.jsonl files with a run_start line)"
+        )));
+    }
+    let ctx = crate::session::session(&corpus).await.map_err(|e| CliError::Query(e.to_string()))?;
+    let runner = Runner { ctx: &ctx, corpus: &corpus, format: args.format, quiet: args.quiet };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+
+    let mut scripts: Vec<String> = args.execute.clone();
+    for file in &args.files {
+        let sql = std::fs::read_to_string(file).map_err(|e| CliError::Usage(format!("{}: cannot read: {e}", file.display())))?;
+        scripts.push(sql);
+    }
+    if scripts.is_empty() {
+        if std::io::stdin().is_terminal() {
+            return Err(CliError::Usage("no SQL given: use -e SQL or -f FILE, or pipe statements to stdin".into()));
+        }
+        let mut sql = String::new();
+        std::io::stdin().read_to_string(&mut sql).map_err(|e| CliError::Usage(format!("cannot read stdin: {e}")))?;
+        scripts.push(sql);
+    }
+    for sql in &scripts {
+        runner.run(sql, &mut out, &mut stderr).await?;
+    }
+    out.flush().map_err(CliError::Output)
+}
