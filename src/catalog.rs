@@ -75,7 +75,10 @@ pub struct EventTable {
 impl EventTable {
     pub fn schema(&self) -> SchemaRef {
         Arc::new(Schema::new(
-            self.columns.iter().map(|c| Field::new(&c.name, c.data_type(), true)).collect::<Vec<_>>(),
+            self.columns
+                .iter()
+                .map(|c| Field::new(&c.name, c.data_type(), true))
+                .collect::<Vec<_>>(),
         ))
     }
 }
@@ -116,20 +119,45 @@ pub fn context_columns(format: &Format) -> Vec<Column> {
 pub fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
     let context = context_columns(format);
     let mut tables = Vec::new();
-    let mut push_table = |type_name: &str, about: &str, fields_path: &[&str], documented_fields: &[crate::format::FieldSpec], documented: bool| {
+    let mut push_table = |type_name: &str,
+                          about: &str,
+                          fields_path: &[&str],
+                          documented_fields: &[crate::format::FieldSpec],
+                          documented: bool| {
         let mut columns = context.clone();
         let taken = |columns: &[Column], name: &str| columns.iter().any(|c| c.name == name);
-        let add = |columns: &mut Vec<Column>, key: &str, kind: Kind, absent: Absent, about: String, documented: bool| {
+        let add = |columns: &mut Vec<Column>,
+                   key: &str,
+                   kind: Kind,
+                   absent: Absent,
+                   about: String,
+                   documented: bool| {
             let mut name = format.column_naming.apply(key);
             if taken(columns, &name) {
                 name = format!("data_{name}");
             }
             if !taken(columns, &name) {
-                columns.push(Column { name, kind, source: ColumnSource::Field { key: key.to_string(), absent }, about, documented });
+                columns.push(Column {
+                    name,
+                    kind,
+                    source: ColumnSource::Field {
+                        key: key.to_string(),
+                        absent,
+                    },
+                    about,
+                    documented,
+                });
             }
         };
         for spec in documented_fields {
-            add(&mut columns, spec.key, spec.kind.clone(), spec.absent, spec.about.to_string(), true);
+            add(
+                &mut columns,
+                spec.key,
+                spec.kind.clone(),
+                spec.absent,
+                spec.about.to_string(),
+                true,
+            );
         }
         let found = stats.types.get(type_name);
         for (key, shapes) in found.map(|t| t.fields.as_slice()).unwrap_or(&[]) {
@@ -151,39 +179,99 @@ pub fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
         });
     };
     for spec in &format.events {
-        push_table(spec.type_name, spec.about, spec.fields_path, &spec.fields, true);
+        push_table(
+            spec.type_name,
+            spec.about,
+            spec.fields_path,
+            &spec.fields,
+            true,
+        );
     }
     for type_name in stats.types.keys() {
         if !format.events.iter().any(|e| e.type_name == type_name) {
-            push_table(type_name, "a type found in the data that no document names", &[], &[], false);
+            push_table(
+                type_name,
+                "a type found in the data that no document names",
+                &[],
+                &[],
+                false,
+            );
         }
     }
     tables
 }
 
-fn special(name: &str, rows: Rows, about: &str, columns: Vec<Column>, events: Option<u64>) -> EventTable {
-    EventTable { name: name.into(), rows, about: about.into(), fields_path: vec![], columns, events, documented: true }
+fn special(
+    name: &str,
+    rows: Rows,
+    about: &str,
+    columns: Vec<Column>,
+    events: Option<u64>,
+) -> EventTable {
+    EventTable {
+        name: name.into(),
+        rows,
+        about: about.into(),
+        fields_path: vec![],
+        columns,
+        events,
+        documented: true,
+    }
 }
 
 fn plain(name: &str, source: ColumnSource, about: &str) -> Column {
-    Column { name: name.into(), kind: Kind::Str, source, about: about.into(), documented: true }
+    Column {
+        name: name.into(),
+        kind: Kind::Str,
+        source,
+        about: about.into(),
+        documented: true,
+    }
 }
 
 /// The `events` table: every valid event, its fields as JSON text.
 pub fn events_table(format: &Format, stats: &FormatStats) -> EventTable {
     let mut columns = context_columns(format);
-    columns.push(plain("type", ColumnSource::EventType, "the event type as written in the file"));
-    columns.push(plain("data", ColumnSource::EventFields, "the event's fields as JSON text"));
+    columns.push(plain(
+        "type",
+        ColumnSource::EventType,
+        "the event type as written in the file",
+    ));
+    columns.push(plain(
+        "data",
+        ColumnSource::EventFields,
+        "the event's fields as JSON text",
+    ));
     let total = stats.types.values().map(|t| t.events).sum();
-    special("events", Rows::AllEvents, "every valid event of every type", columns, Some(total))
+    special(
+        "events",
+        Rows::AllEvents,
+        "every valid event of every type",
+        columns,
+        Some(total),
+    )
 }
 
 /// The `errors` table: every damaged line and every value that does not fit its column.
 pub fn errors_table(format: &Format) -> EventTable {
     let mut columns = context_columns(format);
-    columns.push(plain("reason", ColumnSource::Problem, "what is wrong with the line or value"));
-    columns.push(plain("excerpt", ColumnSource::Excerpt, "the line's first 200 characters"));
-    special("errors", Rows::Problems, "one row per damaged line or unreadable value", columns, None)
+    columns.push(plain(
+        "reason",
+        ColumnSource::Problem,
+        "what is wrong with the line or value",
+    ));
+    columns.push(plain(
+        "excerpt",
+        ColumnSource::Excerpt,
+        "the line's first 200 characters",
+    ));
+    special(
+        "errors",
+        Rows::Problems,
+        "one row per damaged line or unreadable value",
+        columns,
+        None,
+    )
 }
 
 #[cfg(test)]
@@ -201,7 +289,10 @@ mod tests {
         assert_eq!(inferred_kind(shapes(&[Shape::Str, Shape::Null])), Kind::Str);
         assert_eq!(inferred_kind(shapes(&[Shape::Null])), Kind::Str);
         assert_eq!(inferred_kind(shapes(&[Shape::Int])), Kind::Int);
-        assert_eq!(inferred_kind(shapes(&[Shape::Int, Shape::Float])), Kind::Float);
+        assert_eq!(
+            inferred_kind(shapes(&[Shape::Int, Shape::Float])),
+            Kind::Float
+        );
         assert_eq!(inferred_kind(shapes(&[Shape::Bool])), Kind::Bool);
         assert_eq!(inferred_kind(shapes(&[Shape::Str, Shape::Int])), Kind::Json);
         assert_eq!(inferred_kind(shapes(&[Shape::Object])), Kind::Json);

@@ -23,7 +23,10 @@ pub struct ReadOptions {
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        Self { max_line_bytes: 256 << 20, parallel_files: 2 }
+        Self {
+            max_line_bytes: 256 << 20,
+            parallel_files: 2,
+        }
     }
 }
 
@@ -37,6 +40,9 @@ pub struct FormatData {
     pub not_transcripts: Vec<PathBuf>,
     /// Every event table, then `events`, then `errors`.
     pub tables: Vec<Arc<EventTable>>,
+    /// Damaged lines in its transcripts, and in how many files.
+    pub damaged_lines: u64,
+    pub damaged_files: usize,
 }
 
 impl FormatData {
@@ -46,17 +52,23 @@ impl FormatData {
 
     /// The event tables (one per type), for checking a line of any type.
     pub fn type_tables(&self) -> impl Iterator<Item = &Arc<EventTable>> {
-        self.tables.iter().filter(|t| matches!(t.rows, crate::catalog::Rows::Type(_)))
+        self.tables
+            .iter()
+            .filter(|t| matches!(t.rows, crate::catalog::Rows::Type(_)))
     }
 }
 
 /// A problem met while reading, once per place.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Problem {
-    /// A damaged line, skipped.
-    Line { file: PathBuf, line: u64 },
+    /// A statement read this format's transcripts (and so skipped their damaged lines).
+    Scanned { format: &'static str },
     /// A value that did not fit its column, read as null.
-    Value { file: PathBuf, line: u64, column: String },
+    Value {
+        file: PathBuf,
+        line: u64,
+        column: String,
+    },
     /// A file that could not be read (whole or in part).
     File { file: PathBuf, why: String },
 }
@@ -69,7 +81,10 @@ pub struct ProblemLog {
 
 impl ProblemLog {
     pub fn record(&self, problem: Problem) {
-        self.seen.lock().unwrap_or_else(|e| e.into_inner()).insert(problem);
+        self.seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(problem);
     }
 
     /// Takes what was recorded, leaving the log empty.
@@ -115,21 +130,34 @@ impl Corpus {
             let mut stats = FormatStats::default();
             let mut transcripts = Vec::new();
             let mut not_transcripts = Vec::new();
+            let (mut damaged_lines, mut damaged_files) = (0, 0);
             for (file, file_stats) in results {
                 if let Some(why) = &file_stats.unreadable {
                     warnings.push(format!("{}: not read: {why}", file.path.display()));
                 } else if file_stats.is_transcript {
                     stats.add(&file_stats);
+                    damaged_lines += file_stats.damaged_lines;
+                    damaged_files += usize::from(file_stats.damaged_lines > 0);
                     transcripts.push(Arc::new(file));
                 } else {
                     not_transcripts.push(file.path);
                 }
             }
             let format = Arc::unwrap_or_clone(format);
-            let mut tables: Vec<Arc<EventTable>> = event_tables(&format, &stats).into_iter().map(Arc::new).collect();
+            let mut tables: Vec<Arc<EventTable>> = event_tables(&format, &stats)
+                .into_iter()
+                .map(Arc::new)
+                .collect();
             tables.push(Arc::new(events_table(&format, &stats)));
             tables.push(Arc::new(errors_table(&format)));
-            data.push(Arc::new(FormatData { format, files: transcripts, not_transcripts, tables }));
+            data.push(Arc::new(FormatData {
+                format,
+                files: transcripts,
+                not_transcripts,
+                tables,
+                damaged_lines,
+                damaged_files,
+            }));
         }
         Corpus {
             formats: data,

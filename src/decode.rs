@@ -6,7 +6,8 @@ use crate::discover::SourceFile;
 use crate::format::{Absent, ContextSource, Kind};
 use crate::json::{RawObject, Shape};
 use datafusion::arrow::array::{
-    ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
+    ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder,
+    TimestampMicrosecondBuilder,
 };
 use datafusion::arrow::compute::kernels::cast_utils::string_to_timestamp_nanos;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -53,28 +54,48 @@ impl FileContext {
     /// Evaluates `columns`' file-level sources for `file`.
     pub fn new(columns: &[Column], file: &SourceFile) -> Self {
         let ancestor = |n: usize| {
-            file.path.ancestors().nth(n).and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned())
+            file.path
+                .ancestors()
+                .nth(n)
+                .and_then(|p| p.file_name())
+                .map(|s| s.to_string_lossy().into_owned())
         };
         let components: Vec<String> = file
             .path
             .parent()
-            .map(|p| p.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect())
+            .map(|p| {
+                p.components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect()
+            })
             .unwrap_or_default();
         let values = columns
             .iter()
             .map(|c| match &c.source {
                 ColumnSource::Context(source) => match source {
                     ContextSource::FileStem => FileValue::Str(
-                        file.path.file_stem().map(|s| s.to_string_lossy().into_owned()),
+                        file.path
+                            .file_stem()
+                            .map(|s| s.to_string_lossy().into_owned()),
                     ),
-                    ContextSource::FilePath => FileValue::Str(Some(file.path.display().to_string())),
-                    ContextSource::Ancestor(n) => FileValue::Str(ancestor(*n)),
-                    ContextSource::AncestorInt(n) => FileValue::Int(ancestor(*n).and_then(|s| s.parse().ok())),
-                    ContextSource::UnderDirectory(dir) => FileValue::Bool(components.iter().any(|c| c == dir)),
-                    ContextSource::UnderPath(path) => {
-                        FileValue::Bool(components.windows(path.len()).any(|w| w.iter().zip(path.iter()).all(|(a, b)| a == b)))
+                    ContextSource::FilePath => {
+                        FileValue::Str(Some(file.path.display().to_string()))
                     }
-                    ContextSource::LineNumber | ContextSource::LastSeen { .. } => FileValue::PerLine,
+                    ContextSource::Ancestor(n) => FileValue::Str(ancestor(*n)),
+                    ContextSource::AncestorInt(n) => {
+                        FileValue::Int(ancestor(*n).and_then(|s| s.parse().ok()))
+                    }
+                    ContextSource::UnderDirectory(dir) => {
+                        FileValue::Bool(components.iter().any(|c| c == dir))
+                    }
+                    ContextSource::UnderPath(path) => FileValue::Bool(
+                        components
+                            .windows(path.len())
+                            .any(|w| w.iter().zip(path.iter()).all(|(a, b)| a == b)),
+                    ),
+                    ContextSource::LineNumber | ContextSource::LastSeen { .. } => {
+                        FileValue::PerLine
+                    }
                 },
                 _ => FileValue::PerLine,
             })
@@ -173,7 +194,10 @@ impl Builder {
                         b.append_value(nanos.div_euclid(1000));
                         true
                     }
-                    Err(_) => return self.reject(format!("not an RFC 3339 timestamp: {}", excerpt(text, 60))),
+                    Err(_) => {
+                        return self
+                            .reject(format!("not an RFC 3339 timestamp: {}", excerpt(text, 60)));
+                    }
                 },
                 _ => false,
             },
@@ -185,7 +209,15 @@ impl Builder {
                 _ => false,
             },
         };
-        if fit { Ok(()) } else { self.reject(format!("expected {}, found {}", kind.describe(), shape.article())) }
+        if fit {
+            Ok(())
+        } else {
+            self.reject(format!(
+                "expected {}, found {}",
+                kind.describe(),
+                shape.article()
+            ))
+        }
     }
 
     fn reject(&mut self, why: String) -> Result<(), String> {
@@ -203,9 +235,9 @@ fn fits(value: &Value, kind: &Kind) -> bool {
         (Value::String(_), Kind::Str) => true,
         (Value::Bool(_), Kind::Bool) => true,
         (Value::Array(items), Kind::List(item)) => items.iter().all(|v| fits(v, item)),
-        (Value::Object(map), Kind::Struct(fields)) => {
-            fields.iter().all(|(name, kind)| map.get(*name).is_none_or(|v| fits(v, kind)))
-        }
+        (Value::Object(map), Kind::Struct(fields)) => fields
+            .iter()
+            .all(|(name, kind)| map.get(*name).is_none_or(|v| fits(v, kind))),
         _ => false,
     }
 }
@@ -264,7 +296,10 @@ impl RowDecoder {
         let all: Vec<usize> = (0..table.columns.len()).collect();
         let projection = projection.unwrap_or(&all);
         let full = table.schema();
-        let schema = Arc::new(full.project(projection).expect("projection within the table"));
+        let schema = Arc::new(
+            full.project(projection)
+                .expect("projection within the table"),
+        );
         let columns = projection
             .iter()
             .map(|&i| {
@@ -273,7 +308,12 @@ impl RowDecoder {
                 (i, column, builder)
             })
             .collect();
-        Self { schema, columns, context: FileContext::default(), rows: 0 }
+        Self {
+            schema,
+            columns,
+            context: FileContext::default(),
+            rows: 0,
+        }
     }
 
     pub fn schema(&self) -> &SchemaRef {
@@ -298,18 +338,27 @@ impl RowDecoder {
                 (b, _) => b.null(),
             };
             match &column.source {
-                ColumnSource::Context(source) => match (self.context.values.get(*index), source, &mut *builder) {
-                    (Some(FileValue::Str(s)), _, b) => text(s.as_deref(), b),
-                    (Some(FileValue::Int(Some(v))), _, Builder::Int(b)) => b.append_value(*v),
-                    (Some(FileValue::Bool(v)), _, Builder::Bool(b)) => b.append_value(*v),
-                    (_, ContextSource::LineNumber, Builder::Int(b)) => b.append_value(values.line as i64),
-                    (_, ContextSource::LastSeen { .. }, Builder::Int(b)) => b.append_option(values.turn),
-                    (_, _, b) => b.null(),
-                },
+                ColumnSource::Context(source) => {
+                    match (self.context.values.get(*index), source, &mut *builder) {
+                        (Some(FileValue::Str(s)), _, b) => text(s.as_deref(), b),
+                        (Some(FileValue::Int(Some(v))), _, Builder::Int(b)) => b.append_value(*v),
+                        (Some(FileValue::Bool(v)), _, Builder::Bool(b)) => b.append_value(*v),
+                        (_, ContextSource::LineNumber, Builder::Int(b)) => {
+                            b.append_value(values.line as i64)
+                        }
+                        (_, ContextSource::LastSeen { .. }, Builder::Int(b)) => {
+                            b.append_option(values.turn)
+                        }
+                        (_, _, b) => b.null(),
+                    }
+                }
                 ColumnSource::Field { key, absent } => {
                     let raw = values.fields.and_then(|f| f.get(key));
                     if let Err(why) = builder.field(&column.kind, raw, *absent) {
-                        problems.push(ValueProblem { column: column.name.clone(), why });
+                        problems.push(ValueProblem {
+                            column: column.name.clone(),
+                            why,
+                        });
                     }
                 }
                 ColumnSource::EventType => text(values.type_name, builder),
@@ -322,7 +371,11 @@ impl RowDecoder {
 
     /// The rows so far as a batch; the decoder starts empty again.
     pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
-        let arrays = self.columns.iter_mut().map(|(_, _, b)| b.finish()).collect::<Result<Vec<_>, _>>()?;
+        let arrays = self
+            .columns
+            .iter_mut()
+            .map(|(_, _, b)| b.finish())
+            .collect::<Result<Vec<_>, _>>()?;
         let options = RecordBatchOptions::new().with_row_count(Some(self.rows));
         self.rows = 0;
         RecordBatch::try_new_with_options(self.schema.clone(), arrays, &options)

@@ -37,14 +37,18 @@ pub enum DiscoveryError {
 }
 
 /// The default places of every format that exist, relative to `cwd` (`~/` meaning `home`).
-pub fn default_paths(formats: &[Format], cwd: &Path, home: Option<&Path>) -> Result<Vec<PathBuf>, DiscoveryError> {
+pub fn default_paths(
+    formats: &[Format],
+    cwd: &Path,
+    home: Option<&Path>,
+) -> Result<Vec<PathBuf>, DiscoveryError> {
     let mut found = Vec::new();
     let mut looked = Vec::new();
     for format in formats {
         for group in format.default_roots {
-            let existing = group.iter().map(|p| expand(p, cwd, home)).find(|p| {
+            let existing = group.iter().map(|p| expand(p, home)).find(|p| {
                 looked.push(p.display().to_string());
-                p.is_dir()
+                cwd.join(p).is_dir()
             });
             found.extend(existing);
         }
@@ -55,26 +59,39 @@ pub fn default_paths(formats: &[Format], cwd: &Path, home: Option<&Path>) -> Res
     Ok(found)
 }
 
-fn expand(place: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
+/// A default place as a path: `~/` becomes the home directory; others stay relative, so that
+/// the `file` column shows them as the user knows them.
+fn expand(place: &str, home: Option<&Path>) -> PathBuf {
     match (place.strip_prefix("~/"), home) {
         (Some(rest), Some(home)) => home.join(rest),
-        _ => cwd.join(place),
+        _ => PathBuf::from(place),
     }
 }
 
 /// Walks `paths` and gives each file to the first format that claims it: formats matching a file
 /// by its exact name go before those matching it by extension.
 pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, DiscoveryError> {
-    let mut out = Discovery { files: vec![Vec::new(); formats.len()], ..Default::default() };
+    let mut out = Discovery {
+        files: vec![Vec::new(); formats.len()],
+        ..Default::default()
+    };
     let mut claim_order: Vec<usize> = (0..formats.len()).collect();
     claim_order.sort_by_key(|&i| matches!(formats[i].files, FileMatch::Extension(_)));
-    let claim = |name: &str| claim_order.iter().copied().find(|&i| formats[i].files.matches(name));
+    let claim = |name: &str| {
+        claim_order
+            .iter()
+            .copied()
+            .find(|&i| formats[i].files.matches(name))
+    };
 
     let mut seen = HashSet::new();
     for root in paths {
         let meta = std::fs::metadata(root).map_err(|_| DiscoveryError::NotFound(root.clone()))?;
         if meta.is_file() {
-            let name = root.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+            let name = root
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
             match claim(&name) {
                 Some(i) => push(&mut out.files[i], &mut seen, root.clone(), meta.len()),
                 None => out.warnings.push(format!(
@@ -85,7 +102,9 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
             continue;
         }
         out.searched.push(root.clone());
-        let walk = walkdir::WalkDir::new(root).follow_links(true).sort_by_file_name();
+        let walk = walkdir::WalkDir::new(root)
+            .follow_links(true)
+            .sort_by_file_name();
         for entry in walk {
             let entry = match entry {
                 Ok(entry) => entry,
@@ -102,7 +121,8 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
                 let size = match entry.metadata() {
                     Ok(m) => m.len(),
                     Err(e) => {
-                        out.warnings.push(format!("{}: not read: {e}", entry.path().display()));
+                        out.warnings
+                            .push(format!("{}: not read: {e}", entry.path().display()));
                         continue;
                     }
                 };
@@ -116,14 +136,24 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
 fn push(files: &mut Vec<SourceFile>, seen: &mut HashSet<PathBuf>, path: PathBuf, size: u64) {
     let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
     if seen.insert(canonical.clone()) {
-        files.push(SourceFile { path, canonical, size });
+        files.push(SourceFile {
+            path,
+            canonical,
+            size,
+        });
     }
 }
 
 fn walk_warning(e: &walkdir::Error) -> String {
-    let path = e.path().map(|p| p.display().to_string()).unwrap_or_default();
+    let path = e
+        .path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
     if let Some(ancestor) = e.loop_ancestor() {
-        format!("{path}: symlink loop back to {}; not followed again", ancestor.display())
+        format!(
+            "{path}: symlink loop back to {}; not followed again",
+            ancestor.display()
+        )
     } else if let Some(io) = e.io_error() {
         format!("{path}: not read: {io}")
     } else {
@@ -137,8 +167,13 @@ mod tests {
 
     #[test]
     fn tilde_means_home() {
-        let cwd = Path::new("/work");
-        assert_eq!(expand("~/.rupu/transcripts", cwd, Some(Path::new("/home/me"))), Path::new("/home/me/.rupu/transcripts"));
-        assert_eq!(expand(".rupu/transcripts", cwd, None), Path::new("/work/.rupu/transcripts"));
+        assert_eq!(
+            expand("~/.rupu/transcripts", Some(Path::new("/home/me"))),
+            Path::new("/home/me/.rupu/transcripts")
+        );
+        assert_eq!(
+            expand(".rupu/transcripts", None),
+            Path::new(".rupu/transcripts")
+        );
     }
 }

@@ -80,6 +80,8 @@ pub struct FileStats {
     pub is_transcript: bool,
     /// Event types by name as written.
     pub types: BTreeMap<String, TypeStats>,
+    /// Damaged lines (the cut-off last line of a file is not damage).
+    pub damaged_lines: u64,
     /// A problem that stopped the read (the file is then left out).
     pub unreadable: Option<String>,
 }
@@ -99,7 +101,12 @@ impl FormatStats {
 }
 
 /// Reads one file and tells what it holds.
-pub async fn infer_file(store: Arc<dyn ObjectStore>, format: &Format, file: &SourceFile, max_line_bytes: usize) -> FileStats {
+pub async fn infer_file(
+    store: Arc<dyn ObjectStore>,
+    format: &Format,
+    file: &SourceFile,
+    max_line_bytes: usize,
+) -> FileStats {
     let mut stats = FileStats::default();
     let mut reader = match BlockReader::open(store, file) {
         Ok(reader) => reader,
@@ -109,10 +116,12 @@ pub async fn infer_file(store: Arc<dyn ObjectStore>, format: &Format, file: &Sou
         }
     };
     let mut splitter = LineSplitter::new(max_line_bytes);
-    let mut on_line = |line: Line<'_>| {
-        if let Line::Whole { bytes, .. } | Line::Unterminated { bytes, .. } = line {
-            observe(format, bytes, &mut stats.types);
+    let mut on_line = |line: Line<'_>| match line {
+        Line::Whole { bytes, .. } => {
+            stats.damaged_lines += u64::from(!observe(format, bytes, &mut stats.types))
         }
+        Line::Unterminated { bytes, .. } => _ = observe(format, bytes, &mut stats.types),
+        Line::TooLong { .. } => stats.damaged_lines += 1,
     };
     loop {
         match reader.next_block().await {
@@ -133,34 +142,46 @@ pub async fn infer_file(store: Arc<dyn ObjectStore>, format: &Format, file: &Sou
     stats
 }
 
-/// Notes one line's type and field shapes; damaged lines add nothing.
-fn observe(format: &Format, line: &[u8], types: &mut BTreeMap<String, TypeStats>) {
-    let Ok(event) = parse_event(line, format.envelope.type_key) else { return };
-    let stats = match types.get_mut(event.type_name.as_ref()) {
-        Some(stats) => stats,
-        None => types.entry(event.type_name.to_string()).or_default(),
+/// Notes one line's type and field shapes; false for a damaged line, which adds nothing.
+fn observe(format: &Format, line: &[u8], types: &mut BTreeMap<String, TypeStats>) -> bool {
+    let Ok(event) = parse_event(line, format.envelope.type_key) else {
+        return false;
     };
     let fields = match format.envelope.fields {
         FieldsAt::Under(key) => match event.top.get(key).map(parse_object) {
             Some(Ok(object)) => object,
-            Some(Err(_)) => return,
+            Some(Err(_)) => return false,
             None => Default::default(),
         },
         FieldsAt::Beside => event.top,
     };
-    let path = format.events.iter().find(|e| e.type_name == event.type_name).map_or(&[][..], |e| e.fields_path);
+    let stats = match types.get_mut(event.type_name.as_ref()) {
+        Some(stats) => stats,
+        None => types.entry(event.type_name.to_string()).or_default(),
+    };
+    let path = format
+        .events
+        .iter()
+        .find(|e| e.type_name == event.type_name)
+        .map_or(&[][..], |e| e.fields_path);
     stats.events += 1;
-    let Some(fields) = descend(fields, path) else { return };
+    let Some(fields) = descend(fields, path) else {
+        return true;
+    };
     for (key, raw) in &fields.entries {
         if matches!(format.envelope.fields, FieldsAt::Beside) && key == format.envelope.type_key {
             continue;
         }
         stats.field(key, Shape::of(raw));
     }
+    true
 }
 
 /// Follows `path` down nested objects; `None` when a step is missing or not an object.
-pub fn descend<'a>(mut object: crate::json::RawObject<'a>, path: &[&str]) -> Option<crate::json::RawObject<'a>> {
+pub fn descend<'a>(
+    mut object: crate::json::RawObject<'a>,
+    path: &[&str],
+) -> Option<crate::json::RawObject<'a>> {
     for key in path {
         object = parse_object(object.get(key)?).ok()?;
     }

@@ -64,9 +64,14 @@ impl fmt::Display for Damage {
             Damage::NotAnObject(s) => write!(f, "not a JSON object but {}", s.article()),
             Damage::NoType => write!(f, "no \"type\" key"),
             Damage::TypeNotString(s) => write!(f, "\"type\" is {}, not a string", s.article()),
-            Damage::FieldsNotAnObject(s) => write!(f, "the event's fields are {}, not an object", s.article()),
+            Damage::FieldsNotAnObject(s) => {
+                write!(f, "the event's fields are {}, not an object", s.article())
+            }
             Damage::TooLong { length, limit } => {
-                write!(f, "line of {length} bytes is longer than the limit of {limit} (--max-line-bytes)")
+                write!(
+                    f,
+                    "line of {length} bytes is longer than the limit of {limit} (--max-line-bytes)"
+                )
             }
         }
     }
@@ -170,7 +175,10 @@ mod tests {
 
     #[test]
     fn quick_type_reads_the_usual_prefix_only() {
-        assert_eq!(quick_type(br#"{"type":"usage","data":{}}"#, "type"), Some("usage"));
+        assert_eq!(
+            quick_type(br#"{"type":"usage","data":{}}"#, "type"),
+            Some("usage")
+        );
         assert_eq!(quick_type(br#"{"type":"us\u0061ge"}"#, "type"), None);
         assert_eq!(quick_type(br#"{ "type": "usage"}"#, "type"), None);
         assert_eq!(quick_type(br#"{"data":{},"type":"usage"}"#, "type"), None);
@@ -184,9 +192,18 @@ mod tests {
         assert_eq!(reason(b"[1,2]"), Err(Damage::NotAnObject(Shape::Array)));
         assert_eq!(reason(b"\"hi\""), Err(Damage::NotAnObject(Shape::Str)));
         assert_eq!(reason(br#"{"data":{}}"#), Err(Damage::NoType));
-        assert_eq!(reason(br#"{"type":7}"#), Err(Damage::TypeNotString(Shape::Int)));
-        assert!(matches!(reason(br#"{"type":"a","da"#), Err(Damage::Malformed(_))));
-        assert!(matches!(reason(b"{\"type\":\"\xff\"}"), Err(Damage::Malformed(_))));
+        assert_eq!(
+            reason(br#"{"type":7}"#),
+            Err(Damage::TypeNotString(Shape::Int))
+        );
+        assert!(matches!(
+            reason(br#"{"type":"a","da"#),
+            Err(Damage::Malformed(_))
+        ));
+        assert!(matches!(
+            reason(b"{\"type\":\"\xff\"}"),
+            Err(Damage::Malformed(_))
+        ));
     }
 
     #[test]

@@ -4,8 +4,8 @@
 use crate::corpus::{Corpus, FormatData};
 use crate::scan::ScanTable;
 use async_trait::async_trait;
-use datafusion::catalog::{MemorySchemaProvider, SchemaProvider, TableProvider};
 use datafusion::catalog::view::ViewTable;
+use datafusion::catalog::{MemorySchemaProvider, SchemaProvider, TableProvider};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use std::sync::Arc;
@@ -34,26 +34,43 @@ pub async fn session(corpus: &Corpus) -> Result<SessionContext> {
     }
     // Formats with transcripts answer unqualified names first, each group in the formats' order.
     lookup_order.sort_by_key(|(has_data, _)| !*has_data);
-    let merged = MergedSchema { own: MemorySchemaProvider::new(), formats: lookup_order.into_iter().map(|(_, s)| s).collect() };
+    let merged = MergedSchema {
+        own: MemorySchemaProvider::new(),
+        formats: lookup_order.into_iter().map(|(_, s)| s).collect(),
+    };
     catalog.register_schema(DEFAULT_SCHEMA, Arc::new(merged))?;
     Ok(ctx)
 }
 
-async fn format_schema(ctx: &SessionContext, corpus: &Corpus, data: &Arc<FormatData>) -> Result<Arc<dyn SchemaProvider>> {
+async fn format_schema(
+    ctx: &SessionContext,
+    corpus: &Corpus,
+    data: &Arc<FormatData>,
+) -> Result<Arc<dyn SchemaProvider>> {
     let schema = Arc::new(MemorySchemaProvider::new());
     for table in &data.tables {
-        schema.register_table(table.name.clone(), Arc::new(ScanTable::new(corpus, data, table)))?;
+        schema.register_table(
+            table.name.clone(),
+            Arc::new(ScanTable::new(corpus, data, table)),
+        )?;
     }
     // A view's table names resolve in its own format's schema.
     let name = data.format.name;
     let scoped = SessionContext::new_with_config(
-        ctx.copied_config().with_default_catalog_and_schema(CATALOG, name),
+        ctx.copied_config()
+            .with_default_catalog_and_schema(CATALOG, name),
     );
     scoped.register_catalog_list(ctx.state().catalog_list().clone());
-    scoped.catalog(CATALOG).expect("shared catalog").register_schema(name, schema.clone())?;
+    scoped
+        .catalog(CATALOG)
+        .expect("shared catalog")
+        .register_schema(name, schema.clone())?;
     for view in &data.format.views {
         let plan = scoped.state().create_logical_plan(view.sql).await?;
-        schema.register_table(view.name.to_string(), Arc::new(ViewTable::new(plan, Some(view.sql.to_string()))))?;
+        schema.register_table(
+            view.name.to_string(),
+            Arc::new(ViewTable::new(plan, Some(view.sql.to_string()))),
+        )?;
     }
     Ok(schema)
 }
@@ -91,7 +108,11 @@ impl SchemaProvider for MergedSchema {
         Ok(None)
     }
 
-    fn register_table(&self, name: String, table: Arc<dyn TableProvider>) -> Result<Option<Arc<dyn TableProvider>>> {
+    fn register_table(
+        &self,
+        name: String,
+        table: Arc<dyn TableProvider>,
+    ) -> Result<Option<Arc<dyn TableProvider>>> {
         self.own.register_table(name, table)
     }
 
@@ -102,4 +123,31 @@ impl SchemaProvider for MergedSchema {
     fn table_exist(&self, name: &str) -> bool {
         self.own.table_exist(name) || self.formats.iter().any(|s| s.table_exist(name))
     }
+}
+
+/// A corpus and a session over it: what `txq` works with.
+pub struct Engine {
+    pub corpus: Corpus,
+    pub ctx: SessionContext,
+}
+
+/// Why a corpus could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    Discovery(#[from] crate::discover::DiscoveryError),
+    #[error(transparent)]
+    Sql(#[from] DataFusionError),
+}
+
+/// Finds the transcripts under `paths`, reads them once to learn their tables, and opens a session.
+pub async fn open(
+    paths: &[std::path::PathBuf],
+    options: crate::corpus::ReadOptions,
+) -> std::result::Result<Engine, OpenError> {
+    let formats = crate::format::all();
+    let discovery = crate::discover::discover(&formats, paths)?;
+    let corpus = Corpus::open(formats, discovery, options).await;
+    let ctx = session(&corpus).await?;
+    Ok(Engine { corpus, ctx })
 }

@@ -1,1 +1,150 @@
-fn main() {}
+//! Runs the SQL behaviour files `tests/sql/*.slt` against txq's session: each file names its
+//! corpus in a first-line comment `# corpus: <dir under tests/>` (or `generated` for the
+//! generator's default corpus). `--complete` rewrites the expected results for review.
+
+use async_trait::async_trait;
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::prelude::SessionContext;
+use sqllogictest::{AsyncDB, DBOutput, DefaultColumnType};
+use std::path::{Path, PathBuf};
+
+struct Txq {
+    ctx: SessionContext,
+    _corpus: txq::corpus::Corpus,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct SqlError(String);
+
+#[async_trait]
+impl AsyncDB for Txq {
+    type Error = SqlError;
+    type ColumnType = DefaultColumnType;
+
+    async fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, SqlError> {
+        let frame = self
+            .ctx
+            .sql(sql)
+            .await
+            .map_err(|e| SqlError(e.to_string()))?;
+        let width = frame.schema().fields().len();
+        let batches = frame.collect().await.map_err(|e| SqlError(e.to_string()))?;
+        if width == 0 {
+            return Ok(DBOutput::StatementComplete(0));
+        }
+        let options = FormatOptions::default().with_null("NULL");
+        let mut rows = Vec::new();
+        for batch in &batches {
+            let formatters: Vec<_> = batch
+                .columns()
+                .iter()
+                .map(|c| ArrayFormatter::try_new(c.as_ref(), &options).unwrap())
+                .collect();
+            for i in 0..batch.num_rows() {
+                rows.push(
+                    formatters
+                        .iter()
+                        .map(|f| {
+                            let cell = f.value(i).to_string();
+                            if cell.is_empty() {
+                                "(empty)".to_string()
+                            } else {
+                                cell
+                            }
+                        })
+                        .collect(),
+                );
+            }
+        }
+        Ok(DBOutput::Rows {
+            types: vec![DefaultColumnType::Any; width],
+            rows,
+        })
+    }
+
+    async fn shutdown(&mut self) {}
+}
+
+fn corpus_of(slt: &Path, generated: &Path) -> PathBuf {
+    let first = std::fs::read_to_string(slt).unwrap_or_default();
+    let name = first
+        .lines()
+        .find_map(|l| l.strip_prefix("# corpus:"))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("{}: first line must be `# corpus: <dir>`", slt.display()))
+        .to_string();
+    if name == "generated" {
+        generated.join(".rupu/transcripts")
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests")
+            .join(name)
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let complete = std::env::args().any(|a| a == "--complete");
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let generated = tempfile::tempdir().unwrap();
+    txq::generate::write_rupu_corpus(generated.path(), &txq::generate::RupuOptions::default())
+        .unwrap();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sql");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "slt"))
+        .filter(|p| {
+            filter
+                .as_ref()
+                .is_none_or(|f| p.to_string_lossy().contains(f.as_str()))
+        })
+        .collect();
+    files.sort();
+    let (mut passed, mut failed) = (0, 0);
+    for file in &files {
+        let corpus = corpus_of(file, generated.path());
+        let make = move || {
+            let corpus = corpus.clone();
+            async move {
+                let engine = txq::session::open(&[corpus], Default::default())
+                    .await
+                    .map_err(|e| SqlError(e.to_string()))?;
+                Ok(Txq {
+                    ctx: engine.ctx,
+                    _corpus: engine.corpus,
+                })
+            }
+        };
+        let mut runner = sqllogictest::Runner::new(make);
+        let result = if complete {
+            runner
+                .update_test_file(
+                    file,
+                    " ",
+                    sqllogictest::default_validator,
+                    sqllogictest::default_normalizer,
+                    sqllogictest::default_column_validator,
+                )
+                .await
+                .map_err(|e| e.to_string())
+        } else {
+            runner
+                .run_file_async(file)
+                .await
+                .map_err(|e| e.display(true).to_string())
+        };
+        match result {
+            Ok(()) => passed += 1,
+            Err(e) => {
+                failed += 1;
+                eprintln!("FAILED {}:\n{e}", file.display());
+            }
+        }
+    }
+    println!("sqllogictests: {passed} passed, {failed} failed");
+    if failed > 0 || files.is_empty() {
+        std::process::exit(1);
+    }
+}

@@ -37,7 +37,12 @@ pub struct Runner<'a> {
 
 impl Runner<'_> {
     /// Runs every statement in `sql`, printing each result to `out`; stops at the first failure.
-    pub async fn run(&self, sql: &str, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), ExecError> {
+    pub async fn run(
+        &self,
+        sql: &str,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) -> Result<(), ExecError> {
         let statements = DFParser::parse_sql_with_dialect(sql, &GenericDialect {})?;
         for statement in statements {
             let result = self.run_statement(statement, out).await;
@@ -67,54 +72,76 @@ impl Runner<'_> {
     /// Says on stderr, in one line, what the statement's reads skipped or could not fit.
     fn report_problems(&self, err: &mut dyn Write) {
         let problems = self.corpus.problems.take();
-        if problems.is_empty() || self.quiet {
+        if self.quiet {
             return;
         }
-        let (mut lines, mut values) = (0, 0);
-        let mut files = std::collections::BTreeSet::new();
+        let (mut lines, mut damaged_files, mut values) = (0, 0, 0);
+        let mut value_files = std::collections::BTreeSet::new();
         let mut schemas = std::collections::BTreeSet::new();
         for problem in &problems {
             match problem {
-                Problem::Line { file, .. } => {
-                    lines += 1;
-                    files.insert(file.clone());
+                Problem::Scanned { format } => {
+                    if let Some(data) = self
+                        .corpus
+                        .formats
+                        .iter()
+                        .find(|d| d.format.name == *format)
+                        && data.damaged_lines > 0
+                    {
+                        lines += data.damaged_lines;
+                        damaged_files += data.damaged_files;
+                        schemas.insert(*format);
+                    }
                 }
                 Problem::Value { file, .. } => {
                     values += 1;
-                    files.insert(file.clone());
+                    if value_files.insert(file.clone())
+                        && let Some(data) = self
+                            .corpus
+                            .formats
+                            .iter()
+                            .find(|d| d.files.iter().any(|f| &f.path == file))
+                    {
+                        schemas.insert(data.format.name);
+                    }
                 }
                 Problem::File { file, why } => {
                     let _ = writeln!(err, "txq: warning: {}: not read: {why}", file.display());
-                    continue;
                 }
             }
-            let file = files.last().cloned().unwrap_or_default();
-            if let Some(data) = self.corpus.formats.iter().find(|d| d.files.iter().any(|f| f.path == file)) {
-                schemas.insert(data.format.name);
-            }
-        }
-        if lines + values == 0 {
-            return;
         }
         let mut parts = Vec::new();
         if lines > 0 {
-            parts.push(format!("skipped {lines} damaged line{}", plural(lines)));
+            parts.push(format!(
+                "skipped {lines} damaged line{} in {damaged_files} file{}",
+                plural(lines),
+                plural(damaged_files as u64)
+            ));
         }
         if values > 0 {
-            parts.push(format!("read {values} value{} that did not fit {} column as null", plural(values), if values == 1 { "its" } else { "their" }));
+            parts.push(format!(
+                "read {values} value{} as null (wrong type) in {} file{}",
+                plural(values),
+                value_files.len(),
+                plural(value_files.len() as u64)
+            ));
         }
-        let tables: Vec<String> = schemas.iter().map(|s| format!("`select * from {s}.errors`")).collect();
+        if parts.is_empty() {
+            return;
+        }
+        let tables: Vec<String> = schemas
+            .iter()
+            .map(|s| format!("`select * from {s}.errors`"))
+            .collect();
         let _ = writeln!(
             err,
-            "txq: warning: {} in {} file{}; {} lists them",
-            parts.join(" and "),
-            files.len(),
-            plural(files.len()),
-            tables.join(" and "),
+            "txq: warning: {}; {} lists them",
+            parts.join(", "),
+            tables.join(" and ")
         );
     }
 }
 
-fn plural(n: usize) -> &'static str {
+fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }
 }

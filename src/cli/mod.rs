@@ -5,8 +5,9 @@ pub mod args;
 pub mod exec;
 pub mod print;
 
-use crate::corpus::{Corpus, ReadOptions};
-use crate::discover::{DiscoveryError, default_paths, discover};
+use crate::corpus::ReadOptions;
+use crate::discover::{DiscoveryError, default_paths};
+use crate::session::OpenError;
 use args::{Args, Command};
 use exec::{ExecError, Runner};
 use std::io::{IsTerminal, Read, Write};
@@ -55,7 +56,9 @@ impl From<ExecError> for CliError {
 fn explain(e: &datafusion::error::DataFusionError) -> String {
     let message = e.to_string();
     if message.contains("table") && message.contains("not found") {
-        format!("{message}\n  hint: `select table_schema, table_name from information_schema.tables` lists the tables; docs/tables.md describes them")
+        format!(
+            "{message}\n  hint: `select table_schema, table_name from information_schema.tables` lists the tables; docs/tables.md describes them"
+        )
     } else {
         message
     }
@@ -63,23 +66,48 @@ fn explain(e: &datafusion::error::DataFusionError) -> String {
 
 /// Runs txq with parsed arguments.
 pub async fn run(args: Args) -> Result<(), CliError> {
-    if let Some(Command::Generate { out, runs, seed, no_damage, tool_output_bytes }) = &args.command {
-        let options = crate::generate::RupuOptions { seed: *seed, runs: *runs, damage: !no_damage, tool_output_bytes: *tool_output_bytes };
+    if let Some(Command::Generate {
+        out,
+        runs,
+        seed,
+        no_damage,
+        tool_output_bytes,
+    }) = &args.command
+    {
+        let options = crate::generate::RupuOptions {
+            seed: *seed,
+            runs: *runs,
+            damage: !no_damage,
+            tool_output_bytes: *tool_output_bytes,
+        };
         let expected = crate::generate::write_rupu_corpus(out, &options)
             .map_err(|e| CliError::Usage(format!("{}: cannot write: {e}", out.display())))?;
-        eprintln!("txq: wrote {} rupu transcripts to {}", expected.runs.len(), out.join(&expected.transcripts_dir).display());
+        eprintln!(
+            "txq: wrote {} rupu transcripts to {}",
+            expected.runs.len(),
+            out.join(&expected.transcripts_dir).display()
+        );
         return Ok(());
     }
     let formats = crate::format::all();
     let paths = if args.paths.is_empty() {
-        let cwd = std::env::current_dir().map_err(|e| CliError::Usage(format!("no working directory: {e}")))?;
+        let cwd = std::env::current_dir()
+            .map_err(|e| CliError::Usage(format!("no working directory: {e}")))?;
         default_paths(&formats, &cwd, dirs::home_dir().as_deref())?
     } else {
         args.paths.clone()
     };
-    let discovery = discover(&formats, &paths)?;
-    let options = ReadOptions { max_line_bytes: args.max_line_bytes, ..Default::default() };
-    let corpus = Corpus::open(formats, discovery, options).await;
+    let options = ReadOptions {
+        max_line_bytes: args.max_line_bytes,
+        ..Default::default()
+    };
+    let engine = crate::session::open(&paths, options)
+        .await
+        .map_err(|e| match e {
+            OpenError::Discovery(e) => CliError::from(e),
+            OpenError::Sql(e) => CliError::Query(e.to_string()),
+        })?;
+    let (corpus, ctx) = (&engine.corpus, &engine.ctx);
     let mut stderr = std::io::stderr();
     if !args.quiet {
         for warning in &corpus.warnings {
@@ -87,27 +115,40 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         }
     }
     if corpus.transcripts() == 0 {
-        let where_ = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+        let where_ = paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
         return Err(CliError::Usage(format!(
             "no transcripts in {where_}: looked for rupu transcripts (*.jsonl files with a run_start line)"
         )));
     }
-    let ctx = crate::session::session(&corpus).await.map_err(|e| CliError::Query(e.to_string()))?;
-    let runner = Runner { ctx: &ctx, corpus: &corpus, format: args.format, quiet: args.quiet };
+    let runner = Runner {
+        ctx,
+        corpus,
+        format: args.format,
+        quiet: args.quiet,
+    };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
 
     let mut scripts: Vec<String> = args.execute.clone();
     for file in &args.files {
-        let sql = std::fs::read_to_string(file).map_err(|e| CliError::Usage(format!("{}: cannot read: {e}", file.display())))?;
+        let sql = std::fs::read_to_string(file)
+            .map_err(|e| CliError::Usage(format!("{}: cannot read: {e}", file.display())))?;
         scripts.push(sql);
     }
     if scripts.is_empty() {
         if std::io::stdin().is_terminal() {
-            return Err(CliError::Usage("no SQL given: use -e SQL or -f FILE, or pipe statements to stdin".into()));
+            return Err(CliError::Usage(
+                "no SQL given: use -e SQL or -f FILE, or pipe statements to stdin".into(),
+            ));
         }
         let mut sql = String::new();
-        std::io::stdin().read_to_string(&mut sql).map_err(|e| CliError::Usage(format!("cannot read stdin: {e}")))?;
+        std::io::stdin()
+            .read_to_string(&mut sql)
+            .map_err(|e| CliError::Usage(format!("cannot read stdin: {e}")))?;
         scripts.push(sql);
     }
     for sql in &scripts {

@@ -180,7 +180,9 @@ impl Kind {
             Kind::Str | Kind::Json => DataType::Utf8,
             Kind::Bool => DataType::Boolean,
             Kind::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-            Kind::List(item) => DataType::List(Arc::new(Field::new("item", item.data_type(), true))),
+            Kind::List(item) => {
+                DataType::List(Arc::new(Field::new("item", item.data_type(), true)))
+            }
             Kind::Struct(fields) => DataType::Struct(Fields::from(
                 fields
                     .iter()
@@ -242,7 +244,10 @@ pub enum ContextSource {
     UnderPath(&'static [&'static str]),
     /// The value of `field` on the last line of type `event` before this one (inclusive), null
     /// before the first; an event's own `field` wins where it has one (bigint).
-    LastSeen { event: &'static str, field: &'static str },
+    LastSeen {
+        event: &'static str,
+        field: &'static str,
+    },
 }
 
 impl ContextSource {
@@ -277,16 +282,35 @@ pub struct View {
 pub(crate) mod build {
     use super::{Absent, EventSpec, FieldSpec, Kind};
 
-    pub fn event(type_name: &'static str, about: &'static str, fields: Vec<FieldSpec>) -> EventSpec {
-        EventSpec { type_name, about, fields_path: &[], fields }
+    pub fn event(
+        type_name: &'static str,
+        about: &'static str,
+        fields: Vec<FieldSpec>,
+    ) -> EventSpec {
+        EventSpec {
+            type_name,
+            about,
+            fields_path: &[],
+            fields,
+        }
     }
 
     pub fn field(key: &'static str, kind: Kind, about: &'static str) -> FieldSpec {
-        FieldSpec { key, kind, absent: Absent::Null, about }
+        FieldSpec {
+            key,
+            kind,
+            absent: Absent::Null,
+            about,
+        }
     }
 
     pub fn flag(key: &'static str, about: &'static str) -> FieldSpec {
-        FieldSpec { key, kind: Kind::Bool, absent: Absent::Bool(false), about }
+        FieldSpec {
+            key,
+            kind: Kind::Bool,
+            absent: Absent::Bool(false),
+            about,
+        }
     }
 
     pub fn list(kind: Kind) -> Kind {

@@ -36,11 +36,24 @@ impl LineReader {
             Rows::Type(t) => Some(t.clone()),
             _ => None,
         };
-        let turn_from = source.data.format.context.iter().find_map(|c| match c.source {
-            ContextSource::LastSeen { event, field } => Some((event, field)),
-            _ => None,
-        });
-        Self { source, wanted, turn_from, file: None, turn: None, problems: Vec::new(), checkers: HashMap::new() }
+        let turn_from = source
+            .data
+            .format
+            .context
+            .iter()
+            .find_map(|c| match c.source {
+                ContextSource::LastSeen { event, field } => Some((event, field)),
+                _ => None,
+            });
+        Self {
+            source,
+            wanted,
+            turn_from,
+            file: None,
+            turn: None,
+            problems: Vec::new(),
+            checkers: HashMap::new(),
+        }
     }
 
     /// Starts a file.
@@ -55,11 +68,17 @@ impl LineReader {
         &self.source.table
     }
 
-    fn record(&self, line: u64, column: Option<&str>) {
-        let file = self.file.as_ref().map(|f| f.path.clone()).unwrap_or_default();
-        self.source.problems.record(match column {
-            Some(column) => Problem::Value { file, line, column: column.to_string() },
-            None => Problem::Line { file, line },
+    /// Notes a value read as null because it did not fit its column.
+    fn record(&self, line: u64, column: &str) {
+        let file = self
+            .file
+            .as_ref()
+            .map(|f| f.path.clone())
+            .unwrap_or_default();
+        self.source.problems.record(Problem::Value {
+            file,
+            line,
+            column: column.to_string(),
         });
     }
 
@@ -68,8 +87,15 @@ impl LineReader {
         let (number, bytes, last) = match line {
             Line::Whole { number, bytes } => (number, bytes, false),
             Line::Unterminated { number, bytes } => (number, bytes, true),
-            Line::TooLong { number, length, head } => {
-                let damage = Damage::TooLong { length, limit: self.source.max_line_bytes };
+            Line::TooLong {
+                number,
+                length,
+                head,
+            } => {
+                let damage = Damage::TooLong {
+                    length,
+                    limit: self.source.max_line_bytes,
+                };
                 return self.damaged(number, &String::from_utf8_lossy(head), &damage, decoder);
             }
         };
@@ -84,7 +110,9 @@ impl LineReader {
             Ok(event) => event,
             // A last line cut off by a crash (or still being written) is skipped silently.
             Err(_) if last => return,
-            Err(damage) => return self.damaged(number, &String::from_utf8_lossy(bytes), &damage, decoder),
+            Err(damage) => {
+                return self.damaged(number, &String::from_utf8_lossy(bytes), &damage, decoder);
+            }
         };
         let text = std::str::from_utf8(bytes).unwrap_or_default();
         let (fields, fields_text) = match self.source.data.format.envelope.fields {
@@ -92,7 +120,12 @@ impl LineReader {
                 Some(raw) => match parse_object(raw) {
                     Ok(object) => (object, raw.get()),
                     Err(shape) => {
-                        return self.damaged(number, text, &Damage::FieldsNotAnObject(shape), decoder);
+                        return self.damaged(
+                            number,
+                            text,
+                            &Damage::FieldsNotAnObject(shape),
+                            decoder,
+                        );
                     }
                 },
                 None => (Default::default(), "{}"),
@@ -102,16 +135,24 @@ impl LineReader {
         if let Some((event_type, field)) = self.turn_from
             && event.type_name == event_type
         {
-            self.turn = fields.get(field).filter(|r| Shape::of(r) == Shape::Int).and_then(|r| r.get().parse().ok());
+            self.turn = fields
+                .get(field)
+                .filter(|r| Shape::of(r) == Shape::Int)
+                .and_then(|r| r.get().parse().ok());
         }
         let type_name = event.type_name.as_ref();
         match &self.source.table.rows {
             Rows::Type(wanted) if wanted != type_name => {}
             Rows::Type(_) => {
-                let path: Vec<&str> = self.table().fields_path.iter().map(String::as_str).collect();
+                let path: Vec<&str> = self
+                    .table()
+                    .fields_path
+                    .iter()
+                    .map(String::as_str)
+                    .collect();
                 let fields = descend(fields, &path);
                 if fields.is_none() {
-                    self.record(number, Some(&path.join(".")));
+                    self.record(number, &path.join("."));
                 }
                 let values = LineValues {
                     line: number,
@@ -122,7 +163,7 @@ impl LineReader {
                 };
                 decoder.push(&values, &mut self.problems);
                 for problem in std::mem::take(&mut self.problems) {
-                    self.record(number, Some(&problem.column));
+                    self.record(number, &problem.column);
                 }
             }
             Rows::AllEvents => {
@@ -148,17 +189,32 @@ impl LineReader {
         text: &str,
         decoder: &mut RowDecoder,
     ) {
-        let Some(table) = self.source.data.type_tables().find(|t| t.rows == Rows::Type(type_name.to_string())) else {
+        let Some(table) = self
+            .source
+            .data
+            .type_tables()
+            .find(|t| t.rows == Rows::Type(type_name.to_string()))
+        else {
             return;
         };
         let path: Vec<&str> = table.fields_path.iter().map(String::as_str).collect();
         let fields = descend(fields, &path);
         let mut problems = Vec::new();
         if fields.is_none() {
-            problems.push(ValueProblem { column: path.join("."), why: "missing or not an object".into() });
+            problems.push(ValueProblem {
+                column: path.join("."),
+                why: "missing or not an object".into(),
+            });
         }
-        let checker = self.checkers.entry(type_name.to_string()).or_insert_with(|| RowDecoder::new(table, None));
-        let values = LineValues { line: number, fields: fields.as_ref(), ..Default::default() };
+        let checker = self
+            .checkers
+            .entry(type_name.to_string())
+            .or_insert_with(|| RowDecoder::new(table, None));
+        let values = LineValues {
+            line: number,
+            fields: fields.as_ref(),
+            ..Default::default()
+        };
         checker.push(&values, &mut problems);
         if checker.rows() >= 1024 {
             let _ = checker.finish();
@@ -176,8 +232,8 @@ impl LineReader {
         }
     }
 
+    /// A damaged line is in no table but `errors` (the inference pass counted it already).
     fn damaged(&mut self, number: u64, text: &str, damage: &Damage, decoder: &mut RowDecoder) {
-        self.record(number, None);
         if self.source.table.rows == Rows::Problems {
             let reason = damage.to_string();
             let values = LineValues {

@@ -1,0 +1,152 @@
+//! The command line: exit codes, stderr for problems, stdout for results, every output format.
+
+use crate::util::{default_corpus, parse_ndjson, txq};
+
+#[test]
+fn damaged_files_warn_once_on_stderr_and_still_answer() {
+    let c = default_corpus();
+    let dir = c.transcripts();
+    let out = txq(
+        &[
+            "--format",
+            "csv",
+            "-e",
+            "select count(*) n from run_start",
+            dir.to_str().unwrap(),
+        ],
+        c.dir.path(),
+    );
+    assert_eq!(out.code, 0);
+    assert_eq!(out.stdout, format!("n\n{}\n", c.expected.runs.len()));
+    let warnings: Vec<&str> = out.stderr.lines().collect();
+    let files: std::collections::BTreeSet<&str> =
+        c.expected.errors.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(
+        warnings,
+        [format!(
+            "txq: warning: skipped {} damaged lines in {} files; `select * from rupu.errors` lists them",
+            c.expected.errors.len(),
+            files.len()
+        )]
+    );
+}
+
+#[test]
+fn default_path_is_the_projects_rupu_transcripts() {
+    let c = default_corpus();
+    let out = txq(
+        &["--format", "ndjson", "-e", "select count(*) n from runs"],
+        c.dir.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(parse_ndjson(&out.stdout)[0]["n"], c.expected.runs.len());
+}
+
+#[test]
+fn several_statements_and_flags_run_in_order() {
+    let c = default_corpus();
+    let sql_file = c.dir.path().join("q.sql");
+    std::fs::write(
+        &sql_file,
+        "select 3 as x;\n-- a comment; with a semicolon\nselect 'a;b' as y;",
+    )
+    .unwrap();
+    let out = txq(
+        &[
+            "--format",
+            "csv",
+            "-q",
+            "-e",
+            "select 1 as v; select 2 as w",
+            "-f",
+            "q.sql",
+        ],
+        c.dir.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "v\n1\nw\n2\nx\n3\ny\na;b\n");
+    assert_eq!(out.stderr, "");
+}
+
+#[test]
+fn sql_errors_exit_1_with_a_hint() {
+    let c = default_corpus();
+    let out = txq(&["-q", "-e", "select * from usag"], c.dir.path());
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.is_empty());
+    assert!(out.stderr.starts_with("txq: error: "), "{}", out.stderr);
+    assert!(out.stderr.contains("usag"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("information_schema.tables"),
+        "{}",
+        out.stderr
+    );
+
+    let out = txq(&["-q", "-e", "select input_tokns from usage"], c.dir.path());
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("input_tokens"),
+        "suggests the right name: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn missing_paths_exit_2_and_say_what_was_looked_for() {
+    let c = default_corpus();
+    let out = txq(&["-e", "select 1", "no/such/dir"], c.dir.path());
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("no/such/dir: no such file or directory"),
+        "{}",
+        out.stderr
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    let out = txq(&["-e", "select 1"], empty.path());
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains(".rupu/transcripts"), "{}", out.stderr);
+
+    let out = txq(&["-e", "select 1", "."], empty.path());
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no transcripts in ."), "{}", out.stderr);
+}
+
+#[test]
+fn every_output_format() {
+    let c = default_corpus();
+    let sql = "select 'a,b' as s, 2 as n, null as z";
+    let run = |format: &str| txq(&["-q", "--format", format, "-e", sql], c.dir.path()).stdout;
+    assert_eq!(run("csv"), "s,n,z\n\"a,b\",2,\n");
+    assert_eq!(run("tsv"), "s\tn\tz\na,b\t2\t\n");
+    assert_eq!(run("ndjson"), "{\"s\":\"a,b\",\"n\":2,\"z\":null}\n");
+    assert_eq!(run("json"), "[{\"s\":\"a,b\",\"n\":2,\"z\":null}]\n");
+    assert_eq!(
+        run("table"),
+        "+-----+---+---+\n| s   | n | z |\n+-----+---+---+\n| a,b | 2 |   |\n+-----+---+---+\n"
+    );
+}
+
+#[test]
+fn piped_stdin_runs_as_a_script() {
+    let c = default_corpus();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_txq"))
+        .args(["-q", "--format", "csv"])
+        .current_dir(c.dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(b"select 1 as one;\nselect 2 as two;\n")?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "one\n1\ntwo\n2\n");
+}
