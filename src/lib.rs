@@ -6,6 +6,7 @@ pub mod cli;
 pub mod corpus;
 pub mod decode;
 pub mod discover;
+pub mod docs;
 pub mod format;
 pub mod generate;
 pub mod infer;

@@ -2,6 +2,7 @@
 //! generator writes, checked against the answers the generator tallied while writing.
 
 mod cli;
+mod docs;
 mod rupu_tables;
 mod sample;
 mod util;

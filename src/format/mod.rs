@@ -242,8 +242,8 @@ pub enum ContextSource {
     UnderDirectory(&'static str),
     /// Whether the file lies under this sequence of directories, e.g. `evals/.history` (boolean).
     UnderPath(&'static [&'static str]),
-    /// The value of `field` on the last line of type `event` before this one (inclusive), null
-    /// before the first; an event's own `field` wins where it has one (bigint).
+    /// The value of `field` on the last line of type `event` at or before this one, null before
+    /// the first (bigint).
     LastSeen {
         event: &'static str,
         field: &'static str,

@@ -34,7 +34,7 @@ pub fn format() -> Format {
                     field: "turn_idx",
                 },
                 about: "the turn the event falls in: turn_idx of the last turn_start at or before \
-                        its line (the event's own turn_idx where it has one); null before the first turn",
+                        its line; null before the first turn",
             },
             ContextColumn {
                 name: "line",

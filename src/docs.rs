@@ -1,0 +1,160 @@
+//! The reference of every table and column, rendered from the format descriptions, so that
+//! `docs/tables.md` says exactly what the code does (a test keeps the file up to date).
+
+use crate::catalog::{context_columns, errors_table, event_tables, events_table};
+use crate::format::{Format, Kind};
+use crate::infer::FormatStats;
+use std::fmt::Write;
+
+/// `docs/tables.md`.
+pub fn tables_markdown(formats: &[Format]) -> String {
+    let mut out = String::new();
+    out.push_str(INTRO);
+    for format in formats {
+        render_format(&mut out, format);
+    }
+    out
+}
+
+const INTRO: &str = "\
+# Tables
+
+<!-- Generated from src/format/*.rs by `TXQ_BLESS=1 cargo test --test integration docs`; do not edit. -->
+
+Every event type of every transcript format is a table, in a schema named after the format
+(`rupu.usage`). Unqualified names resolve in the formats that have transcripts, in the order of
+this page (`usage` is `rupu.usage`); a qualified name always works. Each event table has its
+format's context columns first, then the documented fields of the type, then every field found
+in the data that no document names (its type inferred from the values: text, bigint, double,
+boolean, or JSON text when the values are of mixed or nested shapes). A type found in the data
+that no document names becomes a table too, named as its type.
+
+Types: `text` is Utf8, `bigint` Int64, `double` Float64, `timestamp (UTC)` a timestamp in
+microseconds with time zone UTC, `json text` the value's JSON text for the JSON functions
+(`input->>'command'`, `json_get_str(input, 'command')`), `list<..>` an Arrow list and
+`struct<..>` an Arrow struct (`outcome['class']`). A missing key reads as null unless its row
+says otherwise; a value of the wrong type reads as null and is listed in `errors`. A field whose
+name is taken by a context column is named `data_<name>` (`turn_end.data_turn_idx`).
+
+";
+
+fn render_format(out: &mut String, format: &Format) {
+    let stats = FormatStats::default();
+    let _ = writeln!(out, "## Schema `{}`\n\n{}.\n", format.name, format.about);
+    let roots: Vec<String> = format
+        .default_roots
+        .iter()
+        .map(|group| group.join(" or "))
+        .collect();
+    let _ = writeln!(
+        out,
+        "With no path given, txq reads {}.\n",
+        roots.join(", and ")
+    );
+    if let Some(required) = format.required_type {
+        let _ = writeln!(
+            out,
+            "A file with no `{required}` line is not a transcript and adds nothing to any table.\n"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "### Context columns (on every table of `{}`)\n",
+        format.name
+    );
+    column_table(
+        out,
+        context_columns(format)
+            .iter()
+            .map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())),
+    );
+
+    for view in &format.views {
+        let _ = writeln!(out, "### `{}`\n\n{}.\n", view.name, capitalize(view.about));
+        let _ = writeln!(out, "| column | from |\n|---|---|");
+        for (name, about) in view.columns {
+            let _ = writeln!(out, "| `{name}` | {} |", about.replace('|', "\\|"));
+        }
+        out.push('\n');
+    }
+    for table in [events_table(format, &stats), errors_table(format)] {
+        let _ = writeln!(
+            out,
+            "### `{}`\n\n{}; the context columns, then:\n",
+            table.name,
+            capitalize(&table.about)
+        );
+        let extra = table.columns.iter().skip(format.context.len());
+        column_table(
+            out,
+            extra.map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())),
+        );
+    }
+    for table in event_tables(format, &stats) {
+        let spec = format
+            .events
+            .iter()
+            .find(|e| format.table_naming.apply(e.type_name) == table.name);
+        let _ = write!(out, "### `{}`\n\n{}", table.name, capitalize(&table.about));
+        if let Some(spec) = spec
+            && !spec.fields_path.is_empty()
+        {
+            let _ = write!(out, " (the object at `{}`)", spec.fields_path.join("."));
+        }
+        let _ = writeln!(out, ".\n");
+        let fields: Vec<_> = table.columns.iter().skip(format.context.len()).collect();
+        if fields.is_empty() {
+            let _ = writeln!(
+                out,
+                "No documented fields: every column after the context columns is found in the data.\n"
+            );
+            continue;
+        }
+        column_table(
+            out,
+            fields
+                .iter()
+                .map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())),
+        );
+    }
+}
+
+fn column_table<'a>(out: &mut String, rows: impl Iterator<Item = (&'a str, String, &'a str)>) {
+    let _ = writeln!(out, "| column | type | meaning |\n|---|---|---|");
+    for (name, kind, about) in rows {
+        let _ = writeln!(out, "| `{name}` | {kind} | {} |", about.replace('|', "\\|"));
+    }
+    out.push('\n');
+}
+
+fn capitalize(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+impl crate::catalog::Column {
+    /// The column's type as the docs and `\d` name it.
+    pub fn data_type_name(&self) -> String {
+        use crate::catalog::ColumnSource;
+        match &self.source {
+            ColumnSource::Field { absent, .. } => {
+                let mut name = self.kind.describe();
+                match absent {
+                    crate::format::Absent::Bool(v) => name.push_str(&format!(", {v} when absent")),
+                    crate::format::Absent::Int(v) => name.push_str(&format!(", {v} when absent")),
+                    crate::format::Absent::Null => {}
+                }
+                name
+            }
+            ColumnSource::Context(source) => match source.data_type() {
+                datafusion::arrow::datatypes::DataType::Int64 => Kind::Int.describe(),
+                datafusion::arrow::datatypes::DataType::Boolean => Kind::Bool.describe(),
+                _ => Kind::Str.describe(),
+            },
+            _ => Kind::Str.describe(),
+        }
+    }
+}
