@@ -1,7 +1,7 @@
 //! The tables of a format: which exist and what their columns are, from the format's description
 //! and what the inference pass found in the data.
 
-use crate::format::{Absent, ContextSource, Format, Kind};
+use crate::format::{Absent, ContextSource, Derive, FieldSpec, Format, Kind, LinesTable, MarkerPart};
 use crate::infer::{FormatStats, Shapes};
 use crate::json::Shape;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -12,8 +12,8 @@ use std::sync::Arc;
 pub enum ColumnSource {
     /// From the file or the line's position.
     Context(ContextSource),
-    /// From the event's field `key`.
-    Field { key: String, absent: Absent },
+    /// From the event's field `key` (or computed from it).
+    Field { key: String, absent: Absent, derive: Option<Derive> },
     /// The event's type as written (`events`).
     EventType,
     /// The event's fields as JSON text (`events`).
@@ -52,6 +52,8 @@ pub enum Rows {
     Type(String),
     /// Every valid event.
     AllEvents,
+    /// Every line that is a JSON object, type or not (a stream of parts).
+    Lines,
     /// Every damaged line, and every value that does not fit its column.
     Problems,
 }
@@ -75,10 +77,7 @@ pub struct EventTable {
 impl EventTable {
     pub fn schema(&self) -> SchemaRef {
         Arc::new(Schema::new(
-            self.columns
-                .iter()
-                .map(|c| Field::new(&c.name, c.data_type(), true))
-                .collect::<Vec<_>>(),
+            self.columns.iter().map(|c| Field::new(&c.name, c.data_type(), true)).collect::<Vec<_>>(),
         ))
     }
 }
@@ -114,100 +113,115 @@ pub fn context_columns(format: &Format) -> Vec<Column> {
         .collect()
 }
 
-/// Every event table of a format: each documented type, then each other type in the data.
-/// A field whose column name is taken by a context column is named `data_<name>`.
-pub fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
-    let context = context_columns(format);
-    let mut tables = Vec::new();
-    let mut push_table = |type_name: &str,
-                          about: &str,
-                          fields_path: &[&str],
-                          documented_fields: &[crate::format::FieldSpec],
-                          documented: bool| {
-        let mut columns = context.clone();
-        let taken = |columns: &[Column], name: &str| columns.iter().any(|c| c.name == name);
-        let add = |columns: &mut Vec<Column>,
-                   key: &str,
-                   kind: Kind,
-                   absent: Absent,
-                   about: String,
-                   documented: bool| {
-            let mut name = format.column_naming.apply(key);
-            if taken(columns, &name) {
-                name = format!("data_{name}");
-            }
-            if !taken(columns, &name) {
-                columns.push(Column {
-                    name,
-                    kind,
-                    source: ColumnSource::Field {
-                        key: key.to_string(),
-                        absent,
-                    },
-                    about,
-                    documented,
-                });
-            }
-        };
-        for spec in documented_fields {
-            add(
-                &mut columns,
-                spec.key,
-                spec.kind.clone(),
-                spec.absent,
-                spec.about.to_string(),
-                true,
-            );
+/// Columns being gathered for one table: a field whose column name is taken (by a context column
+/// or an earlier field) is named `data_<name>`; a key already present is not added twice.
+struct Columns {
+    columns: Vec<Column>,
+    naming: crate::format::Naming,
+}
+
+impl Columns {
+    fn has_key(&self, key: &str, derive: Option<Derive>) -> bool {
+        self.columns.iter().any(|c| matches!(&c.source, ColumnSource::Field { key: k, derive: d, .. } if k == key && *d == derive))
+    }
+
+    fn add_spec(&mut self, spec: &FieldSpec, documented: bool) {
+        self.add(spec.key, spec.kind.clone(), spec.absent, spec.derive, spec.about.to_string(), documented);
+    }
+
+    fn add(
+        &mut self,
+        key: &str,
+        kind: Kind,
+        absent: Absent,
+        derive: Option<Derive>,
+        about: String,
+        documented: bool,
+    ) {
+        if self.has_key(key, derive) {
+            return;
         }
-        let found = stats.types.get(type_name);
-        for (key, shapes) in found.map(|t| t.fields.as_slice()).unwrap_or(&[]) {
-            if documented_fields.iter().any(|f| f.key == key) {
+        let mut name = match derive {
+            Some(Derive::TruncationMarker { part, .. }) => {
+                let suffix = match part {
+                    MarkerPart::Present => "truncated",
+                    MarkerPart::TotalChars => "total_chars",
+                    MarkerPart::Sha256 => "sha256",
+                };
+                format!("{}_{suffix}", self.naming.apply(key))
+            }
+            None => self.naming.apply(key),
+        };
+        while self.columns.iter().any(|c| c.name == name) {
+            name = format!("data_{name}");
+        }
+        let source = ColumnSource::Field { key: key.to_string(), absent, derive };
+        self.columns.push(Column { name, kind, source, about, documented });
+    }
+
+    /// Adds the fields found in the data that no document names.
+    fn add_found(&mut self, found: &[(String, Shapes)], skip_key: Option<&str>) {
+        for (key, shapes) in found {
+            if Some(key.as_str()) == skip_key || self.has_key(key, None) {
                 continue;
             }
             let kind = inferred_kind(*shapes);
             let about = format!("found in the data ({})", kind.describe());
-            add(&mut columns, key, kind, Absent::Null, about, false);
-        }
-        tables.push(EventTable {
-            name: format.table_naming.apply(type_name),
-            rows: Rows::Type(type_name.to_string()),
-            about: about.to_string(),
-            fields_path: fields_path.iter().map(|s| s.to_string()).collect(),
-            columns,
-            events: Some(found.map_or(0, |t| t.events)),
-            documented,
-        });
-    };
-    for spec in &format.events {
-        push_table(
-            spec.type_name,
-            spec.about,
-            spec.fields_path,
-            &spec.fields,
-            true,
-        );
-    }
-    for type_name in stats.types.keys() {
-        if !format.events.iter().any(|e| e.type_name == type_name) {
-            push_table(
-                type_name,
-                "a type found in the data that no document names",
-                &[],
-                &[],
-                false,
-            );
+            self.add(key, kind, Absent::Null, None, about, false);
         }
     }
-    tables
 }
 
-fn special(
-    name: &str,
-    rows: Rows,
-    about: &str,
-    columns: Vec<Column>,
-    events: Option<u64>,
-) -> EventTable {
+/// Every event table of a format: each documented type, then each other type in the data. Each
+/// has the context columns, the format's common fields, the type's documented fields, then the
+/// fields found in the data.
+pub fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
+    let type_key = match format.envelope.fields {
+        crate::format::FieldsAt::Beside => Some(format.envelope.type_key),
+        crate::format::FieldsAt::Under(_) => None,
+    };
+    let mut names: Vec<(&str, Option<&crate::format::EventSpec>)> =
+        format.events.iter().map(|e| (e.type_name, Some(e))).collect();
+    for type_name in stats.types.keys() {
+        if !format.events.iter().any(|e| e.type_name == type_name) {
+            names.push((type_name, None));
+        }
+    }
+    names
+        .into_iter()
+        .map(|(type_name, spec)| {
+            let mut columns = Columns { columns: context_columns(format), naming: format.column_naming };
+            let found = stats.types.get(type_name);
+            let fields_path = spec.map_or(&[][..], |s| s.fields_path);
+            // Common fields are beside the type; a type whose fields are further down has none.
+            if fields_path.is_empty() {
+                format.common_fields.iter().for_each(|f| columns.add_spec(f, true));
+            }
+            spec.iter().flat_map(|s| &s.fields).for_each(|f| columns.add_spec(f, true));
+            columns.add_found(found.map_or(&[][..], |t| &t.fields), type_key);
+            EventTable {
+                name: format.table_naming.apply(type_name),
+                rows: Rows::Type(type_name.to_string()),
+                about: spec
+                    .map_or("a type found in the data that no document names", |s| s.about)
+                    .to_string(),
+                fields_path: fields_path.iter().map(|s| s.to_string()).collect(),
+                columns: columns.columns,
+                events: Some(found.map_or(0, |t| t.events)),
+                documented: spec.is_some(),
+            }
+        })
+        .collect()
+}
+
+/// A format's own columns for a table of every line: the context columns and the common fields.
+fn context_and_common(format: &Format) -> Vec<Column> {
+    let mut columns = Columns { columns: context_columns(format), naming: format.column_naming };
+    format.common_fields.iter().for_each(|f| columns.add_spec(f, true));
+    columns.columns
+}
+
+fn special(name: &str, rows: Rows, about: &str, columns: Vec<Column>, events: Option<u64>) -> EventTable {
     EventTable {
         name: name.into(),
         rows,
@@ -220,58 +234,45 @@ fn special(
 }
 
 fn plain(name: &str, source: ColumnSource, about: &str) -> Column {
-    Column {
-        name: name.into(),
-        kind: Kind::Str,
-        source,
-        about: about.into(),
-        documented: true,
-    }
+    Column { name: name.into(), kind: Kind::Str, source, about: about.into(), documented: true }
 }
 
 /// The `events` table: every valid event, its fields as JSON text.
 pub fn events_table(format: &Format, stats: &FormatStats) -> EventTable {
-    let mut columns = context_columns(format);
-    columns.push(plain(
-        "type",
-        ColumnSource::EventType,
-        "the event type as written in the file",
-    ));
-    columns.push(plain(
-        "data",
-        ColumnSource::EventFields,
-        "the event's fields as JSON text",
-    ));
+    let mut columns = context_and_common(format);
+    columns.push(plain("type", ColumnSource::EventType, "the event type as written in the file"));
+    columns.push(plain("data", ColumnSource::EventFields, "the event's fields as JSON text"));
     let total = stats.types.values().map(|t| t.events).sum();
-    special(
-        "events",
-        Rows::AllEvents,
-        "every valid event of every type",
-        columns,
-        Some(total),
-    )
+    special("events", Rows::AllEvents, "every valid event of every type", columns, Some(total))
 }
 
 /// The `errors` table: every damaged line and every value that does not fit its column.
 pub fn errors_table(format: &Format) -> EventTable {
     let mut columns = context_columns(format);
-    columns.push(plain(
-        "reason",
-        ColumnSource::Problem,
-        "what is wrong with the line or value",
-    ));
-    columns.push(plain(
-        "excerpt",
-        ColumnSource::Excerpt,
-        "the line's first 200 characters",
-    ));
-    special(
-        "errors",
-        Rows::Problems,
-        "one row per damaged line or unreadable value",
-        columns,
-        None,
-    )
+    columns.push(plain("reason", ColumnSource::Problem, "what is wrong with the line or value"));
+    columns.push(plain("excerpt", ColumnSource::Excerpt, "the line's first 200 characters"));
+    special("errors", Rows::Problems, "one row per damaged line or unreadable value", columns, None)
+}
+
+/// The tables of a format read as one table of lines: that table and its errors table.
+pub fn lines_tables(format: &Format, lines: &LinesTable) -> Vec<EventTable> {
+    let mut columns = context_and_common(format);
+    columns.push(plain(lines.line_column, ColumnSource::EventFields, "the whole line as JSON text"));
+    let mut errors = errors_table(format);
+    errors.name = lines.errors_name.to_string();
+    errors.about = format!("one row per damaged line of {}", lines.name);
+    vec![special(lines.name, Rows::Lines, lines.about, columns, None), errors]
+}
+
+/// Every table a format's files make, before its views.
+pub fn all_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
+    if let Some(lines) = &format.lines_table {
+        return lines_tables(format, lines);
+    }
+    let mut tables = event_tables(format, stats);
+    tables.push(events_table(format, stats));
+    tables.push(errors_table(format));
+    tables
 }
 
 #[cfg(test)]
@@ -289,10 +290,7 @@ mod tests {
         assert_eq!(inferred_kind(shapes(&[Shape::Str, Shape::Null])), Kind::Str);
         assert_eq!(inferred_kind(shapes(&[Shape::Null])), Kind::Str);
         assert_eq!(inferred_kind(shapes(&[Shape::Int])), Kind::Int);
-        assert_eq!(
-            inferred_kind(shapes(&[Shape::Int, Shape::Float])),
-            Kind::Float
-        );
+        assert_eq!(inferred_kind(shapes(&[Shape::Int, Shape::Float])), Kind::Float);
         assert_eq!(inferred_kind(shapes(&[Shape::Bool])), Kind::Bool);
         assert_eq!(inferred_kind(shapes(&[Shape::Str, Shape::Int])), Kind::Json);
         assert_eq!(inferred_kind(shapes(&[Shape::Object])), Kind::Json);

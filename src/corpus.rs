@@ -1,7 +1,7 @@
 //! A corpus: the transcript files found for every format, what the inference pass learned about
 //! them, their tables, and the log of problems met while reading them.
 
-use crate::catalog::{EventTable, errors_table, event_tables, events_table};
+use crate::catalog::{EventTable, all_tables};
 use crate::discover::{Discovery, SourceFile};
 use crate::format::Format;
 use crate::infer::{FormatStats, infer_file};
@@ -23,10 +23,7 @@ pub struct ReadOptions {
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        Self {
-            max_line_bytes: 256 << 20,
-            parallel_files: 2,
-        }
+        Self { max_line_bytes: 256 << 20, parallel_files: 2 }
     }
 }
 
@@ -36,6 +33,8 @@ pub struct FormatData {
     pub format: Format,
     /// Its transcripts, in path order.
     pub files: Vec<Arc<SourceFile>>,
+    /// For each transcript, its damaged lines.
+    pub file_damage: Vec<u64>,
     /// Files of its naming that hold no transcript (rupu step logs, netflow ledgers).
     pub not_transcripts: Vec<PathBuf>,
     /// Every event table, then `events`, then `errors`.
@@ -46,29 +45,29 @@ pub struct FormatData {
 }
 
 impl FormatData {
+    /// The table this format's damaged lines are listed in.
+    pub fn errors_table(&self) -> &'static str {
+        self.format.lines_table.as_ref().map_or("errors", |l| l.errors_name)
+    }
+
     pub fn table(&self, name: &str) -> Option<&Arc<EventTable>> {
         self.tables.iter().find(|t| t.name == name)
     }
 
     /// The event tables (one per type), for checking a line of any type.
     pub fn type_tables(&self) -> impl Iterator<Item = &Arc<EventTable>> {
-        self.tables
-            .iter()
-            .filter(|t| matches!(t.rows, crate::catalog::Rows::Type(_)))
+        self.tables.iter().filter(|t| matches!(t.rows, crate::catalog::Rows::Type(_)))
     }
 }
 
 /// A problem met while reading, once per place.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Problem {
-    /// A statement read this format's transcripts (and so skipped their damaged lines).
-    Scanned { format: &'static str },
+    /// A statement read these files (and so skipped their damaged lines): the format's schema and
+    /// the table their damage is listed in.
+    Scanned { schema: &'static str, errors_table: &'static str },
     /// A value that did not fit its column, read as null.
-    Value {
-        file: PathBuf,
-        line: u64,
-        column: String,
-    },
+    Value { file: PathBuf, line: u64, column: String },
     /// A file that could not be read (whole or in part).
     File { file: PathBuf, why: String },
 }
@@ -81,10 +80,7 @@ pub struct ProblemLog {
 
 impl ProblemLog {
     pub fn record(&self, problem: Problem) {
-        self.seen
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(problem);
+        self.seen.lock().unwrap_or_else(|e| e.into_inner()).insert(problem);
     }
 
     /// Takes what was recorded, leaving the log empty.
@@ -131,6 +127,7 @@ impl Corpus {
             let mut transcripts = Vec::new();
             let mut not_transcripts = Vec::new();
             let (mut damaged_lines, mut damaged_files) = (0, 0);
+            let mut file_damage = Vec::new();
             for (file, file_stats) in results {
                 if let Some(why) = &file_stats.unreadable {
                     warnings.push(format!("{}: not read: {why}", file.path.display()));
@@ -138,21 +135,18 @@ impl Corpus {
                     stats.add(&file_stats);
                     damaged_lines += file_stats.damaged_lines;
                     damaged_files += usize::from(file_stats.damaged_lines > 0);
+                    file_damage.push(file_stats.damaged_lines);
                     transcripts.push(Arc::new(file));
                 } else {
                     not_transcripts.push(file.path);
                 }
             }
             let format = Arc::unwrap_or_clone(format);
-            let mut tables: Vec<Arc<EventTable>> = event_tables(&format, &stats)
-                .into_iter()
-                .map(Arc::new)
-                .collect();
-            tables.push(Arc::new(events_table(&format, &stats)));
-            tables.push(Arc::new(errors_table(&format)));
+            let tables = all_tables(&format, &stats).into_iter().map(Arc::new).collect();
             data.push(Arc::new(FormatData {
                 format,
                 files: transcripts,
+                file_damage,
                 not_transcripts,
                 tables,
                 damaged_lines,

@@ -3,11 +3,10 @@
 
 use crate::catalog::{Column, ColumnSource, EventTable};
 use crate::discover::SourceFile;
-use crate::format::{Absent, ContextSource, Kind};
+use crate::format::{Absent, ContextSource, Derive, Kind, MarkerPart};
 use crate::json::{RawObject, Shape};
 use datafusion::arrow::array::{
-    ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder,
-    TimestampMicrosecondBuilder,
+    ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
 };
 use datafusion::arrow::compute::kernels::cast_utils::string_to_timestamp_nanos;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -54,33 +53,21 @@ impl FileContext {
     /// Evaluates `columns`' file-level sources for `file`.
     pub fn new(columns: &[Column], file: &SourceFile) -> Self {
         let ancestor = |n: usize| {
-            file.path
-                .ancestors()
-                .nth(n)
-                .and_then(|p| p.file_name())
-                .map(|s| s.to_string_lossy().into_owned())
+            file.path.ancestors().nth(n).and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned())
         };
         let components: Vec<String> = file
             .path
             .parent()
-            .map(|p| {
-                p.components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect()
-            })
+            .map(|p| p.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect())
             .unwrap_or_default();
         let values = columns
             .iter()
             .map(|c| match &c.source {
                 ColumnSource::Context(source) => match source {
-                    ContextSource::FileStem => FileValue::Str(
-                        file.path
-                            .file_stem()
-                            .map(|s| s.to_string_lossy().into_owned()),
-                    ),
-                    ContextSource::FilePath => {
-                        FileValue::Str(Some(file.path.display().to_string()))
+                    ContextSource::FileStem => {
+                        FileValue::Str(file.path.file_stem().map(|s| s.to_string_lossy().into_owned()))
                     }
+                    ContextSource::FilePath => FileValue::Str(Some(file.path.display().to_string())),
                     ContextSource::Ancestor(n) => FileValue::Str(ancestor(*n)),
                     ContextSource::AncestorInt(n) => {
                         FileValue::Int(ancestor(*n).and_then(|s| s.parse().ok()))
@@ -93,9 +80,7 @@ impl FileContext {
                             .windows(path.len())
                             .any(|w| w.iter().zip(path.iter()).all(|(a, b)| a == b)),
                     ),
-                    ContextSource::LineNumber | ContextSource::LastSeen { .. } => {
-                        FileValue::PerLine
-                    }
+                    ContextSource::LineNumber | ContextSource::LastSeen { .. } => FileValue::PerLine,
                 },
                 _ => FileValue::PerLine,
             })
@@ -195,8 +180,7 @@ impl Builder {
                         true
                     }
                     Err(_) => {
-                        return self
-                            .reject(format!("not an RFC 3339 timestamp: {}", excerpt(text, 60)));
+                        return self.reject(format!("not an RFC 3339 timestamp: {}", excerpt(text, 60)));
                     }
                 },
                 _ => false,
@@ -212,11 +196,20 @@ impl Builder {
         if fit {
             Ok(())
         } else {
-            self.reject(format!(
-                "expected {}, found {}",
-                kind.describe(),
-                shape.article()
-            ))
+            self.reject(format!("expected {}, found {}", kind.describe(), shape.article()))
+        }
+    }
+
+    /// Appends a value computed from a field's raw value.
+    fn derived(&mut self, derive: &Derive, raw: Option<&RawValue>) {
+        let Derive::TruncationMarker { prefix, part } = derive;
+        let text = raw.filter(|r| Shape::of(r) == Shape::Str).map(|r| r.get());
+        let marker = text.and_then(|t| truncation_marker(t, prefix));
+        match (self, part) {
+            (Builder::Bool(b), MarkerPart::Present) => b.append_option(text.map(|_| marker.is_some())),
+            (Builder::Int(b), MarkerPart::TotalChars) => b.append_option(marker.map(|(total, _)| total)),
+            (Builder::Str(b), MarkerPart::Sha256) => b.append_option(marker.map(|(_, hash)| hash)),
+            (b, _) => b.null(),
         }
     }
 
@@ -235,9 +228,9 @@ fn fits(value: &Value, kind: &Kind) -> bool {
         (Value::String(_), Kind::Str) => true,
         (Value::Bool(_), Kind::Bool) => true,
         (Value::Array(items), Kind::List(item)) => items.iter().all(|v| fits(v, item)),
-        (Value::Object(map), Kind::Struct(fields)) => fields
-            .iter()
-            .all(|(name, kind)| map.get(*name).is_none_or(|v| fits(v, kind))),
+        (Value::Object(map), Kind::Struct(fields)) => {
+            fields.iter().all(|(name, kind)| map.get(*name).is_none_or(|v| fits(v, kind)))
+        }
         _ => false,
     }
 }
@@ -264,6 +257,18 @@ fn nested_array(data_type: &DataType, values: &[Value]) -> Result<ArrayRef, Arro
         Some(batch) => Ok(batch.column(0).clone()),
         None => Ok(datafusion::arrow::array::new_empty_array(data_type)),
     }
+}
+
+/// The total length and the sha256 named by a marker `<prefix><omitted> of <total> characters,
+/// sha256 <hash>]` inside `text` (the marker holds nothing JSON escapes, so raw JSON text will do).
+fn truncation_marker<'a>(text: &'a str, prefix: &str) -> Option<(i64, &'a str)> {
+    let start = memchr::memmem::find(text.as_bytes(), prefix.as_bytes())? + prefix.len();
+    let (omitted, rest) = text[start..].split_once(" of ")?;
+    let (total, rest) = rest.split_once(" characters, sha256 ")?;
+    let (hash, _) = rest.split_once(']')?;
+    omitted.parse::<u64>().ok()?;
+    let is_hash = !hash.is_empty() && hash.bytes().all(|b| b.is_ascii_hexdigit());
+    Some((total.parse().ok()?, hash)).filter(|_| is_hash)
 }
 
 /// The first `max` characters of `text`.
@@ -296,10 +301,7 @@ impl RowDecoder {
         let all: Vec<usize> = (0..table.columns.len()).collect();
         let projection = projection.unwrap_or(&all);
         let full = table.schema();
-        let schema = Arc::new(
-            full.project(projection)
-                .expect("projection within the table"),
-        );
+        let schema = Arc::new(full.project(projection).expect("projection within the table"));
         let columns = projection
             .iter()
             .map(|&i| {
@@ -308,12 +310,7 @@ impl RowDecoder {
                 (i, column, builder)
             })
             .collect();
-        Self {
-            schema,
-            columns,
-            context: FileContext::default(),
-            rows: 0,
-        }
+        Self { schema, columns, context: FileContext::default(), rows: 0 }
     }
 
     pub fn schema(&self) -> &SchemaRef {
@@ -343,22 +340,18 @@ impl RowDecoder {
                         (Some(FileValue::Str(s)), _, b) => text(s.as_deref(), b),
                         (Some(FileValue::Int(Some(v))), _, Builder::Int(b)) => b.append_value(*v),
                         (Some(FileValue::Bool(v)), _, Builder::Bool(b)) => b.append_value(*v),
-                        (_, ContextSource::LineNumber, Builder::Int(b)) => {
-                            b.append_value(values.line as i64)
-                        }
-                        (_, ContextSource::LastSeen { .. }, Builder::Int(b)) => {
-                            b.append_option(values.turn)
-                        }
+                        (_, ContextSource::LineNumber, Builder::Int(b)) => b.append_value(values.line as i64),
+                        (_, ContextSource::LastSeen { .. }, Builder::Int(b)) => b.append_option(values.turn),
                         (_, _, b) => b.null(),
                     }
                 }
-                ColumnSource::Field { key, absent } => {
+                ColumnSource::Field { key, derive: Some(derive), .. } => {
+                    builder.derived(derive, values.fields.and_then(|f| f.get(key)));
+                }
+                ColumnSource::Field { key, absent, derive: None } => {
                     let raw = values.fields.and_then(|f| f.get(key));
                     if let Err(why) = builder.field(&column.kind, raw, *absent) {
-                        problems.push(ValueProblem {
-                            column: column.name.clone(),
-                            why,
-                        });
+                        problems.push(ValueProblem { column: column.name.clone(), why });
                     }
                 }
                 ColumnSource::EventType => text(values.type_name, builder),
@@ -371,13 +364,30 @@ impl RowDecoder {
 
     /// The rows so far as a batch; the decoder starts empty again.
     pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
-        let arrays = self
-            .columns
-            .iter_mut()
-            .map(|(_, _, b)| b.finish())
-            .collect::<Result<Vec<_>, _>>()?;
+        let arrays = self.columns.iter_mut().map(|(_, _, b)| b.finish()).collect::<Result<Vec<_>, _>>()?;
         let options = RecordBatchOptions::new().with_row_count(Some(self.rows));
         self.rows = 0;
         RecordBatch::try_new_with_options(self.schema.clone(), arrays, &options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_markers() {
+        let prefix = "[reeval: truncated ";
+        let text = "head [reeval: truncated 10 of 131082 characters, sha256 ab12] tail";
+        assert_eq!(truncation_marker(text, prefix), Some((131082, "ab12")));
+        assert_eq!(truncation_marker("no marker", prefix), None);
+        assert_eq!(truncation_marker("[reeval: truncated x of 5 characters, sha256 ab]", prefix), None);
+        assert_eq!(truncation_marker("[reeval: truncated 1 of 5 characters, sha256 zz]", prefix), None);
+    }
+
+    #[test]
+    fn excerpts_cut_at_characters() {
+        assert_eq!(excerpt("héllo", 2), "hé");
+        assert_eq!(excerpt("hi", 5), "hi");
     }
 }

@@ -50,7 +50,11 @@ pub fn default_paths(
                 looked.push(p.display().to_string());
                 cwd.join(p).is_dir()
             });
-            found.extend(existing);
+            if let Some(path) = existing
+                && !found.contains(&path)
+            {
+                found.push(path);
+            }
         }
     }
     if found.is_empty() {
@@ -71,40 +75,26 @@ fn expand(place: &str, home: Option<&Path>) -> PathBuf {
 /// Walks `paths` and gives each file to the first format that claims it: formats matching a file
 /// by its exact name go before those matching it by extension.
 pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, DiscoveryError> {
-    let mut out = Discovery {
-        files: vec![Vec::new(); formats.len()],
-        ..Default::default()
-    };
+    let mut out = Discovery { files: vec![Vec::new(); formats.len()], ..Default::default() };
     let mut claim_order: Vec<usize> = (0..formats.len()).collect();
     claim_order.sort_by_key(|&i| matches!(formats[i].files, FileMatch::Extension(_)));
-    let claim = |name: &str| {
-        claim_order
-            .iter()
-            .copied()
-            .find(|&i| formats[i].files.matches(name))
-    };
+    let claim = |name: &str| claim_order.iter().copied().find(|&i| formats[i].files.matches(name));
 
     let mut seen = HashSet::new();
     for root in paths {
         let meta = std::fs::metadata(root).map_err(|_| DiscoveryError::NotFound(root.clone()))?;
         if meta.is_file() {
-            let name = root
-                .file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default();
+            let name = root.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
             match claim(&name) {
                 Some(i) => push(&mut out.files[i], &mut seen, root.clone(), meta.len()),
-                None => out.warnings.push(format!(
-                    "{}: not read: no format reads files of this name",
-                    root.display()
-                )),
+                None => out
+                    .warnings
+                    .push(format!("{}: not read: no format reads files of this name", root.display())),
             }
             continue;
         }
         out.searched.push(root.clone());
-        let walk = walkdir::WalkDir::new(root)
-            .follow_links(true)
-            .sort_by_file_name();
+        let walk = walkdir::WalkDir::new(root).follow_links(true).sort_by_file_name();
         for entry in walk {
             let entry = match entry {
                 Ok(entry) => entry,
@@ -121,8 +111,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
                 let size = match entry.metadata() {
                     Ok(m) => m.len(),
                     Err(e) => {
-                        out.warnings
-                            .push(format!("{}: not read: {e}", entry.path().display()));
+                        out.warnings.push(format!("{}: not read: {e}", entry.path().display()));
                         continue;
                     }
                 };
@@ -136,24 +125,14 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
 fn push(files: &mut Vec<SourceFile>, seen: &mut HashSet<PathBuf>, path: PathBuf, size: u64) {
     let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
     if seen.insert(canonical.clone()) {
-        files.push(SourceFile {
-            path,
-            canonical,
-            size,
-        });
+        files.push(SourceFile { path, canonical, size });
     }
 }
 
 fn walk_warning(e: &walkdir::Error) -> String {
-    let path = e
-        .path()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
+    let path = e.path().map(|p| p.display().to_string()).unwrap_or_default();
     if let Some(ancestor) = e.loop_ancestor() {
-        format!(
-            "{path}: symlink loop back to {}; not followed again",
-            ancestor.display()
-        )
+        format!("{path}: symlink loop back to {}; not followed again", ancestor.display())
     } else if let Some(io) = e.io_error() {
         format!("{path}: not read: {io}")
     } else {
@@ -171,9 +150,6 @@ mod tests {
             expand("~/.rupu/transcripts", Some(Path::new("/home/me"))),
             Path::new("/home/me/.rupu/transcripts")
         );
-        assert_eq!(
-            expand(".rupu/transcripts", None),
-            Path::new(".rupu/transcripts")
-        );
+        assert_eq!(expand(".rupu/transcripts", None), Path::new(".rupu/transcripts"));
     }
 }

@@ -41,32 +41,18 @@ name is taken by a context column is named `data_<name>` (`turn_end.data_turn_id
 fn render_format(out: &mut String, format: &Format) {
     let stats = FormatStats::default();
     let _ = writeln!(out, "## Schema `{}`\n\n{}.\n", format.name, format.about);
-    let roots: Vec<String> = format
-        .default_roots
-        .iter()
-        .map(|group| group.join(" or "))
-        .collect();
-    let _ = writeln!(
-        out,
-        "With no path given, txq reads {}.\n",
-        roots.join(", and ")
-    );
+    let roots: Vec<String> = format.default_roots.iter().map(|group| group.join(" or ")).collect();
+    let _ = writeln!(out, "With no path given, txq reads {}.\n", roots.join(", and "));
     if let Some(required) = format.required_type {
         let _ = writeln!(
             out,
             "A file with no `{required}` line is not a transcript and adds nothing to any table.\n"
         );
     }
-    let _ = writeln!(
-        out,
-        "### Context columns (on every table of `{}`)\n",
-        format.name
-    );
+    let _ = writeln!(out, "### Context columns (on every table of `{}`)\n", format.name);
     column_table(
         out,
-        context_columns(format)
-            .iter()
-            .map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())),
+        context_columns(format).iter().map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())),
     );
 
     for view in &format.views {
@@ -85,16 +71,10 @@ fn render_format(out: &mut String, format: &Format) {
             capitalize(&table.about)
         );
         let extra = table.columns.iter().skip(format.context.len());
-        column_table(
-            out,
-            extra.map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())),
-        );
+        column_table(out, extra.map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())));
     }
     for table in event_tables(format, &stats) {
-        let spec = format
-            .events
-            .iter()
-            .find(|e| format.table_naming.apply(e.type_name) == table.name);
+        let spec = format.events.iter().find(|e| format.table_naming.apply(e.type_name) == table.name);
         let _ = write!(out, "### `{}`\n\n{}", table.name, capitalize(&table.about));
         if let Some(spec) = spec
             && !spec.fields_path.is_empty()
@@ -110,12 +90,7 @@ fn render_format(out: &mut String, format: &Format) {
             );
             continue;
         }
-        column_table(
-            out,
-            fields
-                .iter()
-                .map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())),
-        );
+        column_table(out, fields.iter().map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())));
     }
 }
 
@@ -129,10 +104,7 @@ fn column_table<'a>(out: &mut String, rows: impl Iterator<Item = (&'a str, Strin
 
 fn capitalize(s: &str) -> String {
     let mut chars = s.chars();
-    chars
-        .next()
-        .map(|c| c.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
 impl crate::catalog::Column {

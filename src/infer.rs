@@ -82,6 +82,8 @@ pub struct FileStats {
     pub types: BTreeMap<String, TypeStats>,
     /// Damaged lines (the cut-off last line of a file is not damage).
     pub damaged_lines: u64,
+    /// Lines read (damaged ones included).
+    pub lines: u64,
     /// A problem that stopped the read (the file is then left out).
     pub unreadable: Option<String>,
 }
@@ -116,12 +118,18 @@ pub async fn infer_file(
         }
     };
     let mut splitter = LineSplitter::new(max_line_bytes);
-    let mut on_line = |line: Line<'_>| match line {
-        Line::Whole { bytes, .. } => {
-            stats.damaged_lines += u64::from(!observe(format, bytes, &mut stats.types))
-        }
-        Line::Unterminated { bytes, .. } => _ = observe(format, bytes, &mut stats.types),
-        Line::TooLong { .. } => stats.damaged_lines += 1,
+    let mut on_line = |line: Line<'_>| {
+        stats.lines += 1;
+        let damaged = match line {
+            Line::Whole { bytes, .. } => !observe(format, bytes, &mut stats.types),
+            // A last line cut off mid-write is not damage.
+            Line::Unterminated { bytes, .. } => {
+                observe(format, bytes, &mut stats.types);
+                false
+            }
+            Line::TooLong { .. } => true,
+        };
+        stats.damaged_lines += u64::from(damaged);
     };
     loop {
         match reader.next_block().await {
@@ -144,6 +152,9 @@ pub async fn infer_file(
 
 /// Notes one line's type and field shapes; false for a damaged line, which adds nothing.
 fn observe(format: &Format, line: &[u8], types: &mut BTreeMap<String, TypeStats>) -> bool {
+    if format.lines_table.is_some() {
+        return crate::json::parse_line_object(line).is_ok();
+    }
     let Ok(event) = parse_event(line, format.envelope.type_key) else {
         return false;
     };
@@ -159,11 +170,8 @@ fn observe(format: &Format, line: &[u8], types: &mut BTreeMap<String, TypeStats>
         Some(stats) => stats,
         None => types.entry(event.type_name.to_string()).or_default(),
     };
-    let path = format
-        .events
-        .iter()
-        .find(|e| e.type_name == event.type_name)
-        .map_or(&[][..], |e| e.fields_path);
+    let path =
+        format.events.iter().find(|e| e.type_name == event.type_name).map_or(&[][..], |e| e.fields_path);
     stats.events += 1;
     let Some(fields) = descend(fields, path) else {
         return true;

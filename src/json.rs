@@ -68,10 +68,7 @@ impl fmt::Display for Damage {
                 write!(f, "the event's fields are {}, not an object", s.article())
             }
             Damage::TooLong { length, limit } => {
-                write!(
-                    f,
-                    "line of {length} bytes is longer than the limit of {limit} (--max-line-bytes)"
-                )
+                write!(f, "line of {length} bytes is longer than the limit of {limit} (--max-line-bytes)")
             }
         }
     }
@@ -138,19 +135,22 @@ pub struct Event<'a> {
     pub top: RawObject<'a>,
 }
 
+/// Parses a line that must be a JSON object.
+pub fn parse_line_object(line: &[u8]) -> Result<RawObject<'_>, Damage> {
+    match serde_json::from_slice(line) {
+        Ok(top) => Ok(top),
+        // Valid JSON of another shape, or not JSON at all.
+        Err(e) if e.is_data() => Err(match serde_json::from_slice::<&RawValue>(line) {
+            Ok(raw) => Damage::NotAnObject(Shape::of(raw)),
+            Err(e) => Damage::Malformed(e.to_string()),
+        }),
+        Err(e) => Err(Damage::Malformed(e.to_string())),
+    }
+}
+
 /// Parses a line as an object with a string `type_key`.
 pub fn parse_event<'a>(line: &'a [u8], type_key: &str) -> Result<Event<'a>, Damage> {
-    let top: RawObject<'a> = match serde_json::from_slice(line) {
-        Ok(top) => top,
-        Err(e) if e.is_data() => {
-            // Valid JSON of another shape, or an object whose values do not fit RawValue rules.
-            return Err(match serde_json::from_slice::<&RawValue>(line) {
-                Ok(raw) => Damage::NotAnObject(Shape::of(raw)),
-                Err(e) => Damage::Malformed(e.to_string()),
-            });
-        }
-        Err(e) => return Err(Damage::Malformed(e.to_string())),
-    };
+    let top = parse_line_object(line)?;
     let raw_type = top.get(type_key).ok_or(Damage::NoType)?;
     let type_name = match Shape::of(raw_type) {
         Shape::Str => serde_json::from_str::<Cow<'a, str>>(raw_type.get())
@@ -175,10 +175,7 @@ mod tests {
 
     #[test]
     fn quick_type_reads_the_usual_prefix_only() {
-        assert_eq!(
-            quick_type(br#"{"type":"usage","data":{}}"#, "type"),
-            Some("usage")
-        );
+        assert_eq!(quick_type(br#"{"type":"usage","data":{}}"#, "type"), Some("usage"));
         assert_eq!(quick_type(br#"{"type":"us\u0061ge"}"#, "type"), None);
         assert_eq!(quick_type(br#"{ "type": "usage"}"#, "type"), None);
         assert_eq!(quick_type(br#"{"data":{},"type":"usage"}"#, "type"), None);
@@ -192,18 +189,9 @@ mod tests {
         assert_eq!(reason(b"[1,2]"), Err(Damage::NotAnObject(Shape::Array)));
         assert_eq!(reason(b"\"hi\""), Err(Damage::NotAnObject(Shape::Str)));
         assert_eq!(reason(br#"{"data":{}}"#), Err(Damage::NoType));
-        assert_eq!(
-            reason(br#"{"type":7}"#),
-            Err(Damage::TypeNotString(Shape::Int))
-        );
-        assert!(matches!(
-            reason(br#"{"type":"a","da"#),
-            Err(Damage::Malformed(_))
-        ));
-        assert!(matches!(
-            reason(b"{\"type\":\"\xff\"}"),
-            Err(Damage::Malformed(_))
-        ));
+        assert_eq!(reason(br#"{"type":7}"#), Err(Damage::TypeNotString(Shape::Int)));
+        assert!(matches!(reason(br#"{"type":"a","da"#), Err(Damage::Malformed(_))));
+        assert!(matches!(reason(b"{\"type\":\"\xff\"}"), Err(Damage::Malformed(_))));
     }
 
     #[test]

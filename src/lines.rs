@@ -9,11 +9,7 @@ pub enum Line<'a> {
     /// The last line of the file, with no newline after it: whole, or a write cut off.
     Unterminated { number: u64, bytes: &'a [u8] },
     /// A line longer than the limit; its bytes are dropped as they arrive.
-    TooLong {
-        number: u64,
-        length: u64,
-        head: &'a [u8],
-    },
+    TooLong { number: u64, length: u64, head: &'a [u8] },
 }
 
 /// How many leading bytes of an over-long line are kept for the error report.
@@ -36,13 +32,7 @@ pub struct LineSplitter {
 impl LineSplitter {
     /// A splitter that reports lines longer than `max_line_bytes` instead of holding them.
     pub fn new(max_line_bytes: usize) -> Self {
-        Self {
-            carry: Vec::new(),
-            next_number: 1,
-            at_start: true,
-            max_line_bytes,
-            overflow: 0,
-        }
+        Self { carry: Vec::new(), next_number: 1, at_start: true, max_line_bytes, overflow: 0 }
     }
 
     /// Feeds the next block of the file, calling `emit` for every line it completes.
@@ -71,11 +61,7 @@ impl LineSplitter {
                 let length = self.overflow + piece.len() as u64;
                 let head = std::mem::take(&mut self.carry);
                 self.overflow = 0;
-                emit(Line::TooLong {
-                    number,
-                    length,
-                    head: &head,
-                });
+                emit(Line::TooLong { number, length, head: &head });
                 continue;
             }
             if self.carry.is_empty() {
@@ -93,9 +79,8 @@ impl LineSplitter {
             self.overflow += rest.len() as u64;
         } else if self.carry.len() + rest.len() > self.max_line_bytes {
             self.overflow = (self.carry.len() + rest.len()) as u64;
-            self.carry.extend_from_slice(
-                &rest[..rest.len().min(HEAD_BYTES.saturating_sub(self.carry.len()))],
-            );
+            self.carry
+                .extend_from_slice(&rest[..rest.len().min(HEAD_BYTES.saturating_sub(self.carry.len()))]);
             self.carry.truncate(HEAD_BYTES);
         } else {
             self.carry.extend_from_slice(rest);
@@ -120,11 +105,7 @@ impl LineSplitter {
         let number = self.next_number;
         if self.overflow > 0 {
             let head = std::mem::take(&mut self.carry);
-            emit(Line::TooLong {
-                number,
-                length: self.overflow,
-                head: &head,
-            });
+            emit(Line::TooLong { number, length: self.overflow, head: &head });
         } else if !is_blank(&self.carry) {
             let tail = std::mem::take(&mut self.carry);
             let bytes = tail.strip_suffix(b"\r").unwrap_or(&tail);
@@ -158,11 +139,7 @@ mod tests {
                 Line::Unterminated { number, bytes } => {
                     format!("{number}~{}", String::from_utf8_lossy(bytes))
                 }
-                Line::TooLong {
-                    number,
-                    length,
-                    head,
-                } => {
+                Line::TooLong { number, length, head } => {
                     format!("{number}!{length}:{}", String::from_utf8_lossy(head))
                 }
             })
@@ -205,14 +182,8 @@ mod tests {
 
     #[test]
     fn over_long_lines_are_reported_not_held() {
-        assert_eq!(
-            split(&[b"short\n0123456789abc\nok\n"], 8),
-            ["1:short", "2!13:0123456789abc", "3:ok"]
-        );
-        assert_eq!(
-            split(&[b"0123", b"456789", b"ab\nok\n"], 8),
-            ["1!12:0123456789", "2:ok"]
-        );
+        assert_eq!(split(&[b"short\n0123456789abc\nok\n"], 8), ["1:short", "2!13:0123456789abc", "3:ok"]);
+        assert_eq!(split(&[b"0123", b"456789", b"ab\nok\n"], 8), ["1!12:0123456789", "2:ok"]);
         assert_eq!(split(&[b"0123456789"], 8), ["1!10:0123456789"]);
     }
 }

@@ -21,12 +21,7 @@ impl BlockReader {
     /// A reader of `file` from the local file system store.
     pub fn open(store: Arc<dyn ObjectStore>, file: &SourceFile) -> Result<Self, String> {
         let location = StorePath::from_absolute_path(&file.canonical).map_err(|e| e.to_string())?;
-        Ok(Self {
-            store,
-            location,
-            offset: 0,
-            size: file.size,
-        })
+        Ok(Self { store, location, offset: 0, size: file.size })
     }
 
     /// The next block, or `None` at the end.
@@ -35,10 +30,7 @@ impl BlockReader {
             return Ok(None);
         }
         let end = (self.offset + BLOCK_BYTES).min(self.size);
-        let block = self
-            .store
-            .get_range(&self.location, self.offset..end)
-            .await?;
+        let block = self.store.get_range(&self.location, self.offset..end).await?;
         // A file truncated since it was found ends early; read what is there.
         if block.is_empty() {
             self.offset = self.size;

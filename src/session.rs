@@ -1,11 +1,17 @@
 //! The SQL session over a corpus: a schema per format holding its tables and views, a default
 //! schema where unqualified names find the format that has the table, and the JSON functions.
 
+use crate::catalog::{Column, ColumnSource, EventTable, Rows, context_columns};
 use crate::corpus::{Corpus, FormatData};
+use crate::decode::{FileContext, LineValues, RowDecoder};
+use crate::format::ContextSource;
 use crate::scan::ScanTable;
 use async_trait::async_trait;
+use datafusion::arrow::array::{Int64Array, RecordBatch};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::view::ViewTable;
 use datafusion::catalog::{MemorySchemaProvider, SchemaProvider, TableProvider};
+use datafusion::datasource::MemTable;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use std::sync::Arc;
@@ -22,49 +28,56 @@ pub async fn session(corpus: &Corpus) -> Result<SessionContext> {
         .with_default_catalog_and_schema(CATALOG, DEFAULT_SCHEMA);
     let mut ctx = SessionContext::new_with_config(config);
     datafusion_functions_json::register_all(&mut ctx)?;
-    let catalog = ctx
-        .catalog(CATALOG)
-        .ok_or_else(|| DataFusionError::Internal(format!("no catalog {CATALOG}")))?;
+    let catalog =
+        ctx.catalog(CATALOG).ok_or_else(|| DataFusionError::Internal(format!("no catalog {CATALOG}")))?;
 
-    let mut lookup_order: Vec<(bool, Arc<dyn SchemaProvider>)> = Vec::new();
+    // Formats sharing a schema name (reeval and its raw parts) share one schema.
+    let mut schemas: Vec<(&'static str, bool, Arc<MemorySchemaProvider>)> = Vec::new();
     for data in &corpus.formats {
-        let schema = format_schema(&ctx, corpus, data).await?;
-        catalog.register_schema(data.format.name, schema.clone())?;
-        lookup_order.push((!data.files.is_empty(), schema));
+        let name = data.format.name;
+        let schema = match schemas.iter_mut().find(|(n, ..)| *n == name) {
+            Some((_, has_data, schema)) => {
+                *has_data |= !data.files.is_empty();
+                schema.clone()
+            }
+            None => {
+                let schema = Arc::new(MemorySchemaProvider::new());
+                catalog.register_schema(name, schema.clone())?;
+                schemas.push((name, !data.files.is_empty(), schema.clone()));
+                schema
+            }
+        };
+        fill_schema(&ctx, corpus, data, &schema).await?;
     }
     // Formats with transcripts answer unqualified names first, each group in the formats' order.
-    lookup_order.sort_by_key(|(has_data, _)| !*has_data);
-    let merged = MergedSchema {
-        own: MemorySchemaProvider::new(),
-        formats: lookup_order.into_iter().map(|(_, s)| s).collect(),
-    };
-    catalog.register_schema(DEFAULT_SCHEMA, Arc::new(merged))?;
+    schemas.sort_by_key(|(_, has_data, _)| !*has_data);
+    let formats = schemas.into_iter().map(|(_, _, s)| s as Arc<dyn SchemaProvider>).collect();
+    catalog.register_schema(
+        DEFAULT_SCHEMA,
+        Arc::new(MergedSchema { own: MemorySchemaProvider::new(), formats }),
+    )?;
     Ok(ctx)
 }
 
-async fn format_schema(
+/// Registers a format's tables, its `files` table and its views in `schema`.
+async fn fill_schema(
     ctx: &SessionContext,
     corpus: &Corpus,
     data: &Arc<FormatData>,
-) -> Result<Arc<dyn SchemaProvider>> {
-    let schema = Arc::new(MemorySchemaProvider::new());
+    schema: &Arc<MemorySchemaProvider>,
+) -> Result<()> {
     for table in &data.tables {
-        schema.register_table(
-            table.name.clone(),
-            Arc::new(ScanTable::new(corpus, data, table)),
-        )?;
+        schema.register_table(table.name.clone(), Arc::new(ScanTable::new(corpus, data, table)))?;
     }
+    if data.format.lines_table.is_some() {
+        return Ok(());
+    }
+    schema.register_table("files".into(), Arc::new(files_table(data)?))?;
     // A view's table names resolve in its own format's schema.
     let name = data.format.name;
-    let scoped = SessionContext::new_with_config(
-        ctx.copied_config()
-            .with_default_catalog_and_schema(CATALOG, name),
-    );
+    let scoped =
+        SessionContext::new_with_config(ctx.copied_config().with_default_catalog_and_schema(CATALOG, name));
     scoped.register_catalog_list(ctx.state().catalog_list().clone());
-    scoped
-        .catalog(CATALOG)
-        .expect("shared catalog")
-        .register_schema(name, schema.clone())?;
     for view in &data.format.views {
         let plan = scoped.state().create_logical_plan(view.sql).await?;
         schema.register_table(
@@ -72,7 +85,46 @@ async fn format_schema(
             Arc::new(ViewTable::new(plan, Some(view.sql.to_string()))),
         )?;
     }
-    Ok(schema)
+    Ok(())
+}
+
+/// The `files` table: one row per transcript, with what its place says, its size and its damage.
+fn files_table(data: &FormatData) -> Result<MemTable> {
+    let context: Vec<Column> = context_columns(&data.format)
+        .into_iter()
+        .filter(|c| {
+            !matches!(
+                c.source,
+                ColumnSource::Context(ContextSource::LineNumber | ContextSource::LastSeen { .. })
+            )
+        })
+        .collect();
+    let table = EventTable {
+        name: "files".into(),
+        rows: Rows::AllEvents,
+        about: String::new(),
+        fields_path: vec![],
+        columns: context,
+        events: None,
+        documented: true,
+    };
+    let mut decoder = RowDecoder::new(&table, None);
+    for file in &data.files {
+        decoder.start_file(FileContext::new(&table.columns, file));
+        decoder.push(&LineValues::default(), &mut Vec::new());
+    }
+    let batch = decoder.finish()?;
+    let bytes = Int64Array::from_iter_values(data.files.iter().map(|f| f.size as i64));
+    let damaged = Int64Array::from_iter_values(data.file_damage.iter().map(|d| *d as i64));
+    let mut fields: Vec<Field> = batch.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(Field::new("bytes", DataType::Int64, false));
+    fields.push(Field::new("damaged_lines", DataType::Int64, false));
+    let mut columns = batch.columns().to_vec();
+    columns.push(Arc::new(bytes));
+    columns.push(Arc::new(damaged));
+    let schema = Arc::new(Schema::new(fields));
+    let batch = RecordBatch::try_new(schema.clone(), columns)?;
+    MemTable::try_new(schema, vec![vec![batch]])
 }
 
 /// The default schema: tables created in the session, then each format's tables.

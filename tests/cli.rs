@@ -7,20 +7,13 @@ fn damaged_files_warn_once_on_stderr_and_still_answer() {
     let c = default_corpus();
     let dir = c.transcripts();
     let out = txq(
-        &[
-            "--format",
-            "csv",
-            "-e",
-            "select count(*) n from run_start",
-            dir.to_str().unwrap(),
-        ],
+        &["--format", "csv", "-e", "select count(*) n from run_start", dir.to_str().unwrap()],
         c.dir.path(),
     );
     assert_eq!(out.code, 0);
     assert_eq!(out.stdout, format!("n\n{}\n", c.expected.runs.len()));
     let warnings: Vec<&str> = out.stderr.lines().collect();
-    let files: std::collections::BTreeSet<&str> =
-        c.expected.errors.iter().map(|(f, _)| f.as_str()).collect();
+    let files: std::collections::BTreeSet<&str> = c.expected.errors.iter().map(|(f, _)| f.as_str()).collect();
     assert_eq!(
         warnings,
         [format!(
@@ -34,10 +27,7 @@ fn damaged_files_warn_once_on_stderr_and_still_answer() {
 #[test]
 fn default_path_is_the_projects_rupu_transcripts() {
     let c = default_corpus();
-    let out = txq(
-        &["--format", "ndjson", "-e", "select count(*) n from runs"],
-        c.dir.path(),
-    );
+    let out = txq(&["--format", "ndjson", "-e", "select count(*) n from runs"], c.dir.path());
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(parse_ndjson(&out.stdout)[0]["n"], c.expected.runs.len());
 }
@@ -46,23 +36,9 @@ fn default_path_is_the_projects_rupu_transcripts() {
 fn several_statements_and_flags_run_in_order() {
     let c = default_corpus();
     let sql_file = c.dir.path().join("q.sql");
-    std::fs::write(
-        &sql_file,
-        "select 3 as x;\n-- a comment; with a semicolon\nselect 'a;b' as y;",
-    )
-    .unwrap();
-    let out = txq(
-        &[
-            "--format",
-            "csv",
-            "-q",
-            "-e",
-            "select 1 as v; select 2 as w",
-            "-f",
-            "q.sql",
-        ],
-        c.dir.path(),
-    );
+    std::fs::write(&sql_file, "select 3 as x;\n-- a comment; with a semicolon\nselect 'a;b' as y;").unwrap();
+    let out =
+        txq(&["--format", "csv", "-q", "-e", "select 1 as v; select 2 as w", "-f", "q.sql"], c.dir.path());
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout, "v\n1\nw\n2\nx\n3\ny\na;b\n");
     assert_eq!(out.stderr, "");
@@ -76,19 +52,11 @@ fn sql_errors_exit_1_with_a_hint() {
     assert!(out.stdout.is_empty());
     assert!(out.stderr.starts_with("txq: error: "), "{}", out.stderr);
     assert!(out.stderr.contains("usag"), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("information_schema.tables"),
-        "{}",
-        out.stderr
-    );
+    assert!(out.stderr.contains("information_schema.tables"), "{}", out.stderr);
 
     let out = txq(&["-q", "-e", "select input_tokns from usage"], c.dir.path());
     assert_eq!(out.code, 1);
-    assert!(
-        out.stderr.contains("input_tokens"),
-        "suggests the right name: {}",
-        out.stderr
-    );
+    assert!(out.stderr.contains("input_tokens"), "suggests the right name: {}", out.stderr);
 }
 
 #[test]
@@ -96,12 +64,7 @@ fn missing_paths_exit_2_and_say_what_was_looked_for() {
     let c = default_corpus();
     let out = txq(&["-e", "select 1", "no/such/dir"], c.dir.path());
     assert_eq!(out.code, 2);
-    assert!(
-        out.stderr
-            .contains("no/such/dir: no such file or directory"),
-        "{}",
-        out.stderr
-    );
+    assert!(out.stderr.contains("no/such/dir: no such file or directory"), "{}", out.stderr);
 
     let empty = tempfile::tempdir().unwrap();
     let out = txq(&["-e", "select 1"], empty.path());
@@ -139,11 +102,7 @@ fn piped_stdin_runs_as_a_script() {
         .spawn()
         .and_then(|mut child| {
             use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(b"select 1 as one;\nselect 2 as two;\n")?;
+            child.stdin.take().unwrap().write_all(b"select 1 as one;\nselect 2 as two;\n")?;
             child.wait_with_output()
         })
         .unwrap();

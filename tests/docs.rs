@@ -64,25 +64,15 @@ fn examples(path: &Path) -> Vec<Example> {
 /// and checks its stdout (stderr is not part of the examples).
 #[test]
 fn every_example_in_the_docs_runs_as_shown() {
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_txq"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_txq")).parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
     let mut docs = vec![root().join("README.md")];
     for entry in std::fs::read_dir(root().join("docs")).unwrap() {
         docs.push(entry.unwrap().path());
     }
     docs.sort();
     let mut ran = 0;
-    for doc in docs
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-    {
+    for doc in docs.iter().filter(|p| p.extension().is_some_and(|e| e == "md")) {
         for example in examples(doc) {
             if example.command.starts_with("cargo ") {
                 continue;

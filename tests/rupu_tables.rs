@@ -55,46 +55,17 @@ fn each_run_summary(c: &Generated) {
         assert_eq!(text(row, "model"), run.model, "{context}");
         assert_eq!(text(row, "mode"), run.mode, "{context}");
         assert_eq!(text(row, "status"), run.status, "{context}");
-        assert_eq!(
-            int(row, "schema_version"),
-            Some(run.schema_version),
-            "{context}"
-        );
-        assert_eq!(
-            row["customer"].as_str().map(String::from),
-            run.customer,
-            "{context}"
-        );
+        assert_eq!(int(row, "schema_version"), Some(run.schema_version), "{context}");
+        assert_eq!(row["customer"].as_str().map(String::from), run.customer, "{context}");
         assert_eq!(row["archived"].as_bool(), Some(run.archived), "{context}");
         assert_eq!(int(row, "turns"), Some(run.turns as i64), "{context}");
-        assert_eq!(
-            int(row, "tool_calls"),
-            Some(run.tool_calls as i64),
-            "{context}"
-        );
-        assert_eq!(
-            int(row, "input_tokens"),
-            Some(run.input_tokens),
-            "{context}"
-        );
-        assert_eq!(
-            int(row, "output_tokens"),
-            Some(run.output_tokens),
-            "{context}"
-        );
-        assert_eq!(
-            int(row, "cached_tokens"),
-            Some(run.cached_tokens),
-            "{context}"
-        );
+        assert_eq!(int(row, "tool_calls"), Some(run.tool_calls as i64), "{context}");
+        assert_eq!(int(row, "input_tokens"), Some(run.input_tokens), "{context}");
+        assert_eq!(int(row, "output_tokens"), Some(run.output_tokens), "{context}");
+        assert_eq!(int(row, "cached_tokens"), Some(run.cached_tokens), "{context}");
         assert_eq!(int(row, "total_tokens"), run.total_tokens, "{context}");
         assert_eq!(int(row, "duration_ms"), run.duration_ms, "{context}");
-        assert!(
-            text(row, "file").ends_with(&run.file),
-            "{context}: {} vs {}",
-            text(row, "file"),
-            run.file
-        );
+        assert!(text(row, "file").ends_with(&run.file), "{context}: {} vs {}", text(row, "file"), run.file);
     }
 }
 
@@ -136,11 +107,7 @@ fn events_by_type(c: &Generated) {
 
 /// Every documented type and every type in the data is a table, with as many rows as events.
 fn typed_tables_agree_with_events(c: &Generated) {
-    let mut types: Vec<String> = rupu::format()
-        .events
-        .iter()
-        .map(|e| e.type_name.to_string())
-        .collect();
+    let mut types: Vec<String> = rupu::format().events.iter().map(|e| e.type_name.to_string()).collect();
     types.extend(c.expected.events_by_type.keys().cloned());
     types.sort();
     types.dedup();
@@ -149,32 +116,18 @@ fn typed_tables_agree_with_events(c: &Generated) {
         .map(|t| format!("select '{t}' as type, count(*) as n from rupu.\"{t}\""))
         .collect::<Vec<_>>()
         .join(" union all ");
-    let got: BTreeMap<String, u64> = c
-        .rows(&sql)
-        .iter()
-        .map(|r| (text(r, "type"), int(r, "n").unwrap() as u64))
-        .collect();
+    let got: BTreeMap<String, u64> =
+        c.rows(&sql).iter().map(|r| (text(r, "type"), int(r, "n").unwrap() as u64)).collect();
     for t in &types {
-        assert_eq!(
-            got[t],
-            c.expected.events_by_type.get(t).copied().unwrap_or(0),
-            "table {t}"
-        );
+        assert_eq!(got[t], c.expected.events_by_type.get(t).copied().unwrap_or(0), "table {t}");
     }
 }
 
 fn errors_list_every_damaged_line(c: &Generated) {
     let rows = c.rows("select file, line, run_id, reason, excerpt from errors order by file, line");
     let root = c.dir.path().to_str().unwrap().to_string() + "/";
-    let mut got: Vec<(String, u64)> = rows
-        .iter()
-        .map(|r| {
-            (
-                text(r, "file").replace(&root, ""),
-                int(r, "line").unwrap() as u64,
-            )
-        })
-        .collect();
+    let mut got: Vec<(String, u64)> =
+        rows.iter().map(|r| (text(r, "file").replace(&root, ""), int(r, "line").unwrap() as u64)).collect();
     got.sort();
     let mut expected = c.expected.errors.clone();
     expected.sort();
@@ -201,39 +154,25 @@ fn turn_attribution(c: &Generated) {
     let got: BTreeMap<(String, Option<i64>), i64> = c
         .rows("select run_id, turn_idx, sum(output_tokens) o from usage group by run_id, turn_idx")
         .iter()
-        .map(|r| {
-            (
-                (text(r, "run_id"), int(r, "turn_idx")),
-                int(r, "o").unwrap(),
-            )
-        })
+        .map(|r| ((text(r, "run_id"), int(r, "turn_idx")), int(r, "o").unwrap()))
         .collect();
     assert_eq!(got, c.expected.output_tokens_by_turn);
 }
 
 fn flows_before_the_first_turn(c: &Generated) {
     let rows = c.rows("select count(*) n from net_flow where turn_idx is null");
-    assert_eq!(
-        int(&rows[0], "n"),
-        Some(c.expected.net_flows_before_first_turn as i64)
-    );
+    assert_eq!(int(&rows[0], "n"), Some(c.expected.net_flows_before_first_turn as i64));
 }
 
 #[test]
 fn files_without_run_start_add_nothing() {
     let c = default_corpus();
-    assert!(
-        !c.expected.non_transcripts.is_empty(),
-        "the corpus has step logs and ledgers"
-    );
+    assert!(!c.expected.non_transcripts.is_empty(), "the corpus has step logs and ledgers");
     let rows = c.rows("select distinct file from events union select distinct file from errors");
     for row in rows {
         let file = text(&row, "file");
         assert!(
-            !c.expected
-                .non_transcripts
-                .iter()
-                .any(|n| file.ends_with(n.as_str())),
+            !c.expected.non_transcripts.iter().any(|n| file.ends_with(n.as_str())),
             "{file} is not a transcript"
         );
     }

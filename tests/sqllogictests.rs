@@ -23,11 +23,7 @@ impl AsyncDB for Txq {
     type ColumnType = DefaultColumnType;
 
     async fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, SqlError> {
-        let frame = self
-            .ctx
-            .sql(sql)
-            .await
-            .map_err(|e| SqlError(e.to_string()))?;
+        let frame = self.ctx.sql(sql).await.map_err(|e| SqlError(e.to_string()))?;
         let width = frame.schema().fields().len();
         let batches = frame.collect().await.map_err(|e| SqlError(e.to_string()))?;
         if width == 0 {
@@ -47,20 +43,13 @@ impl AsyncDB for Txq {
                         .iter()
                         .map(|f| {
                             let cell = f.value(i).to_string();
-                            if cell.is_empty() {
-                                "(empty)".to_string()
-                            } else {
-                                cell
-                            }
+                            if cell.is_empty() { "(empty)".to_string() } else { cell }
                         })
                         .collect(),
                 );
             }
         }
-        Ok(DBOutput::Rows {
-            types: vec![DefaultColumnType::Any; width],
-            rows,
-        })
+        Ok(DBOutput::Rows { types: vec![DefaultColumnType::Any; width], rows })
     }
 
     async fn shutdown(&mut self) {}
@@ -77,9 +66,7 @@ fn corpus_of(slt: &Path, generated: &Path) -> PathBuf {
     if name == "generated" {
         generated.join(".rupu/transcripts")
     } else {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests")
-            .join(name)
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(name)
     }
 }
 
@@ -88,18 +75,13 @@ async fn main() {
     let complete = std::env::args().any(|a| a == "--complete");
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let generated = tempfile::tempdir().unwrap();
-    txq::generate::write_rupu_corpus(generated.path(), &txq::generate::RupuOptions::default())
-        .unwrap();
+    txq::generate::write_rupu_corpus(generated.path(), &txq::generate::RupuOptions::default()).unwrap();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sql");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "slt"))
-        .filter(|p| {
-            filter
-                .as_ref()
-                .is_none_or(|f| p.to_string_lossy().contains(f.as_str()))
-        })
+        .filter(|p| filter.as_ref().is_none_or(|f| p.to_string_lossy().contains(f.as_str())))
         .collect();
     files.sort();
     let (mut passed, mut failed) = (0, 0);
@@ -111,10 +93,7 @@ async fn main() {
                 let engine = txq::session::open(&[corpus], Default::default())
                     .await
                     .map_err(|e| SqlError(e.to_string()))?;
-                Ok(Txq {
-                    ctx: engine.ctx,
-                    _corpus: engine.corpus,
-                })
+                Ok(Txq { ctx: engine.ctx, _corpus: engine.corpus })
             }
         };
         let mut runner = sqllogictest::Runner::new(make);
@@ -130,10 +109,7 @@ async fn main() {
                 .await
                 .map_err(|e| e.to_string())
         } else {
-            runner
-                .run_file_async(file)
-                .await
-                .map_err(|e| e.display(true).to_string())
+            runner.run_file_async(file).await.map_err(|e| e.display(true).to_string())
         };
         match result {
             Ok(()) => passed += 1,

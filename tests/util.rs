@@ -25,16 +25,8 @@ impl Generated {
 
     /// Rows of `sql` run by the real binary on the transcripts directory.
     pub fn rows(&self, sql: &str) -> Vec<Map<String, Value>> {
-        let out = txq(
-            &[
-                "--format",
-                "ndjson",
-                "-e",
-                sql,
-                self.transcripts().to_str().unwrap(),
-            ],
-            self.dir.path(),
-        );
+        let out =
+            txq(&["--format", "ndjson", "-e", sql, self.transcripts().to_str().unwrap()], self.dir.path());
         assert_eq!(out.code, 0, "txq failed on {sql}: {}", out.stderr);
         parse_ndjson(&out.stdout)
     }
@@ -49,13 +41,7 @@ pub fn default_corpus() -> &'static Generated {
 /// A larger corpus with another seed.
 pub fn larger_corpus() -> &'static Generated {
     static CORPUS: std::sync::OnceLock<Generated> = std::sync::OnceLock::new();
-    CORPUS.get_or_init(|| {
-        Generated::new(&RupuOptions {
-            seed: 7,
-            runs: 60,
-            ..RupuOptions::default()
-        })
-    })
+    CORPUS.get_or_init(|| Generated::new(&RupuOptions { seed: 7, runs: 60, ..RupuOptions::default() }))
 }
 
 /// What a run of the binary gave.

@@ -62,10 +62,8 @@ pub enum Command {
 
 fn parse_range(s: &str) -> Result<(usize, usize), String> {
     let (a, b) = s.split_once(',').ok_or("expected MIN,MAX")?;
-    let (a, b) = (
-        a.trim().parse().map_err(|e| format!("{e}"))?,
-        b.trim().parse().map_err(|e| format!("{e}"))?,
-    );
+    let (a, b) =
+        (a.trim().parse().map_err(|e| format!("{e}"))?, b.trim().parse().map_err(|e| format!("{e}"))?);
     if a > b {
         return Err("MIN is larger than MAX".into());
     }

@@ -37,12 +37,7 @@ pub struct Runner<'a> {
 
 impl Runner<'_> {
     /// Runs every statement in `sql`, printing each result to `out`; stops at the first failure.
-    pub async fn run(
-        &self,
-        sql: &str,
-        out: &mut dyn Write,
-        err: &mut dyn Write,
-    ) -> Result<(), ExecError> {
+    pub async fn run(&self, sql: &str, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), ExecError> {
         let statements = DFParser::parse_sql_with_dialect(sql, &GenericDialect {})?;
         for statement in statements {
             let result = self.run_statement(statement, out).await;
@@ -77,32 +72,28 @@ impl Runner<'_> {
         }
         let (mut lines, mut damaged_files, mut values) = (0, 0, 0);
         let mut value_files = std::collections::BTreeSet::new();
-        let mut schemas = std::collections::BTreeSet::new();
+        let mut tables = std::collections::BTreeSet::new();
         for problem in &problems {
             match problem {
-                Problem::Scanned { format } => {
-                    if let Some(data) = self
+                Problem::Scanned { schema, errors_table } => {
+                    let data = self
                         .corpus
                         .formats
                         .iter()
-                        .find(|d| d.format.name == *format)
-                        && data.damaged_lines > 0
-                    {
+                        .find(|d| d.format.name == *schema && d.errors_table() == *errors_table);
+                    if let Some(data) = data.filter(|d| d.damaged_lines > 0) {
                         lines += data.damaged_lines;
                         damaged_files += data.damaged_files;
-                        schemas.insert(*format);
+                        tables.insert(format!("{schema}.{errors_table}"));
                     }
                 }
                 Problem::Value { file, .. } => {
                     values += 1;
                     if value_files.insert(file.clone())
-                        && let Some(data) = self
-                            .corpus
-                            .formats
-                            .iter()
-                            .find(|d| d.files.iter().any(|f| &f.path == file))
+                        && let Some(data) =
+                            self.corpus.formats.iter().find(|d| d.files.iter().any(|f| &f.path == file))
                     {
-                        schemas.insert(data.format.name);
+                        tables.insert(format!("{}.{}", data.format.name, data.errors_table()));
                     }
                 }
                 Problem::File { file, why } => {
@@ -129,16 +120,8 @@ impl Runner<'_> {
         if parts.is_empty() {
             return;
         }
-        let tables: Vec<String> = schemas
-            .iter()
-            .map(|s| format!("`select * from {s}.errors`"))
-            .collect();
-        let _ = writeln!(
-            err,
-            "txq: warning: {}; {} lists them",
-            parts.join(", "),
-            tables.join(" and ")
-        );
+        let tables: Vec<String> = tables.iter().map(|t| format!("`select * from {t}`")).collect();
+        let _ = writeln!(err, "txq: warning: {}; {} lists them", parts.join(", "), tables.join(" and "));
     }
 }
 

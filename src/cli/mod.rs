@@ -66,14 +66,7 @@ fn explain(e: &datafusion::error::DataFusionError) -> String {
 
 /// Runs txq with parsed arguments.
 pub async fn run(args: Args) -> Result<(), CliError> {
-    if let Some(Command::Generate {
-        out,
-        runs,
-        seed,
-        no_damage,
-        tool_output_bytes,
-    }) = &args.command
-    {
+    if let Some(Command::Generate { out, runs, seed, no_damage, tool_output_bytes }) = &args.command {
         let options = crate::generate::RupuOptions {
             seed: *seed,
             runs: *runs,
@@ -91,22 +84,17 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     }
     let formats = crate::format::all();
     let paths = if args.paths.is_empty() {
-        let cwd = std::env::current_dir()
-            .map_err(|e| CliError::Usage(format!("no working directory: {e}")))?;
+        let cwd =
+            std::env::current_dir().map_err(|e| CliError::Usage(format!("no working directory: {e}")))?;
         default_paths(&formats, &cwd, dirs::home_dir().as_deref())?
     } else {
         args.paths.clone()
     };
-    let options = ReadOptions {
-        max_line_bytes: args.max_line_bytes,
-        ..Default::default()
-    };
-    let engine = crate::session::open(&paths, options)
-        .await
-        .map_err(|e| match e {
-            OpenError::Discovery(e) => CliError::from(e),
-            OpenError::Sql(e) => CliError::Query(e.to_string()),
-        })?;
+    let options = ReadOptions { max_line_bytes: args.max_line_bytes, ..Default::default() };
+    let engine = crate::session::open(&paths, options).await.map_err(|e| match e {
+        OpenError::Discovery(e) => CliError::from(e),
+        OpenError::Sql(e) => CliError::Query(e.to_string()),
+    })?;
     let (corpus, ctx) = (&engine.corpus, &engine.ctx);
     let mut stderr = std::io::stderr();
     if !args.quiet {
@@ -115,21 +103,12 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         }
     }
     if corpus.transcripts() == 0 {
-        let where_ = paths
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
+        let where_ = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
         return Err(CliError::Usage(format!(
-            "no transcripts in {where_}: looked for rupu transcripts (*.jsonl files with a run_start line)"
+            "no transcripts in {where_}: looked for rupu transcripts (*.jsonl files with a run_start line) and reeval attempts (transcript.jsonl)"
         )));
     }
-    let runner = Runner {
-        ctx,
-        corpus,
-        format: args.format,
-        quiet: args.quiet,
-    };
+    let runner = Runner { ctx, corpus, format: args.format, quiet: args.quiet };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
 

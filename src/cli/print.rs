@@ -43,17 +43,11 @@ pub fn write_batches(
     out: &mut dyn Write,
 ) -> Result<(), ArrowError> {
     match format {
-        OutputFormat::Table => writeln!(
-            out,
-            "{}",
-            pretty_format_batches_with_schema(schema.clone(), batches)?
-        )?,
+        OutputFormat::Table => {
+            writeln!(out, "{}", pretty_format_batches_with_schema(schema.clone(), batches)?)?
+        }
         OutputFormat::Csv | OutputFormat::Tsv => {
-            let delimiter = if format == OutputFormat::Csv {
-                b','
-            } else {
-                b'\t'
-            };
+            let delimiter = if format == OutputFormat::Csv { b',' } else { b'\t' };
             if batches.iter().all(|b| b.num_rows() == 0) {
                 let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
                 writeln!(out, "{}", names.join(&(delimiter as char).to_string()))?;
@@ -73,9 +67,7 @@ pub fn write_batches(
                 writeln!(out, "[]")?;
                 return Ok(());
             }
-            let mut writer = WriterBuilder::new()
-                .with_explicit_nulls(true)
-                .build::<_, JsonArray>(&mut *out);
+            let mut writer = WriterBuilder::new().with_explicit_nulls(true).build::<_, JsonArray>(&mut *out);
             for batch in batches {
                 writer.write(batch)?;
             }
@@ -83,9 +75,8 @@ pub fn write_batches(
             writeln!(out)?;
         }
         OutputFormat::Ndjson => {
-            let mut writer: LineDelimitedWriter<_> = WriterBuilder::new()
-                .with_explicit_nulls(true)
-                .build(&mut *out);
+            let mut writer: LineDelimitedWriter<_> =
+                WriterBuilder::new().with_explicit_nulls(true).build(&mut *out);
             for batch in batches {
                 writer.write(batch)?;
             }
@@ -98,12 +89,7 @@ pub fn write_batches(
 /// The batch with list and struct columns rendered as text, which CSV cannot hold otherwise.
 fn flatten_nested(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
     let nested = |t: &DataType| t.is_nested();
-    if !batch
-        .schema()
-        .fields()
-        .iter()
-        .any(|f| nested(f.data_type()))
-    {
+    if !batch.schema().fields().iter().any(|f| nested(f.data_type())) {
         return Ok(batch.clone());
     }
     let options = FormatOptions::default();
@@ -144,10 +130,7 @@ mod tests {
             Arc::new(StringArray::from(vec![Some("a,b"), None])),
             Arc::new(Int64Array::from(vec![Some(3), Some(4)])),
         ];
-        (
-            schema.clone(),
-            RecordBatch::try_new(schema, columns).unwrap(),
-        )
+        (schema.clone(), RecordBatch::try_new(schema, columns).unwrap())
     }
 
     fn render(format: OutputFormat, batches: &[RecordBatch]) -> String {
@@ -160,14 +143,8 @@ mod tests {
     #[test]
     fn every_format() {
         let (_, b) = batch();
-        assert_eq!(
-            render(OutputFormat::Csv, &[b.clone()]),
-            "model,tokens\n\"a,b\",3\n,4\n"
-        );
-        assert_eq!(
-            render(OutputFormat::Tsv, &[b.clone()]),
-            "model\ttokens\na,b\t3\n\t4\n"
-        );
+        assert_eq!(render(OutputFormat::Csv, &[b.clone()]), "model,tokens\n\"a,b\",3\n,4\n");
+        assert_eq!(render(OutputFormat::Tsv, &[b.clone()]), "model\ttokens\na,b\t3\n\t4\n");
         assert_eq!(
             render(OutputFormat::Ndjson, &[b.clone()]),
             "{\"model\":\"a,b\",\"tokens\":3}\n{\"model\":null,\"tokens\":4}\n"

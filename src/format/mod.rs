@@ -3,6 +3,7 @@
 //!
 //! One generic scan ([`crate::scan`]) reads every format; a format adds nothing but a description.
 
+pub mod reeval;
 pub mod rupu;
 
 use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
@@ -30,10 +31,26 @@ pub struct Format {
     pub required_type: Option<&'static str>,
     /// Columns every event table of this format carries, taken from the file or its position.
     pub context: Vec<ContextColumn>,
+    /// Fields every event carries whatever its type (reeval's `turn`, `ts`, `durationMs`).
+    pub common_fields: Vec<FieldSpec>,
     /// The documented event types and their fields.
     pub events: Vec<EventSpec>,
     /// Derived tables, as SQL over the event tables of this format.
     pub views: Vec<View>,
+    /// Instead of a table per type: one table of every line (a stream of parts that need no
+    /// type), with its own errors table.
+    pub lines_table: Option<LinesTable>,
+}
+
+/// A format read as one table of whole lines.
+#[derive(Debug, Clone)]
+pub struct LinesTable {
+    pub name: &'static str,
+    pub about: &'static str,
+    /// The column holding the whole line as JSON text.
+    pub line_column: &'static str,
+    /// The table of its damaged lines.
+    pub errors_name: &'static str,
 }
 
 /// Which files a format reads.
@@ -49,9 +66,9 @@ impl FileMatch {
     /// Whether a file name belongs to the format.
     pub fn matches(&self, file_name: &str) -> bool {
         match self {
-            FileMatch::Extension(ext) => file_name
-                .rsplit_once('.')
-                .is_some_and(|(stem, e)| !stem.is_empty() && e == *ext),
+            FileMatch::Extension(ext) => {
+                file_name.rsplit_once('.').is_some_and(|(stem, e)| !stem.is_empty() && e == *ext)
+            }
             FileMatch::Name(name) => file_name == *name,
         }
     }
@@ -137,9 +154,28 @@ pub struct FieldSpec {
     pub absent: Absent,
     /// What it means.
     pub about: &'static str,
+    /// A column computed from this key's value rather than the value itself.
+    pub derive: Option<Derive>,
 }
 
-/// The value of a missing key.
+/// A column computed from a field's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Derive {
+    /// From a truncation marker `<prefix><omitted> of <total> characters, sha256 <hash>]` inside
+    /// a text value (reeval's tool output over 128 KB).
+    TruncationMarker { prefix: &'static str, part: MarkerPart },
+}
+
+/// Which part of a truncation marker a column holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerPart {
+    /// Whether the value carries the marker (boolean; null when the value is null).
+    Present,
+    /// The whole value's length in characters (bigint; null without a marker).
+    TotalChars,
+    /// The whole value's sha256 (text; null without a marker).
+    Sha256,
+}
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Absent {
     /// Unknown: SQL null.
@@ -180,9 +216,7 @@ impl Kind {
             Kind::Str | Kind::Json => DataType::Utf8,
             Kind::Bool => DataType::Boolean,
             Kind::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-            Kind::List(item) => {
-                DataType::List(Arc::new(Field::new("item", item.data_type(), true)))
-            }
+            Kind::List(item) => DataType::List(Arc::new(Field::new("item", item.data_type(), true))),
             Kind::Struct(fields) => DataType::Struct(Fields::from(
                 fields
                     .iter()
@@ -204,11 +238,7 @@ impl Kind {
             Kind::List(item) => format!("list<{}>", item.describe()),
             Kind::Struct(fields) => format!(
                 "struct<{}>",
-                fields
-                    .iter()
-                    .map(|(n, k)| format!("{n}: {}", k.describe()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                fields.iter().map(|(n, k)| format!("{n}: {}", k.describe())).collect::<Vec<_>>().join(", ")
             ),
         }
     }
@@ -244,22 +274,17 @@ pub enum ContextSource {
     UnderPath(&'static [&'static str]),
     /// The value of `field` on the last line of type `event` at or before this one, null before
     /// the first (bigint).
-    LastSeen {
-        event: &'static str,
-        field: &'static str,
-    },
+    LastSeen { event: &'static str, field: &'static str },
 }
 
 impl ContextSource {
     /// The Arrow type of the column.
     pub fn data_type(&self) -> DataType {
         match self {
-            ContextSource::FileStem | ContextSource::FilePath | ContextSource::Ancestor(_) => {
-                DataType::Utf8
+            ContextSource::FileStem | ContextSource::FilePath | ContextSource::Ancestor(_) => DataType::Utf8,
+            ContextSource::LineNumber | ContextSource::AncestorInt(_) | ContextSource::LastSeen { .. } => {
+                DataType::Int64
             }
-            ContextSource::LineNumber
-            | ContextSource::AncestorInt(_)
-            | ContextSource::LastSeen { .. } => DataType::Int64,
             ContextSource::UnderDirectory(_) | ContextSource::UnderPath(_) => DataType::Boolean,
         }
     }
@@ -282,35 +307,17 @@ pub struct View {
 pub(crate) mod build {
     use super::{Absent, EventSpec, FieldSpec, Kind};
 
-    pub fn event(
-        type_name: &'static str,
-        about: &'static str,
-        fields: Vec<FieldSpec>,
-    ) -> EventSpec {
-        EventSpec {
-            type_name,
-            about,
-            fields_path: &[],
-            fields,
-        }
+    pub fn event(type_name: &'static str, about: &'static str, fields: Vec<FieldSpec>) -> EventSpec {
+        EventSpec { type_name, about, fields_path: &[], fields }
     }
 
     pub fn field(key: &'static str, kind: Kind, about: &'static str) -> FieldSpec {
-        FieldSpec {
-            key,
-            kind,
-            absent: Absent::Null,
-            about,
-        }
+        FieldSpec { key, kind, absent: Absent::Null, about, derive: None }
     }
 
+    /// A boolean flag omitted when false.
     pub fn flag(key: &'static str, about: &'static str) -> FieldSpec {
-        FieldSpec {
-            key,
-            kind: Kind::Bool,
-            absent: Absent::Bool(false),
-            about,
-        }
+        FieldSpec { key, kind: Kind::Bool, absent: Absent::Bool(false), about, derive: None }
     }
 
     pub fn list(kind: Kind) -> Kind {
@@ -324,7 +331,7 @@ pub(crate) mod build {
 
 /// Every format txq knows, in the order their tables resolve when unqualified.
 pub fn all() -> Vec<Format> {
-    vec![rupu::format()]
+    vec![rupu::format(), reeval::format(), reeval::raw_format()]
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 
 use super::build::{event, field, flag, list, strs};
 use super::{
-    Absent, ContextColumn, ContextSource, Envelope, EventSpec, FieldSpec, FieldsAt, FileMatch,
-    Format, Kind, Naming, View,
+    Absent, ContextColumn, ContextSource, Envelope, EventSpec, FieldSpec, FieldsAt, FileMatch, Format, Kind,
+    Naming, View,
 };
 use Kind::{Bool, Int, Json, Str, Timestamp};
 
@@ -14,10 +14,7 @@ pub fn format() -> Format {
         about: "rupu agent transcripts: <transcripts-dir>/run_<ULID>.jsonl and archive/run_<ULID>.jsonl",
         default_roots: &[&[".rupu/transcripts", "~/.rupu/transcripts"]],
         files: FileMatch::Extension("jsonl"),
-        envelope: Envelope {
-            type_key: "type",
-            fields: FieldsAt::Under("data"),
-        },
+        envelope: Envelope { type_key: "type", fields: FieldsAt::Under("data") },
         table_naming: Naming::AsIs,
         column_naming: Naming::AsIs,
         required_type: Some("run_start"),
@@ -29,10 +26,7 @@ pub fn format() -> Format {
             },
             ContextColumn {
                 name: "turn_idx",
-                source: ContextSource::LastSeen {
-                    event: "turn_start",
-                    field: "turn_idx",
-                },
+                source: ContextSource::LastSeen { event: "turn_start", field: "turn_idx" },
                 about: "the turn the event falls in: turn_idx of the last turn_start at or before \
                         its line; null before the first turn",
             },
@@ -52,8 +46,10 @@ pub fn format() -> Format {
                 about: "true when the file lies under an archive/ directory (rupu transcript archive)",
             },
         ],
+        common_fields: vec![],
         events: events(),
         views: vec![runs_view()],
+        lines_table: None,
     }
 }
 
@@ -63,10 +59,7 @@ fn outcome_record() -> Kind {
         ("class", Str),
         ("severity", Str),
         ("title", Str),
-        (
-            "wire",
-            Kind::Struct(vec![("provider", Str), ("value", Str)]),
-        ),
+        ("wire", Kind::Struct(vec![("provider", Str), ("value", Str)])),
     ])
 }
 
@@ -89,11 +82,7 @@ fn events() -> Vec<EventSpec> {
                 field("purpose", Str, "why the run was started"),
                 field("launch_args", Json, "arguments the run was launched with"),
                 field("launch_skills", strs(), "skills named at launch"),
-                field(
-                    "launch_preload_skills",
-                    strs(),
-                    "skills preloaded at launch",
-                ),
+                field("launch_preload_skills", strs(), "skills preloaded at launch"),
             ],
         ),
         event(
@@ -105,18 +94,10 @@ fn events() -> Vec<EventSpec> {
                 field("total_tokens", Int, "tokens the run used in all"),
                 field("duration_ms", Int, "wall time of the run"),
                 field("error", Str, "what went wrong, for status error"),
-                field(
-                    "outcome",
-                    outcome_record(),
-                    "the classified outcome that ended the run",
-                ),
+                field("outcome", outcome_record(), "the classified outcome that ended the run"),
             ],
         ),
-        event(
-            "turn_start",
-            "a turn begins",
-            vec![field("turn_idx", Int, "the turn's index")],
-        ),
+        event("turn_start", "a turn begins", vec![field("turn_idx", Int, "the turn's index")]),
         event(
             "turn_end",
             "a turn ends",
@@ -124,11 +105,7 @@ fn events() -> Vec<EventSpec> {
                 field("turn_idx", Int, "the turn's index"),
                 field("tokens_in", Int, "input tokens of the turn"),
                 field("tokens_out", Int, "output tokens of the turn"),
-                field(
-                    "stop_reason",
-                    Str,
-                    "why the model stopped (end_turn, tool_use, ...)",
-                ),
+                field("stop_reason", Str, "why the model stopped (end_turn, tool_use, ...)"),
             ],
         ),
         event(
@@ -137,11 +114,7 @@ fn events() -> Vec<EventSpec> {
             vec![
                 field("provider", Str, "the provider called"),
                 field("model", Str, "the model asked for"),
-                field(
-                    "served_model",
-                    Str,
-                    "the model that served the call, when it differs",
-                ),
+                field("served_model", Str, "the model that served the call, when it differs"),
                 field("input_tokens", Int, "input tokens, cached ones included"),
                 field("output_tokens", Int, "output tokens"),
                 FieldSpec {
@@ -149,28 +122,17 @@ fn events() -> Vec<EventSpec> {
                     kind: Int,
                     absent: Absent::Int(0),
                     about: "input tokens read from the cache: part of input_tokens (0 when absent)",
+                    derive: None,
                 },
-                field(
-                    "cache_write_tokens",
-                    Int,
-                    "input tokens written to the cache",
-                ),
-                field(
-                    "purpose",
-                    Str,
-                    "why the call was made (a compaction call says so)",
-                ),
+                field("cache_write_tokens", Int, "input tokens written to the cache"),
+                field("purpose", Str, "why the call was made (a compaction call says so)"),
             ],
         ),
         event(
             "notice",
             "a runtime intervention worth showing",
             vec![
-                field(
-                    "kind",
-                    Str,
-                    "model_limits, tool_unavailable, provider_retry, skill_missing, ...",
-                ),
+                field("kind", Str, "model_limits, tool_unavailable, provider_retry, skill_missing, ..."),
                 field("message", Str, "the human-readable message"),
             ],
         ),
@@ -217,26 +179,14 @@ fn events() -> Vec<EventSpec> {
                 field("via", Str, "what loaded it: model, preload, reattach, ..."),
             ],
         ),
-        event(
-            "seed",
-            "the run was seeded from earlier history (fields inferred from the data)",
-            vec![],
-        ),
+        event("seed", "the run was seeded from earlier history (fields inferred from the data)", vec![]),
         event(
             "user_message",
             "a message to the model from the user or the runtime (fields inferred)",
             vec![],
         ),
-        event(
-            "thinking_delta",
-            "a streamed piece of reasoning (fields inferred from the data)",
-            vec![],
-        ),
-        event(
-            "thinking",
-            "a whole reasoning block (fields inferred from the data)",
-            vec![],
-        ),
+        event("thinking_delta", "a streamed piece of reasoning (fields inferred from the data)", vec![]),
+        event("thinking", "a whole reasoning block (fields inferred from the data)", vec![]),
         event(
             "assistant_delta",
             "a streamed piece of the reply",
@@ -250,11 +200,7 @@ fn events() -> Vec<EventSpec> {
                 field("thinking", Str, "reasoning that came with it"),
             ],
         ),
-        event(
-            "assistant_block",
-            "another block of the reply (fields inferred from the data)",
-            vec![],
-        ),
+        event("assistant_block", "another block of the reply (fields inferred from the data)", vec![]),
         event(
             "tool_call",
             "the model called a tool",
@@ -325,11 +271,7 @@ fn events() -> Vec<EventSpec> {
             "a reply that was not a normal one, classified",
             vec![
                 field("turn_idx", Int, "the turn"),
-                field(
-                    "outcome",
-                    outcome_record(),
-                    "the outcome record: id, class, severity, title, wire",
-                ),
+                field("outcome", outcome_record(), "the outcome record: id, class, severity, title, wire"),
             ],
         ),
         event(
@@ -341,17 +283,10 @@ fn events() -> Vec<EventSpec> {
                 field("action", Str, "what was done (retried, fell_back, ...)"),
                 field("provider", Str, "the provider it moved to"),
                 field("model", Str, "the model it moved to"),
-                flag(
-                    "merge_into_previous",
-                    "whether the next reply joins the previous message",
-                ),
+                flag("merge_into_previous", "whether the next reply joins the previous message"),
             ],
         ),
-        event(
-            "compaction",
-            "the conversation was compacted (fields inferred from the data)",
-            vec![],
-        ),
+        event("compaction", "the conversation was compacted (fields inferred from the data)", vec![]),
         EventSpec {
             type_name: "net_flow",
             about: "one outbound network connection; the columns are the flow record's fields",
@@ -370,11 +305,7 @@ fn events() -> Vec<EventSpec> {
                     ]),
                     "who made it: run_id, step_id, agent, workspace_id, origin {kind, name}",
                 ),
-                field(
-                    "fidelity",
-                    Str,
-                    "how much was observed: coarse | http | full",
-                ),
+                field("fidelity", Str, "how much was observed: coarse | http | full"),
                 field("method", Str, "the HTTP method"),
                 field("scheme", Str, "http, https, ..."),
                 field("host", Str, "the host connected to"),
@@ -384,11 +315,7 @@ fn events() -> Vec<EventSpec> {
                 field("resolved_ips", strs(), "addresses the host resolved to"),
                 field("http_version", Str, "the HTTP version"),
                 field("status", Int, "the HTTP status"),
-                field(
-                    "outcome",
-                    Str,
-                    "ok | http_error | transport_error | timeout",
-                ),
+                field("outcome", Str, "ok | http_error | transport_error | timeout"),
                 field("error", Str, "what failed"),
                 field("bytes_out", Int, "bytes sent"),
                 field(
@@ -484,19 +411,13 @@ WHERE s.nth = 1
             ("workspace_id", "run_start.workspace_id"),
             ("codename", "run_start.codename"),
             ("customer", "run_start.customer"),
-            (
-                "status",
-                "run_complete.status; aborted when the file has no run_complete",
-            ),
+            ("status", "run_complete.status; aborted when the file has no run_complete"),
             ("total_tokens", "run_complete.total_tokens"),
             ("duration_ms", "run_complete.duration_ms"),
             ("error", "run_complete.error"),
             ("archived", "the file lies under archive/"),
             ("turns", "number of turn_start events"),
-            (
-                "input_tokens",
-                "sum of usage.input_tokens (cached included)",
-            ),
+            ("input_tokens", "sum of usage.input_tokens (cached included)"),
             ("output_tokens", "sum of usage.output_tokens"),
             ("cached_tokens", "sum of usage.cached_tokens"),
             ("tool_calls", "number of tool_call events"),

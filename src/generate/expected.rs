@@ -20,10 +20,7 @@ pub(super) enum Line {
 
 impl Line {
     pub(super) fn event(kind: &str, data: Value) -> Self {
-        Line::Event {
-            kind: kind.to_string(),
-            data,
-        }
+        Line::Event { kind: kind.to_string(), data }
     }
 }
 
@@ -110,11 +107,7 @@ impl Expected {
     /// Tallies one agent transcript, `file` relative to the corpus dir, from the lines written
     /// to it.
     pub(super) fn record_transcript(&mut self, file: &str, archived: bool, lines: &[Line]) {
-        let stem = file
-            .rsplit('/')
-            .next()
-            .unwrap_or(file)
-            .trim_end_matches(".jsonl");
+        let stem = file.rsplit('/').next().unwrap_or(file).trim_end_matches(".jsonl");
         let mut run = ExpectedRun {
             file: file.to_string(),
             run_id: stem.to_string(),
@@ -152,10 +145,7 @@ impl Expected {
                 run.model = text(data, "model");
                 run.mode = text(data, "mode");
                 run.schema_version = data.get("schema").and_then(Value::as_i64).unwrap_or(1);
-                run.customer = data
-                    .get("customer")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
+                run.customer = data.get("customer").and_then(Value::as_str).map(str::to_string);
             }
             "run_complete" => {
                 run.status = text(data, "status");
@@ -177,16 +167,12 @@ impl Expected {
                 run.cached_tokens += cached;
                 let by_model = self.tokens_by_model.entry(text(data, "model")).or_default();
                 *by_model = (by_model.0 + input, by_model.1 + output, by_model.2 + cached);
-                *self
-                    .output_tokens_by_turn
-                    .entry((run.run_id.clone(), state.turn_idx))
-                    .or_default() += output;
+                *self.output_tokens_by_turn.entry((run.run_id.clone(), state.turn_idx)).or_default() +=
+                    output;
             }
             "tool_call" => {
                 run.tool_calls += 1;
-                state
-                    .tools_by_call
-                    .insert(text(data, "call_id"), text(data, "tool"));
+                state.tools_by_call.insert(text(data, "call_id"), text(data, "tool"));
             }
             "tool_result" if data.get("error").is_some() => {
                 if let Some(tool) = state.tools_by_call.get(&text(data, "call_id")) {
@@ -200,10 +186,7 @@ impl Expected {
             "net_flow" => {
                 let flow = &data["flow"];
                 let bytes = self.bytes_by_host.entry(text(flow, "host")).or_default();
-                *bytes = (
-                    bytes.0 + number(flow, "bytes_in"),
-                    bytes.1 + number(flow, "bytes_out"),
-                );
+                *bytes = (bytes.0 + number(flow, "bytes_in"), bytes.1 + number(flow, "bytes_out"));
                 if state.turn_idx.is_none() {
                     self.net_flows_before_first_turn += 1;
                 }
@@ -214,11 +197,7 @@ impl Expected {
 }
 
 fn text(object: &Value, key: &str) -> String {
-    object
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
+    object.get(key).and_then(Value::as_str).unwrap_or_default().to_string()
 }
 
 fn number(object: &Value, key: &str) -> i64 {
@@ -250,10 +229,7 @@ pub(super) fn envelope(kind: &str, data: &Value) -> String {
 
 /// `{"type":kind, ...fields}`: `type` first, then the fields, with the keys of `fields` and of
 /// every nested object sorted, so the bytes do not depend on serde_json's `preserve_order`.
-pub(super) fn typed_object<'a>(
-    kind: &str,
-    fields: impl IntoIterator<Item = (&'a str, &'a Value)>,
-) -> String {
+pub(super) fn typed_object<'a>(kind: &str, fields: impl IntoIterator<Item = (&'a str, &'a Value)>) -> String {
     let mut out = String::from("{");
     push_entry(&mut out, "type", &Value::from(kind));
     let mut fields: Vec<_> = fields.into_iter().collect();

@@ -56,9 +56,7 @@ impl Rng {
 
     /// `len` lowercase hex digits.
     pub fn hex(&mut self, len: usize) -> String {
-        (0..len)
-            .map(|_| char::from(b"0123456789abcdef"[self.below(16) as usize]))
-            .collect()
+        (0..len).map(|_| char::from(b"0123456789abcdef"[self.below(16) as usize])).collect()
     }
 
     /// A 26-character ULID: 48 bits of `unix_ms` then 80 random bits, Crockford base32, so ULIDs
@@ -66,10 +64,7 @@ impl Rng {
     pub fn ulid(&mut self, unix_ms: u64) -> String {
         let random = (u128::from(self.next_u64()) << 16) ^ u128::from(self.next_u64() >> 48);
         let value = (u128::from(unix_ms & 0xFFFF_FFFF_FFFF) << 80) | (random & ((1 << 80) - 1));
-        (0..26)
-            .rev()
-            .map(|digit| char::from(CROCKFORD[((value >> (5 * digit)) & 31) as usize]))
-            .collect()
+        (0..26).rev().map(|digit| char::from(CROCKFORD[((value >> (5 * digit)) & 31) as usize])).collect()
     }
 }
 
@@ -80,11 +75,7 @@ pub fn rfc3339(unix_ms: u64, with_millis: bool) -> String {
     let clock = secs % 86_400;
     let (hour, minute, second) = (clock / 3600, clock % 3600 / 60, clock % 60);
     let base = format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}");
-    if with_millis {
-        format!("{base}.{:03}Z", unix_ms % 1000)
-    } else {
-        format!("{base}Z")
-    }
+    if with_millis { format!("{base}.{:03}Z", unix_ms % 1000) } else { format!("{base}Z") }
 }
 
 /// Days since 1970-01-01 to a proleptic Gregorian (year, month, day) (Howard Hinnant's algorithm).

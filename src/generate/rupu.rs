@@ -33,12 +33,7 @@ pub struct RupuOptions {
 
 impl Default for RupuOptions {
     fn default() -> Self {
-        Self {
-            seed: 42,
-            runs: 12,
-            damage: true,
-            tool_output_bytes: (40, 300),
-        }
+        Self { seed: 42, runs: 12, damage: true, tool_output_bytes: (40, 300) }
     }
 }
 
@@ -73,56 +68,15 @@ const DAMAGE_PLACES: [(Damage, usize); 6] = [
 ];
 
 const AGENTS: &[(&str, &[&str])] = &[
-    (
-        "code-reviewer",
-        &[
-            "read_file",
-            "grep",
-            "glob",
-            "findings.report",
-            "skills.load",
-        ],
-    ),
-    (
-        "planner",
-        &[
-            "read_file",
-            "glob",
-            "message.send",
-            "web_fetch",
-            "issues.create",
-        ],
-    ),
-    (
-        "fixer",
-        &[
-            "read_file",
-            "write_file",
-            "edit_file",
-            "bash",
-            "grep",
-            "skills.load",
-        ],
-    ),
-    (
-        "researcher",
-        &["web_fetch", "read_file", "message.send", "findings.report"],
-    ),
+    ("code-reviewer", &["read_file", "grep", "glob", "findings.report", "skills.load"]),
+    ("planner", &["read_file", "glob", "message.send", "web_fetch", "issues.create"]),
+    ("fixer", &["read_file", "write_file", "edit_file", "bash", "grep", "skills.load"]),
+    ("researcher", &["web_fetch", "read_file", "message.send", "findings.report"]),
     ("test-writer", &["read_file", "write_file", "bash", "glob"]),
 ];
 /// The showcase run's agent and its granted tools (`web_fetch` is not one of them).
-const SHOWCASE_AGENT: (&str, &[&str]) = (
-    "fixer",
-    &[
-        "read_file",
-        "write_file",
-        "bash",
-        "grep",
-        "skills.load",
-        "message.send",
-        "issues.create",
-    ],
-);
+const SHOWCASE_AGENT: (&str, &[&str]) =
+    ("fixer", &["read_file", "write_file", "bash", "grep", "skills.load", "message.send", "issues.create"]);
 /// The showcase run's tool calls per turn: a skill load, an edit, a command, a refused fetch,
 /// a sent message and an emitted action; none on the last turn.
 const SHOWCASE_TOOLS: [&[&str]; 4] = [
@@ -133,10 +87,7 @@ const SHOWCASE_TOOLS: [&[&str]; 4] = [
 ];
 /// Providers and their models.
 const MODELS: &[(&str, &[&str])] = &[
-    (
-        "anthropic",
-        &["claude-sonnet-4-6", "claude-opus-5", "claude-haiku-4-5"],
-    ),
+    ("anthropic", &["claude-sonnet-4-6", "claude-opus-5", "claude-haiku-4-5"]),
     ("openai", &["gpt-5.1", "gpt-5.1-mini", "gpt-5.1-codex"]),
 ];
 const MODES: &[&str] = &["ask", "bypass", "readonly"];
@@ -146,14 +97,10 @@ const MODES: &[&str] = &["ask", "bypass", "readonly"];
 /// Returns the answers a correct reader must give, tallied from the lines as they are written.
 pub fn write_rupu_corpus(dir: &Path, opts: &RupuOptions) -> io::Result<Expected> {
     fs::create_dir_all(dir.join(TRANSCRIPTS_DIR).join("archive"))?;
-    let mut expected = Expected {
-        transcripts_dir: TRANSCRIPTS_DIR.to_string(),
-        ..Expected::default()
-    };
+    let mut expected = Expected { transcripts_dir: TRANSCRIPTS_DIR.to_string(), ..Expected::default() };
     let mut corpus_rng = Rng::derive(opts.seed, u64::MAX);
-    let workspaces: Vec<String> = (0..3)
-        .map(|_| format!("ws_{}", corpus_rng.ulid(CORPUS_START_MS - 30 * 86_400_000)))
-        .collect();
+    let workspaces: Vec<String> =
+        (0..3).map(|_| format!("ws_{}", corpus_rng.ulid(CORPUS_START_MS - 30 * 86_400_000))).collect();
     let mut started_ms = CORPUS_START_MS;
     for index in 0..opts.runs {
         let mut rng = Rng::derive(opts.seed, index as u64);
@@ -164,10 +111,7 @@ pub fn write_rupu_corpus(dir: &Path, opts: &RupuOptions) -> io::Result<Expected>
             apply_damage(&mut lines, *damage, &mut damage_rng);
         }
         expected.record_transcript(&plan.file, plan.archived, &lines);
-        fs::write(
-            dir.join(&plan.file),
-            render(&lines, plan.damage.contains(&Damage::CrlfEndings)),
-        )?;
+        fs::write(dir.join(&plan.file), render(&lines, plan.damage.contains(&Damage::CrlfEndings)))?;
         started_ms += 90_000 + corpus_rng.below(40 * 60_000);
     }
     if opts.damage {
@@ -194,34 +138,16 @@ fn write_non_transcripts(dir: &Path, rng: &mut Rng, expected: &mut Expected) -> 
     let ledger = format!("{TRANSCRIPTS_DIR}/netflow/{ledger_run_id}.jsonl");
     let ctx = json!({"run_id": ledger_run_id, "origin": {"kind": "provider", "name": "anthropic"}});
     let flows: Vec<String> = (0..3)
-        .map(|k| {
-            flow_record(
-                rng,
-                at_ms + k * 700,
-                &ctx,
-                "api.anthropic.com",
-                "POST",
-                "/v1/messages",
-            )
-        })
+        .map(|k| flow_record(rng, at_ms + k * 700, &ctx, "api.anthropic.com", "POST", "/v1/messages"))
         .map(|flow| {
             let fields = flow.as_object().expect("a flow record is an object");
-            typed_object(
-                "flow",
-                fields.iter().map(|(key, value)| (key.as_str(), value)),
-            )
+            typed_object("flow", fields.iter().map(|(key, value)| (key.as_str(), value)))
         })
         .collect();
     fs::create_dir_all(dir.join(TRANSCRIPTS_DIR).join("netflow"))?;
     let step_lines: Vec<String> = steps.iter().map(|step| envelope("step", step)).collect();
     for (file, lines) in [(step_log, step_lines), (ledger, flows)] {
-        fs::write(
-            dir.join(&file),
-            lines
-                .iter()
-                .map(|line| format!("{line}\n"))
-                .collect::<String>(),
-        )?;
+        fs::write(dir.join(&file), lines.iter().map(|line| format!("{line}\n")).collect::<String>())?;
         expected.non_transcripts.push(file);
     }
     Ok(())
@@ -255,13 +181,7 @@ struct RunPlan {
 }
 
 impl RunPlan {
-    fn new(
-        index: usize,
-        started_ms: u64,
-        opts: &RupuOptions,
-        workspaces: &[String],
-        rng: &mut Rng,
-    ) -> Self {
+    fn new(index: usize, started_ms: u64, opts: &RupuOptions, workspaces: &[String], rng: &mut Rng) -> Self {
         let last_run = opts.runs.saturating_sub(1);
         let damage: Vec<Damage> = DAMAGE_PLACES
             .iter()
@@ -274,11 +194,7 @@ impl RunPlan {
             VERSION_1_RUN => AGENTS[2],
             _ => rng.pick(AGENTS),
         };
-        let (provider, models) = if showcase {
-            MODELS[0]
-        } else {
-            rng.pick(MODELS)
-        };
+        let (provider, models) = if showcase { MODELS[0] } else { rng.pick(MODELS) };
         let turns = match index {
             SHOWCASE_RUN => SHOWCASE_TOOLS.len(),
             TURNLESS_RUN => 0,
@@ -306,11 +222,7 @@ impl RunPlan {
             agent,
             tools,
             provider,
-            model: if showcase {
-                models[0]
-            } else {
-                rng.pick(models)
-            },
+            model: if showcase { models[0] } else { rng.pick(models) },
             mode: match index {
                 SHOWCASE_RUN => "ask",
                 VERSION_1_RUN => "readonly",
@@ -339,11 +251,7 @@ fn apply_damage(lines: &mut Vec<Line>, damage: Damage, rng: &mut Rng) {
         Damage::MalformedLine => {
             let half_written = json!({"call_id": "toolu_cut", "duration_ms": 12,
                                       "output": "partial output — the disk filled"});
-            insert_mid(
-                lines,
-                rng,
-                Line::Corrupt(first_half(&envelope("tool_result", &half_written))),
-            );
+            insert_mid(lines, rng, Line::Corrupt(first_half(&envelope("tool_result", &half_written))));
         }
         Damage::NonObjectLines => {
             for text in ["[1,2,3]", "\"hello\"", "42"] {
@@ -363,30 +271,20 @@ fn apply_damage(lines: &mut Vec<Line>, damage: Damage, rng: &mut Rng) {
         Damage::CrlfEndings => {}
         Damage::TruncatedTail => {
             let cut_off = json!({"content": "The fix is to check the \"len\" first — 日本語"});
-            lines.push(Line::TruncatedTail(first_half(&envelope(
-                "assistant_delta",
-                &cut_off,
-            ))));
+            lines.push(Line::TruncatedTail(first_half(&envelope("assistant_delta", &cut_off))));
         }
     }
 }
 
 /// Inserts `line` between the second and the last line; returns where.
 fn insert_mid(lines: &mut Vec<Line>, rng: &mut Rng, line: Line) -> usize {
-    let at = if lines.len() > 2 {
-        rng.size(2, lines.len() - 1)
-    } else {
-        lines.len()
-    };
+    let at = if lines.len() > 2 { rng.size(2, lines.len() - 1) } else { lines.len() };
     lines.insert(at, line);
     at
 }
 
 /// The first half of `text`, cut at a char boundary: never valid JSON when `text` is an object.
 fn first_half(text: &str) -> String {
-    let end = (0..=text.len() / 2)
-        .rev()
-        .find(|end| text.is_char_boundary(*end))
-        .unwrap_or(0);
+    let end = (0..=text.len() / 2).rev().find(|end| text.is_char_boundary(*end)).unwrap_or(0);
     text[..end].to_string()
 }

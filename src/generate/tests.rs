@@ -72,11 +72,8 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             if path.is_dir() {
                 pending.push(path);
             } else {
-                let relative = path
-                    .strip_prefix(dir)
-                    .expect("under dir")
-                    .to_string_lossy()
-                    .replace('\\', "/");
+                let relative =
+                    path.strip_prefix(dir).expect("under dir").to_string_lossy().replace('\\', "/");
                 found.insert(relative, std::fs::read(&path).expect("readable file"));
             }
         }
@@ -106,9 +103,7 @@ fn read(bytes: &[u8]) -> Reading {
             Err(_) if is_tail => reading.truncated_tail = true,
             Ok(Value::Object(object)) if object.get("type").is_some_and(Value::is_string) => {
                 let kind = object["type"].as_str().unwrap_or_default().to_string();
-                reading
-                    .events
-                    .push((kind, object.get("data").cloned().unwrap_or(Value::Null)));
+                reading.events.push((kind, object.get("data").cloned().unwrap_or(Value::Null)));
             }
             _ => reading.errors.push(index as u64 + 1),
         }
@@ -130,16 +125,8 @@ fn same_options_write_identical_bytes() {
 fn expected_answers_match_an_independent_reading() {
     let options = [
         RupuOptions::default(),
-        RupuOptions {
-            seed: 7,
-            runs: 40,
-            ..RupuOptions::default()
-        },
-        RupuOptions {
-            seed: 8,
-            runs: 3,
-            ..RupuOptions::default()
-        },
+        RupuOptions { seed: 7, runs: 40, ..RupuOptions::default() },
+        RupuOptions { seed: 8, runs: 3, ..RupuOptions::default() },
     ];
     for (index, opts) in options.iter().enumerate() {
         assert_matches_reading(&Corpus::write(&format!("reread-{index}"), opts));
@@ -156,9 +143,7 @@ fn assert_matches_reading(corpus: &Corpus) {
             reread.non_transcripts.push(file);
             continue;
         }
-        reread
-            .errors
-            .extend(reading.errors.iter().map(|line| (file.clone(), *line)));
+        reread.errors.extend(reading.errors.iter().map(|line| (file.clone(), *line)));
         if reading.truncated_tail {
             reread.truncated_tails.push(file.clone());
         }
@@ -189,10 +174,7 @@ fn assert_matches_reading(corpus: &Corpus) {
         runs.insert(file, (status, turns));
     }
     assert_eq!(reread.events_by_type, expected.events_by_type);
-    assert_eq!(
-        reread.events_by_type.values().sum::<u64>(),
-        expected.events_total
-    );
+    assert_eq!(reread.events_by_type.values().sum::<u64>(), expected.events_total);
     assert_eq!(reread.tokens_by_model, expected.tokens_by_model);
     assert_eq!(reread.bytes_by_host, expected.bytes_by_host);
     assert_eq!(reread.errors, expected.errors);
@@ -200,11 +182,8 @@ fn assert_matches_reading(corpus: &Corpus) {
     let mut non_transcripts = expected.non_transcripts.clone();
     non_transcripts.sort();
     assert_eq!(reread.non_transcripts, non_transcripts);
-    let expected_runs: BTreeMap<_, _> = expected
-        .runs
-        .iter()
-        .map(|run| (run.file.clone(), (run.status.clone(), run.turns)))
-        .collect();
+    let expected_runs: BTreeMap<_, _> =
+        expected.runs.iter().map(|run| (run.file.clone(), (run.status.clone(), run.turns))).collect();
     assert_eq!(runs, expected_runs);
 }
 
@@ -213,57 +192,28 @@ fn default_corpus_has_every_type_and_every_edge_case() {
     let corpus = Corpus::write("coverage", &RupuOptions::default());
     let expected = &corpus.expected;
     for kind in EVERY_WRITTEN_TYPE {
-        assert!(
-            expected.events_by_type.contains_key(*kind),
-            "no {kind} event"
-        );
+        assert!(expected.events_by_type.contains_key(*kind), "no {kind} event");
     }
-    let statuses: BTreeSet<&str> = expected
-        .runs
-        .iter()
-        .map(|run| run.status.as_str())
-        .collect();
+    let statuses: BTreeSet<&str> = expected.runs.iter().map(|run| run.status.as_str()).collect();
     assert_eq!(statuses, BTreeSet::from(["aborted", "error", "ok"]));
     assert!(expected.runs.iter().any(|run| run.schema_version == 1));
     assert!(expected.runs.iter().any(|run| run.archived));
-    assert!(
-        expected.runs.iter().any(|run| run.turns == 0)
-            && expected.runs.iter().any(|run| run.turns == 1)
-    );
-    let decisions: BTreeSet<&str> = expected
-        .denied_tools
-        .keys()
-        .map(|(_, decision)| decision.as_str())
-        .collect();
-    assert_eq!(
-        decisions,
-        BTreeSet::from(["denied:not_granted", "denied:readonly"])
-    );
+    assert!(expected.runs.iter().any(|run| run.turns == 0) && expected.runs.iter().any(|run| run.turns == 1));
+    let decisions: BTreeSet<&str> =
+        expected.denied_tools.keys().map(|(_, decision)| decision.as_str()).collect();
+    assert_eq!(decisions, BTreeSet::from(["denied:not_granted", "denied:readonly"]));
     assert!(!expected.failed_tools.is_empty() && expected.net_flows_before_first_turn > 0);
-    assert_eq!(
-        expected.errors.len(),
-        7,
-        "one malformed, three non-object, three untyped lines"
-    );
-    assert_eq!(
-        (expected.truncated_tails.len(), expected.empty_lines),
-        (1, 3)
-    );
+    assert_eq!(expected.errors.len(), 7, "one malformed, three non-object, three untyped lines");
+    assert_eq!((expected.truncated_tails.len(), expected.empty_lines), (1, 3));
     assert_eq!(expected.non_transcripts.len(), 2);
-    let crlf_files = files(&corpus.dir)
-        .into_values()
-        .filter(|bytes| bytes.windows(2).any(|pair| pair == b"\r\n"));
+    let crlf_files =
+        files(&corpus.dir).into_values().filter(|bytes| bytes.windows(2).any(|pair| pair == b"\r\n"));
     assert_eq!(crlf_files.count(), 1);
 }
 
 #[test]
 fn undamaged_corpus_reads_clean_and_honours_output_sizes() {
-    let opts = RupuOptions {
-        seed: 9,
-        runs: 30,
-        damage: false,
-        tool_output_bytes: (1000, 1200),
-    };
+    let opts = RupuOptions { seed: 9, runs: 30, damage: false, tool_output_bytes: (1000, 1200) };
     let corpus = Corpus::write("clean", &opts);
     let expected = &corpus.expected;
     assert!(
@@ -285,32 +235,15 @@ fn undamaged_corpus_reads_clean_and_honours_output_sizes() {
 #[test]
 fn a_tiny_corpus_still_places_every_damage_case() {
     for runs in [1, 2] {
-        let opts = RupuOptions {
-            runs,
-            ..RupuOptions::default()
-        };
+        let opts = RupuOptions { runs, ..RupuOptions::default() };
         let corpus = Corpus::write(&format!("tiny-{runs}"), &opts);
         let expected = &corpus.expected;
         assert_eq!(expected.runs.len(), runs);
-        let damage = (
-            expected.errors.len(),
-            expected.truncated_tails.len(),
-            expected.empty_lines,
-        );
+        let damage = (expected.errors.len(), expected.truncated_tails.len(), expected.empty_lines);
         assert_eq!(damage, (7, 1, 3));
-        assert_eq!(
-            expected.runs[runs - 1].status,
-            "aborted",
-            "the truncated run"
-        );
+        assert_eq!(expected.runs[runs - 1].status, "aborted", "the truncated run");
     }
-    let empty = Corpus::write(
-        "tiny-0",
-        &RupuOptions {
-            runs: 0,
-            ..RupuOptions::default()
-        },
-    );
+    let empty = Corpus::write("tiny-0", &RupuOptions { runs: 0, ..RupuOptions::default() });
     assert!(empty.expected.runs.is_empty() && empty.expected.errors.is_empty());
     assert_eq!(empty.expected.non_transcripts.len(), 2);
 }

@@ -17,8 +17,8 @@ use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{
-    ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning,
-    PlanProperties, ReplaceChildrenOptions,
+    ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
+    ReplaceChildrenOptions,
 };
 use std::fmt;
 use std::sync::Arc;
@@ -46,22 +46,14 @@ pub struct ScanExec {
 impl ScanExec {
     pub fn new(source: Arc<ScanSource>, config: ScanConfig, target_partitions: usize) -> Self {
         let partitions = split_by_size(&source.data.files, target_partitions);
-        let schema = RowDecoder::new(&source.table, config.projection.as_deref())
-            .schema()
-            .clone();
+        let schema = RowDecoder::new(&source.table, config.projection.as_deref()).schema().clone();
         let properties = PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
             Partitioning::UnknownPartitioning(partitions.len()),
             EmissionType::Incremental,
             Boundedness::Bounded,
         );
-        Self {
-            source,
-            config,
-            partitions,
-            schema,
-            properties: Arc::new(properties),
-        }
+        Self { source, config, partitions, schema, properties: Arc::new(properties) }
     }
 }
 
@@ -73,10 +65,7 @@ fn split_by_size(files: &[Arc<SourceFile>], n: usize) -> Vec<Vec<Arc<SourceFile>
     order.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| a.path.cmp(&b.path)));
     let mut parts: Vec<(u64, Vec<Arc<SourceFile>>)> = vec![(0, Vec::new()); n];
     for file in order {
-        let lightest = parts
-            .iter_mut()
-            .min_by_key(|(bytes, _)| *bytes)
-            .expect("n >= 1");
+        let lightest = parts.iter_mut().min_by_key(|(bytes, _)| *bytes).expect("n >= 1");
         lightest.0 += file.size;
         lightest.1.push(file.clone());
     }
@@ -98,12 +87,7 @@ impl DisplayAs for ScanExec {
             self.source.data.format.name, self.source.table.name
         )?;
         if let Some(projection) = &self.config.projection {
-            let names: Vec<&str> = self
-                .schema
-                .fields()
-                .iter()
-                .map(|f| f.name().as_str())
-                .collect();
+            let names: Vec<&str> = self.schema.fields().iter().map(|f| f.name().as_str()).collect();
             write!(f, ", projection=[{}]", names.join(", "))?;
             let _ = projection;
         }
@@ -146,17 +130,10 @@ impl ExecutionPlan for ScanExec {
         self: Arc<Self>,
         children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.replace_children(
-            children,
-            ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
-        )
+        self.replace_children(children, ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute))
     }
 
-    fn execute(
-        &self,
-        partition: usize,
-        _context: Arc<TaskContext>,
-    ) -> Result<SendableRecordBatchStream> {
+    fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let files = self.partitions.get(partition).cloned().ok_or_else(|| {
             DataFusionError::Internal(format!("TranscriptScan has no partition {partition}"))
         })?;
@@ -175,9 +152,8 @@ async fn scan_files(
     files: Vec<Arc<SourceFile>>,
     tx: Sender<Result<RecordBatch>>,
 ) -> Result<()> {
-    source.problems.record(Problem::Scanned {
-        format: source.data.format.name,
-    });
+    let (schema, errors_table) = (source.data.format.name, source.data.errors_table());
+    source.problems.record(Problem::Scanned { schema, errors_table });
     let mut decoder = RowDecoder::new(&source.table, config.projection.as_deref());
     let mut reader = LineReader::new(source.clone());
     let mut sent = 0usize;
@@ -190,10 +166,7 @@ async fn scan_files(
         let mut blocks = match BlockReader::open(source.store.clone(), file) {
             Ok(blocks) => blocks,
             Err(why) => {
-                source.problems.record(Problem::File {
-                    file: file.path.clone(),
-                    why,
-                });
+                source.problems.record(Problem::File { file: file.path.clone(), why });
                 continue;
             }
         };
@@ -204,10 +177,7 @@ async fn scan_files(
                 Ok(Some(block)) => block,
                 Ok(None) => break,
                 Err(e) => {
-                    source.problems.record(Problem::File {
-                        file: file.path.clone(),
-                        why: e.to_string(),
-                    });
+                    source.problems.record(Problem::File { file: file.path.clone(), why: e.to_string() });
                     break;
                 }
             };

@@ -36,15 +36,10 @@ impl LineReader {
             Rows::Type(t) => Some(t.clone()),
             _ => None,
         };
-        let turn_from = source
-            .data
-            .format
-            .context
-            .iter()
-            .find_map(|c| match c.source {
-                ContextSource::LastSeen { event, field } => Some((event, field)),
-                _ => None,
-            });
+        let turn_from = source.data.format.context.iter().find_map(|c| match c.source {
+            ContextSource::LastSeen { event, field } => Some((event, field)),
+            _ => None,
+        });
         Self {
             source,
             wanted,
@@ -70,16 +65,8 @@ impl LineReader {
 
     /// Notes a value read as null because it did not fit its column.
     fn record(&self, line: u64, column: &str) {
-        let file = self
-            .file
-            .as_ref()
-            .map(|f| f.path.clone())
-            .unwrap_or_default();
-        self.source.problems.record(Problem::Value {
-            file,
-            line,
-            column: column.to_string(),
-        });
+        let file = self.file.as_ref().map(|f| f.path.clone()).unwrap_or_default();
+        self.source.problems.record(Problem::Value { file, line, column: column.to_string() });
     }
 
     /// Reads one line into `decoder`.
@@ -87,15 +74,8 @@ impl LineReader {
         let (number, bytes, last) = match line {
             Line::Whole { number, bytes } => (number, bytes, false),
             Line::Unterminated { number, bytes } => (number, bytes, true),
-            Line::TooLong {
-                number,
-                length,
-                head,
-            } => {
-                let damage = Damage::TooLong {
-                    length,
-                    limit: self.source.max_line_bytes,
-                };
+            Line::TooLong { number, length, head } => {
+                let damage = Damage::TooLong { length, limit: self.source.max_line_bytes };
                 return self.damaged(number, &String::from_utf8_lossy(head), &damage, decoder);
             }
         };
@@ -105,6 +85,9 @@ impl LineReader {
             if quick != wanted && !turn_line {
                 return;
             }
+        }
+        if self.source.data.format.lines_table.is_some() {
+            return self.whole_line(number, bytes, last, decoder);
         }
         let event = match parse_event(bytes, type_key) {
             Ok(event) => event,
@@ -120,12 +103,7 @@ impl LineReader {
                 Some(raw) => match parse_object(raw) {
                     Ok(object) => (object, raw.get()),
                     Err(shape) => {
-                        return self.damaged(
-                            number,
-                            text,
-                            &Damage::FieldsNotAnObject(shape),
-                            decoder,
-                        );
+                        return self.damaged(number, text, &Damage::FieldsNotAnObject(shape), decoder);
                     }
                 },
                 None => (Default::default(), "{}"),
@@ -135,21 +113,14 @@ impl LineReader {
         if let Some((event_type, field)) = self.turn_from
             && event.type_name == event_type
         {
-            self.turn = fields
-                .get(field)
-                .filter(|r| Shape::of(r) == Shape::Int)
-                .and_then(|r| r.get().parse().ok());
+            self.turn =
+                fields.get(field).filter(|r| Shape::of(r) == Shape::Int).and_then(|r| r.get().parse().ok());
         }
         let type_name = event.type_name.as_ref();
         match &self.source.table.rows {
             Rows::Type(wanted) if wanted != type_name => {}
             Rows::Type(_) => {
-                let path: Vec<&str> = self
-                    .table()
-                    .fields_path
-                    .iter()
-                    .map(String::as_str)
-                    .collect();
+                let path: Vec<&str> = self.table().fields_path.iter().map(String::as_str).collect();
                 let fields = descend(fields, &path);
                 if fields.is_none() {
                     self.record(number, &path.join("."));
@@ -171,12 +142,39 @@ impl LineReader {
                     line: number,
                     turn: self.turn,
                     type_name: Some(type_name),
+                    fields: Some(&fields),
                     fields_text: Some(fields_text),
                     ..Default::default()
                 };
                 decoder.push(&values, &mut self.problems);
+                for problem in std::mem::take(&mut self.problems) {
+                    self.record(number, &problem.column);
+                }
             }
+            Rows::Lines => {}
             Rows::Problems => self.check_values(number, type_name, fields, text, decoder),
+        }
+    }
+
+    /// For a format read as a table of lines: any JSON object is a row, anything else damage.
+    fn whole_line(&mut self, number: u64, bytes: &[u8], last: bool, decoder: &mut RowDecoder) {
+        let text = String::from_utf8_lossy(bytes);
+        match crate::json::parse_line_object(bytes) {
+            Ok(_) if self.source.table.rows != Rows::Lines => {}
+            Ok(object) => {
+                let values = LineValues {
+                    line: number,
+                    fields: Some(&object),
+                    fields_text: Some(&text),
+                    ..Default::default()
+                };
+                decoder.push(&values, &mut self.problems);
+                for problem in std::mem::take(&mut self.problems) {
+                    self.record(number, &problem.column);
+                }
+            }
+            Err(_) if last => {}
+            Err(damage) => self.damaged(number, &text, &damage, decoder),
         }
     }
 
@@ -189,11 +187,8 @@ impl LineReader {
         text: &str,
         decoder: &mut RowDecoder,
     ) {
-        let Some(table) = self
-            .source
-            .data
-            .type_tables()
-            .find(|t| t.rows == Rows::Type(type_name.to_string()))
+        let Some(table) =
+            self.source.data.type_tables().find(|t| t.rows == Rows::Type(type_name.to_string()))
         else {
             return;
         };
@@ -201,20 +196,11 @@ impl LineReader {
         let fields = descend(fields, &path);
         let mut problems = Vec::new();
         if fields.is_none() {
-            problems.push(ValueProblem {
-                column: path.join("."),
-                why: "missing or not an object".into(),
-            });
+            problems.push(ValueProblem { column: path.join("."), why: "missing or not an object".into() });
         }
-        let checker = self
-            .checkers
-            .entry(type_name.to_string())
-            .or_insert_with(|| RowDecoder::new(table, None));
-        let values = LineValues {
-            line: number,
-            fields: fields.as_ref(),
-            ..Default::default()
-        };
+        let checker =
+            self.checkers.entry(type_name.to_string()).or_insert_with(|| RowDecoder::new(table, None));
+        let values = LineValues { line: number, fields: fields.as_ref(), ..Default::default() };
         checker.push(&values, &mut problems);
         if checker.rows() >= 1024 {
             let _ = checker.finish();

@@ -44,10 +44,7 @@ impl ScanTable {
             max_line_bytes: corpus.options.max_line_bytes,
             problems: corpus.problems.clone(),
         };
-        Self {
-            schema: table.schema(),
-            source: Arc::new(source),
-        }
+        Self { schema: table.schema(), source: Arc::new(source) }
     }
 
     pub fn table(&self) -> &Arc<EventTable> {
@@ -78,10 +75,6 @@ impl TableProvider for ScanTable {
             limit,
             batch_size: state.config().batch_size(),
         };
-        Ok(Arc::new(ScanExec::new(
-            self.source.clone(),
-            config,
-            partitions,
-        )))
+        Ok(Arc::new(ScanExec::new(self.source.clone(), config, partitions)))
     }
 }

@@ -9,17 +9,8 @@ use crate::generate::rng::{Rng, rfc3339};
 
 /// (name, layer, preload) of the skills a run can bind.
 const SKILLS: &[(&str, &str, bool)] = &[("pdf", "global", true), ("rust-style", "project", false)];
-const CUSTOMERS: &[&str] = &[
-    "acme-corp",
-    "Société Générale",
-    "株式会社ミライ",
-    "O'Brien & \"Sons\"",
-];
-const CODENAMES: &[&str] = &[
-    "amber-delta/kestrel",
-    "cobalt-fjord/otter",
-    "saffron-ridge/lynx",
-];
+const CUSTOMERS: &[&str] = &["acme-corp", "Société Générale", "株式会社ミライ", "O'Brien & \"Sons\""];
+const CODENAMES: &[&str] = &["amber-delta/kestrel", "cobalt-fjord/otter", "saffron-ridge/lynx"];
 const PROSE: &[&str] = &[
     "Looking at the parser first; the null check on line 142 is missing.",
     "The test `parses_empty_input` fails with \"unexpected EOF\".",
@@ -32,11 +23,8 @@ const PROSE: &[&str] = &[
     "SELECT name FROM users WHERE name = 'O''Brien';",
     "Ελληνικά και русский текст в одной строке.",
 ];
-const RUN_ERRORS: &[&str] = &[
-    "provider error: 529 overloaded",
-    "max turns (8) reached",
-    "tool loop detected",
-];
+const RUN_ERRORS: &[&str] =
+    &["provider error: 529 overloaded", "max turns (8) reached", "tool loop detected"];
 
 /// Writes one run's lines in event order, tracking the run's clock, current model and spend.
 pub(super) struct RunWriter<'a> {
@@ -96,11 +84,7 @@ impl<'a> RunWriter<'a> {
     /// A version 2 feature of a turn: in the showcase run exactly at `showcase_turn`.
     pub(super) fn feature_at(&mut self, showcase_turn: usize, turn: usize, percent: u64) -> bool {
         !self.plan.version_1
-            && if self.plan.showcase {
-                turn == showcase_turn
-            } else {
-                self.rng.percent(percent)
-            }
+            && if self.plan.showcase { turn == showcase_turn } else { self.rng.percent(percent) }
     }
 
     pub(super) fn prose(&mut self) -> &'static str {
@@ -111,14 +95,8 @@ impl<'a> RunWriter<'a> {
         let start = self.run_start();
         self.push("run_start", start);
         if self.sometimes(70) {
-            let message = format!(
-                "{}: context window 200000 tokens, max output 32000",
-                self.model
-            );
-            self.push(
-                "notice",
-                json!({"kind": "model_limits", "message": message}),
-            );
+            let message = format!("{}: context window 200000 tokens, max output 32000", self.model);
+            self.push("notice", json!({"kind": "model_limits", "message": message}));
         }
         self.tool_grant();
         if self.sometimes_v2(40) {
@@ -127,10 +105,7 @@ impl<'a> RunWriter<'a> {
         if self.sometimes_v2(10) {
             let source = format!("run_{}", self.rng.ulid(self.plan.started_ms - 86_400_000));
             let sha256 = self.rng.hex(64);
-            self.push(
-                "seed",
-                json!({"kind": "source_transcript", "source": source, "sha256": sha256}),
-            );
+            self.push("seed", json!({"kind": "source_transcript", "source": source, "sha256": sha256}));
         }
         if self.sometimes(85) {
             let content = format!("Review the parser change: {}", self.prose());
@@ -169,12 +144,8 @@ impl<'a> RunWriter<'a> {
     }
 
     fn tool_grant(&mut self) {
-        let entries: Vec<Value> = self
-            .plan
-            .tools
-            .iter()
-            .map(|tool| json!({"tool": tool, "reasons": ["declared"]}))
-            .collect();
+        let entries: Vec<Value> =
+            self.plan.tools.iter().map(|tool| json!({"tool": tool, "reasons": ["declared"]})).collect();
         let mut grant = json!({"entries": entries});
         let unavailable = [("board.post", "message_bus"), ("dispatch", "launcher")];
         let any_unavailable = self.sometimes(30);
@@ -188,10 +159,7 @@ impl<'a> RunWriter<'a> {
         self.push("tool_grant", grant);
         for (tool, missing) in unavailable.iter().filter(|_| any_unavailable) {
             let message = format!("{tool}: needs {missing}, which this run cannot reach");
-            self.push(
-                "notice",
-                json!({"kind": "tool_unavailable", "message": message}),
-            );
+            self.push("notice", json!({"kind": "tool_unavailable", "message": message}));
         }
     }
 
@@ -215,10 +183,7 @@ impl<'a> RunWriter<'a> {
         }
         if self.sometimes(20) {
             let message = "skill `sql-tuning` is named by the agent but not installed";
-            self.push(
-                "notice",
-                json!({"kind": "skill_missing", "message": message}),
-            );
+            self.push("notice", json!({"kind": "skill_missing", "message": message}));
         }
     }
 
@@ -238,10 +203,7 @@ impl<'a> RunWriter<'a> {
     fn finish(&mut self) {
         if self.plan.turns == 0 {
             let message = "overloaded; retrying in 2s (attempt 1/3)";
-            self.push(
-                "notice",
-                json!({"kind": "provider_retry", "message": message}),
-            );
+            self.push("notice", json!({"kind": "provider_retry", "message": message}));
         }
         if self.sometimes(5) {
             let mut gate = json!({"gate_id": "gate_1", "prompt": "Apply the fix to \"main\"?"});

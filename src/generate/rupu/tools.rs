@@ -25,19 +25,9 @@ const OUTPUT_LINES: &[&str] = &[
     "\tat com.example.Main.run(Main.java:42)",
     "warning: unused variable: `café`",
 ];
-const PATHS: &[&str] = &[
-    "src/parser.rs",
-    "src/lib.rs",
-    "tests/parse.rs",
-    "docs/résumé.md",
-    "README.md",
-];
-const COMMANDS: &[&str] = &[
-    "cargo test -p parser",
-    "cargo clippy --all-targets",
-    "git diff --stat",
-    "ls -la src",
-];
+const PATHS: &[&str] = &["src/parser.rs", "src/lib.rs", "tests/parse.rs", "docs/résumé.md", "README.md"];
+const COMMANDS: &[&str] =
+    &["cargo test -p parser", "cargo clippy --all-targets", "git diff --stat", "ls -la src"];
 const TOOL_ERRORS: &[&str] = &[
     "file not found: src/gone.rs",
     "exit status 101",
@@ -64,11 +54,7 @@ impl RunWriter<'_> {
                 }
             })
             .collect();
-        let first_write = self
-            .plan
-            .tools
-            .iter()
-            .find(|tool| WRITE_TOOLS.contains(tool));
+        let first_write = self.plan.tools.iter().find(|tool| WRITE_TOOLS.contains(tool));
         if let (0, "readonly", Some(write)) = (turn, self.plan.mode, first_write) {
             tools.insert(0, write);
         }
@@ -77,17 +63,10 @@ impl RunWriter<'_> {
 
     pub(super) fn tool_step(&mut self, tool: &'static str) {
         self.calls += 1;
-        let prefix = if self.plan.provider == "anthropic" {
-            "toolu"
-        } else {
-            "call"
-        };
+        let prefix = if self.plan.provider == "anthropic" { "toolu" } else { "call" };
         let call_id = format!("{prefix}_{:02}{}", self.calls, self.rng.hex(20));
         let input = self.tool_input(tool);
-        self.push(
-            "tool_call",
-            json!({"call_id": call_id, "tool": tool, "input": input}),
-        );
+        self.push("tool_call", json!({"call_id": call_id, "tool": tool, "input": input}));
         let granted = self.plan.tools.contains(&tool);
         let decision = match (granted, self.plan.mode) {
             (false, _) => Some("denied:not_granted"),
@@ -98,10 +77,8 @@ impl RunWriter<'_> {
         let (output, duration_ms) = (self.tool_output(), self.rng.range(2, 4000));
         let mut result = json!({"call_id": call_id, "output": output, "duration_ms": duration_ms});
         if let Some(decision) = decision {
-            (result["output"], result["error"]) = (
-                json!(format!("{tool} refused: {decision}")),
-                json!(decision),
-            );
+            (result["output"], result["error"]) =
+                (json!(format!("{tool} refused: {decision}")), json!(decision));
         } else if failed {
             result["error"] = json!(self.rng.pick(TOOL_ERRORS));
         } else if self.rng.percent(30) {
@@ -164,9 +141,7 @@ impl RunWriter<'_> {
         }
         let boundary = |end: &usize| output.is_char_boundary(*end);
         let below = (min..=target).rev().find(boundary);
-        let end = below
-            .or_else(|| (target..output.len()).find(boundary))
-            .unwrap_or(output.len());
+        let end = below.or_else(|| (target..output.len()).find(boundary)).unwrap_or(output.len());
         output.truncate(end);
         output
     }
@@ -179,32 +154,21 @@ impl RunWriter<'_> {
                 self.skill_load("sql-tuning", "global", "model");
                 if self.rng.percent(30) {
                     let message = "skill `sql-tuning` changed on disk";
-                    self.push(
-                        "notice",
-                        json!({"kind": "skill_changed", "message": message}),
-                    );
+                    self.push("notice", json!({"kind": "skill_changed", "message": message}));
                 }
             }
             "write_file" | "edit_file" if !failed => {
-                let kinds: &[&str] = if tool == "write_file" {
-                    &["create", "modify"]
-                } else {
-                    &["modify", "delete"]
-                };
+                let kinds: &[&str] =
+                    if tool == "write_file" { &["create", "modify"] } else { &["modify", "delete"] };
                 let hunk = "@@ -1 +1 @@\n-naïve_split(\"a\\tb\")\n+split_fields(\"a\\tb\")\n";
                 let diff = format!("--- a/{path}\n+++ b/{path}\n{hunk}");
                 let edit = json!({"path": path, "kind": self.rng.pick(kinds), "diff": diff});
                 self.push("file_edit", edit);
             }
             "bash" => {
-                let argv: Vec<&str> = input["command"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .split(' ')
-                    .collect();
+                let argv: Vec<&str> = input["command"].as_str().unwrap_or_default().split(' ').collect();
                 let exit_code = if failed { self.rng.pick(&[1, 101]) } else { 0 };
-                let (stdout_bytes, stderr_bytes) =
-                    (self.rng.range(0, 90_000), self.rng.range(0, 4_000));
+                let (stdout_bytes, stderr_bytes) = (self.rng.range(0, 90_000), self.rng.range(0, 4_000));
                 let run = json!({"argv": argv, "cwd": "/home/me/src/txq", "exit_code": exit_code,
                                  "stdout_bytes": stdout_bytes, "stderr_bytes": stderr_bytes});
                 self.push("command_run", run);
@@ -219,18 +183,10 @@ impl RunWriter<'_> {
                 self.push("message", message);
             }
             "web_fetch" => {
-                let url = input["url"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .trim_start_matches("https://");
+                let url = input["url"].as_str().unwrap_or_default().trim_start_matches("https://");
                 let (host, rest) = url.split_once('/').unwrap_or((url, ""));
                 let url_path = format!("/{}", rest.split('?').next().unwrap_or_default());
-                self.net_flow(
-                    host,
-                    "GET",
-                    &url_path,
-                    json!({"kind": "tool", "name": "web_fetch"}),
-                );
+                self.net_flow(host, "GET", &url_path, json!({"kind": "tool", "name": "web_fetch"}));
             }
             _ => {}
         }
@@ -257,22 +213,12 @@ impl RunWriter<'_> {
     }
 
     pub(super) fn provider_flow(&mut self, method: &str, path: &str) {
-        let host = if self.plan.provider == "openai" {
-            "api.openai.com"
-        } else {
-            "api.anthropic.com"
-        };
-        self.net_flow(
-            host,
-            method,
-            path,
-            json!({"kind": "provider", "name": self.plan.provider}),
-        );
+        let host = if self.plan.provider == "openai" { "api.openai.com" } else { "api.anthropic.com" };
+        self.net_flow(host, method, path, json!({"kind": "provider", "name": self.plan.provider}));
     }
 
     fn net_flow(&mut self, host: &str, method: &str, path: &str, origin: Value) {
-        let mut ctx =
-            json!({"run_id": self.plan.run_id, "agent": self.plan.agent, "origin": origin});
+        let mut ctx = json!({"run_id": self.plan.run_id, "agent": self.plan.agent, "origin": origin});
         if self.rng.percent(50) {
             ctx["workspace_id"] = json!(self.plan.workspace_id);
         }
@@ -291,16 +237,7 @@ pub(super) fn flow_record(
     path: &str,
 ) -> Value {
     let fidelity = rng.pick(&["coarse", "http", "full", "full"]);
-    let outcome = rng.pick(&[
-        "ok",
-        "ok",
-        "ok",
-        "ok",
-        "ok",
-        "http_error",
-        "transport_error",
-        "timeout",
-    ]);
+    let outcome = rng.pick(&["ok", "ok", "ok", "ok", "ok", "http_error", "transport_error", "timeout"]);
     let connected = matches!(outcome, "ok" | "http_error");
     let mut flow = json!({
         "id": rng.ulid(at_ms), "ts": rfc3339(at_ms, true), "ctx": ctx, "fidelity": fidelity,
@@ -308,32 +245,23 @@ pub(super) fn flow_record(
         "outcome": outcome, "body_complete": connected && rng.percent(85),
     });
     if rng.percent(80) {
-        let ips: Vec<String> = (0..rng.size(1, 2))
-            .map(|_| format!("104.18.{}.{}", rng.below(256), rng.below(256)))
-            .collect();
+        let ips: Vec<String> =
+            (0..rng.size(1, 2)).map(|_| format!("104.18.{}.{}", rng.below(256), rng.below(256))).collect();
         (flow["peer_ip"], flow["resolved_ips"]) = (json!(ips[0]), json!(ips));
     }
     if fidelity != "coarse" && connected {
         flow["http_version"] = json!(rng.pick(&["h2", "http/1.1"]));
-        flow["status"] = json!(if outcome == "ok" {
-            200
-        } else {
-            rng.pick(&[404, 429, 500, 503])
-        });
+        flow["status"] = json!(if outcome == "ok" { 200 } else { rng.pick(&[404, 429, 500, 503]) });
     }
     if !connected {
-        flow["error"] = json!(if outcome == "timeout" {
-            "read timed out after 30s"
-        } else {
-            "connection reset by peer"
-        });
+        flow["error"] =
+            json!(if outcome == "timeout" { "read timed out after 30s" } else { "connection reset by peer" });
     }
     if rng.percent(85) {
         flow["bytes_out"] = json!(rng.range(200, 90_000));
     }
     if connected && rng.percent(80) {
-        (flow["bytes_in"], flow["ttfb_ms"]) =
-            (json!(rng.range(120, 400_000)), json!(rng.range(40, 2500)));
+        (flow["bytes_in"], flow["ttfb_ms"]) = (json!(rng.range(120, 400_000)), json!(rng.range(40, 2500)));
     }
     if rng.percent(90) {
         flow["duration_ms"] = json!(rng.range(60, 30_000));

@@ -10,18 +10,8 @@ use crate::generate::rng::rfc3339;
 /// (class, severity, title, wire value) of non-normal replies.
 const OUTCOMES: &[(&str, &str, &str, &str)] = &[
     ("refusal", "error", "refused · cyber", "refusal"),
-    (
-        "overloaded",
-        "warning",
-        "provider overloaded",
-        "overloaded_error",
-    ),
-    (
-        "max_tokens",
-        "warning",
-        "reply cut at max_tokens",
-        "max_tokens",
-    ),
+    ("overloaded", "warning", "provider overloaded", "overloaded_error"),
+    ("max_tokens", "warning", "reply cut at max_tokens", "max_tokens"),
 ];
 
 impl RunWriter<'_> {
@@ -50,11 +40,7 @@ impl RunWriter<'_> {
         for tool in &tools {
             self.tool_step(tool);
         }
-        let stop_reason = if tools.is_empty() {
-            "end_turn"
-        } else {
-            "tool_use"
-        };
+        let stop_reason = if tools.is_empty() { "end_turn" } else { "tool_use" };
         let mut end = json!({"turn_idx": turn, "stop_reason": stop_reason});
         if self.rng.percent(85) {
             (end["tokens_in"], end["tokens_out"]) = (json!(tokens_in), json!(tokens_out));
@@ -64,10 +50,7 @@ impl RunWriter<'_> {
             self.recover(&record);
         }
         if self.plan.showcase && turn == 1 {
-            self.push(
-                "budget_warning",
-                json!({"limit_usd": 5.0, "spent_usd": 4.2}),
-            );
+            self.push("budget_warning", json!({"limit_usd": 5.0, "spent_usd": 4.2}));
         }
         if compacting {
             let (before, after) = (self.rng.range(30, 90), self.rng.range(3, 8));
@@ -129,11 +112,8 @@ impl RunWriter<'_> {
     }
 
     fn outcome(&mut self, turn: usize) -> Value {
-        let (class, severity, title, wire) = if self.plan.showcase {
-            OUTCOMES[0]
-        } else {
-            self.rng.pick(OUTCOMES)
-        };
+        let (class, severity, title, wire) =
+            if self.plan.showcase { OUTCOMES[0] } else { self.rng.pick(OUTCOMES) };
         self.outcomes += 1;
         let record = json!({
             "id": format!("oc_{}", self.outcomes), "class": class, "severity": severity,
@@ -152,10 +132,7 @@ impl RunWriter<'_> {
             Some("refusal") => {
                 let fallback = fallback_model(self.plan.provider, self.model);
                 let message = format!("{fallback}: falling back from {}", self.model);
-                self.push(
-                    "notice",
-                    json!({"kind": "model_limits", "message": message}),
-                );
+                self.push("notice", json!({"kind": "model_limits", "message": message}));
                 self.model = fallback;
                 json!({"outcome_id": outcome_id, "rung": 1, "action": "fell_back",
                        "provider": self.plan.provider, "model": fallback})
@@ -177,15 +154,10 @@ impl RunWriter<'_> {
                 self.push("thinking_delta", json!({"content": part}));
             }
             let signature = self.rng.hex(48);
-            self.push(
-                "thinking",
-                json!({"content": parts.concat(), "signature": signature}),
-            );
+            self.push("thinking", json!({"content": parts.concat(), "signature": signature}));
         }
         if self.feature_at(0, turn, 10) {
-            let kind = self
-                .rng
-                .pick(&["server_tool_use", "citation", "redacted_thinking"]);
+            let kind = self.rng.pick(&["server_tool_use", "citation", "redacted_thinking"]);
             let block = json!({"kind": kind, "content": self.prose()});
             self.push("assistant_block", block);
         }
@@ -193,11 +165,7 @@ impl RunWriter<'_> {
         for part in &parts {
             self.push("assistant_delta", json!({"content": part}));
         }
-        let content = if parts.is_empty() {
-            self.prose().to_string()
-        } else {
-            parts.concat()
-        };
+        let content = if parts.is_empty() { self.prose().to_string() } else { parts.concat() };
         let mut message = json!({"content": content});
         if !self.plan.version_1 && self.rng.percent(15) {
             message["thinking"] = json!(self.prose());
@@ -208,14 +176,6 @@ impl RunWriter<'_> {
 
 /// Another model of `provider` to fall back to from `current`.
 fn fallback_model(provider: &str, current: &str) -> &'static str {
-    let (_, models) = MODELS
-        .iter()
-        .find(|(name, _)| *name == provider)
-        .copied()
-        .unwrap_or(MODELS[0]);
-    models
-        .iter()
-        .copied()
-        .find(|model| *model != current)
-        .unwrap_or(models[0])
+    let (_, models) = MODELS.iter().find(|(name, _)| *name == provider).copied().unwrap_or(MODELS[0]);
+    models.iter().copied().find(|model| *model != current).unwrap_or(models[0])
 }
