@@ -215,7 +215,7 @@ pub fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
 }
 
 /// A format's own columns for a table of every line: the context columns and the common fields.
-fn context_and_common(format: &Format) -> Vec<Column> {
+pub fn context_and_common(format: &Format) -> Vec<Column> {
     let mut columns = Columns { columns: context_columns(format), naming: format.column_naming };
     format.common_fields.iter().for_each(|f| columns.add_spec(f, true));
     columns.columns

@@ -1,7 +1,9 @@
 //! The reference of every table and column, rendered from the format descriptions, so that
 //! `docs/tables.md` says exactly what the code does (a test keeps the file up to date).
 
-use crate::catalog::{context_columns, errors_table, event_tables, events_table};
+use crate::catalog::{
+    all_tables, context_and_common, context_columns, errors_table, event_tables, events_table, lines_tables,
+};
 use crate::format::{Format, Kind};
 use crate::infer::FormatStats;
 use std::fmt::Write;
@@ -10,8 +12,12 @@ use std::fmt::Write;
 pub fn tables_markdown(formats: &[Format]) -> String {
     let mut out = String::new();
     out.push_str(INTRO);
+    render_shared_names(&mut out, formats);
+    let mut seen_schemas = Vec::new();
     for format in formats {
-        render_format(&mut out, format);
+        let first_of_schema = !seen_schemas.contains(&format.name);
+        seen_schemas.push(format.name);
+        render_format(&mut out, format, first_of_schema);
     }
     out
 }
@@ -38,22 +44,67 @@ name is taken by a context column is named `data_<name>` (`turn_end.data_turn_id
 
 ";
 
-fn render_format(out: &mut String, format: &Format) {
+/// The table names found in more than one schema, and which one an unqualified name means.
+fn render_shared_names(out: &mut String, formats: &[Format]) {
     let stats = FormatStats::default();
-    let _ = writeln!(out, "## Schema `{}`\n\n{}.\n", format.name, format.about);
+    let mut owners: Vec<(String, Vec<&str>)> = Vec::new();
+    for format in formats {
+        let mut names: Vec<String> = all_tables(format, &stats).into_iter().map(|t| t.name).collect();
+        names.extend(format.views.iter().map(|v| v.name.to_string()));
+        if format.lines_table.is_none() {
+            names.push("files".into());
+        }
+        for name in names {
+            match owners.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, schemas)) if !schemas.contains(&format.name) => schemas.push(format.name),
+                Some(_) => {}
+                None => owners.push((name, vec![format.name])),
+            }
+        }
+    }
+    let shared: Vec<String> = owners
+        .iter()
+        .filter(|(_, schemas)| schemas.len() > 1)
+        .map(|(name, schemas)| format!("`{name}` ({})", schemas.join(", ")))
+        .collect();
+    let _ = writeln!(
+        out,
+        "Names in more than one schema: {}. Unqualified, such a name means the table of the first \
+         schema in that list whose format has transcripts in the paths read (with both formats \
+         present, rupu's); qualify it (`reeval.file_edit`) to be sure.\n",
+        shared.join(", ")
+    );
+}
+
+fn render_format(out: &mut String, format: &Format, first_of_schema: bool) {
+    let stats = FormatStats::default();
+    if let Some(lines) = &format.lines_table {
+        let _ = writeln!(out, "### `{}`\n\n{} ({}).\n", lines.name, capitalize(lines.about), format.about);
+        for table in lines_tables(format, lines) {
+            if table.name != lines.name {
+                let _ = writeln!(out, "### `{}`\n\n{}.\n", table.name, capitalize(&table.about));
+            }
+            column_table(out, table.columns.iter().map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())));
+        }
+        return;
+    }
+    if first_of_schema {
+        let _ = writeln!(out, "## Schema `{}`\n", format.name);
+    }
+    let _ = writeln!(out, "{}.\n", capitalize(format.about));
     let roots: Vec<String> = format.default_roots.iter().map(|group| group.join(" or ")).collect();
     let _ = writeln!(out, "With no path given, txq reads {}.\n", roots.join(", and "));
     if let Some(required) = format.required_type {
-        let _ = writeln!(
-            out,
-            "A file with no `{required}` line is not a transcript and adds nothing to any table.\n"
-        );
+        let _ = writeln!(out, "A file with no `{required}` line is not a transcript and adds nothing to any table.\n");
     }
     let _ = writeln!(out, "### Context columns (on every table of `{}`)\n", format.name);
-    column_table(
-        out,
-        context_columns(format).iter().map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())),
-    );
+    column_table(out, context_columns(format).iter().map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())));
+    if !format.common_fields.is_empty() {
+        let _ = writeln!(out, "### Common fields (on every event table of `{}`, after the context columns)\n", format.name);
+        let mut common = context_and_common(format);
+        common.drain(..format.context.len());
+        column_table(out, common.iter().map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())));
+    }
 
     for view in &format.views {
         let _ = writeln!(out, "### `{}`\n\n{}.\n", view.name, capitalize(view.about));
@@ -63,31 +114,32 @@ fn render_format(out: &mut String, format: &Format) {
         }
         out.push('\n');
     }
+    let _ = writeln!(
+        out,
+        "### `files`\n\nOne row per transcript file: the context columns that belong to a file, then `bytes` \
+         (its size when read) and `damaged_lines` (lines listed in `errors` as damaged).\n"
+    );
     for table in [events_table(format, &stats), errors_table(format)] {
-        let _ = writeln!(
-            out,
-            "### `{}`\n\n{}; the context columns, then:\n",
-            table.name,
-            capitalize(&table.about)
-        );
+        let _ = writeln!(out, "### `{}`\n\n{}; the context columns, then:\n", table.name, capitalize(&table.about));
         let extra = table.columns.iter().skip(format.context.len());
         column_table(out, extra.map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())));
     }
+    let skip = format.context.len() + format.common_fields.len();
     for table in event_tables(format, &stats) {
         let spec = format.events.iter().find(|e| format.table_naming.apply(e.type_name) == table.name);
         let _ = write!(out, "### `{}`\n\n{}", table.name, capitalize(&table.about));
-        if let Some(spec) = spec
-            && !spec.fields_path.is_empty()
-        {
-            let _ = write!(out, " (the object at `{}`)", spec.fields_path.join("."));
+        if let Some(spec) = spec {
+            if table.name != spec.type_name {
+                let _ = write!(out, " (type `{}`)", spec.type_name);
+            }
+            if !spec.fields_path.is_empty() {
+                let _ = write!(out, " (the object at `{}`)", spec.fields_path.join("."));
+            }
         }
         let _ = writeln!(out, ".\n");
-        let fields: Vec<_> = table.columns.iter().skip(format.context.len()).collect();
+        let fields: Vec<_> = table.columns.iter().skip(skip).collect();
         if fields.is_empty() {
-            let _ = writeln!(
-                out,
-                "No documented fields: every column after the context columns is found in the data.\n"
-            );
+            let _ = writeln!(out, "No documented fields of its own: its other columns are found in the data.\n");
             continue;
         }
         column_table(out, fields.iter().map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())));
