@@ -3,7 +3,7 @@
 
 use crate::discover::SourceFile;
 use crate::format::{FieldsAt, Format};
-use crate::json::{Shape, parse_event, parse_object};
+use crate::json::{Shape, Want, parse_event, parse_object};
 use crate::lines::{Line, LineSplitter};
 use crate::read::BlockReader;
 use object_store::ObjectStore;
@@ -155,17 +155,11 @@ fn observe(format: &Format, line: &[u8], types: &mut BTreeMap<String, TypeStats>
     if format.lines_table.is_some() {
         return crate::json::parse_line_object(line).is_ok();
     }
-    let Ok(event) = parse_event(line, format.envelope.type_key) else {
+    let envelope = &format.envelope;
+    let Ok(event) = parse_event(line, envelope.type_key, envelope.fields_key(), Want::Fields) else {
         return false;
     };
-    let fields = match format.envelope.fields {
-        FieldsAt::Under(key) => match event.top.get(key).map(parse_object) {
-            Some(Ok(object)) => object,
-            Some(Err(_)) => return false,
-            None => Default::default(),
-        },
-        FieldsAt::Beside => event.top,
-    };
+    let fields = event.fields;
     let stats = match types.get_mut(event.type_name.as_ref()) {
         Some(stats) => stats,
         None => types.entry(event.type_name.to_string()).or_default(),

@@ -132,32 +132,177 @@ pub fn quick_type<'a>(line: &'a [u8], type_key: &str) -> Option<&'a str> {
 #[derive(Debug)]
 pub struct Event<'a> {
     pub type_name: Cow<'a, str>,
-    pub top: RawObject<'a>,
+    /// The event's fields, when asked for.
+    pub fields: RawObject<'a>,
+    /// The event's fields as JSON text (`{}` when the line has none).
+    pub fields_text: &'a str,
+}
+
+/// What of an event's fields a reader needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// Each field's key and raw value.
+    Fields,
+    /// Only the fields' JSON text (cheaper where the fields are nested under a key).
+    Text,
+}
+
+/// The value at the fields' key, read in the same pass as the rest of the line.
+enum FieldsValue<'a> {
+    Object(RawObject<'a>),
+    Text(&'a RawValue),
+    Other(Shape),
+}
+
+struct FieldsSeed(Want);
+
+impl<'de> serde::de::DeserializeSeed<'de> for FieldsSeed {
+    type Value = FieldsValue<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        if self.0 == Want::Text {
+            let raw: &'de RawValue = serde::Deserialize::deserialize(deserializer)?;
+            return Ok(match Shape::of(raw) {
+                Shape::Object | Shape::Null => FieldsValue::Text(raw),
+                other => FieldsValue::Other(other),
+            });
+        }
+        struct FieldsVisitor;
+        impl<'de> Visitor<'de> for FieldsVisitor {
+            type Value = FieldsValue<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("the event's fields")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(8));
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    entries.push((key, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(FieldsValue::Object(RawObject { entries }))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(FieldsValue::Object(RawObject::default()))
+            }
+            fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(FieldsValue::Other(Shape::Array))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(FieldsValue::Other(Shape::Bool))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(FieldsValue::Other(Shape::Int))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(FieldsValue::Other(Shape::Int))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(FieldsValue::Other(Shape::Float))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(FieldsValue::Other(Shape::Str))
+            }
+        }
+        deserializer.deserialize_any(FieldsVisitor)
+    }
+}
+
+/// A line of the `{"<type>": .., "<fields>": {..}}` shape, read in one pass.
+struct Nested<'a> {
+    type_raw: Option<&'a RawValue>,
+    fields: Option<FieldsValue<'a>>,
+}
+
+struct NestedSeed<'k> {
+    type_key: &'k str,
+    fields_key: &'k str,
+    want: Want,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for NestedSeed<'_> {
+    type Value = Nested<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NestedSeed<'_> {
+    type Value = Nested<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut line = Nested { type_raw: None, fields: None };
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            if key == self.type_key && line.type_raw.is_none() {
+                line.type_raw = Some(map.next_value()?);
+            } else if key == self.fields_key && line.fields.is_none() {
+                line.fields = Some(map.next_value_seed(FieldsSeed(self.want))?);
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(line)
+    }
+}
+
+/// Parses a line as an event: an object with a string `type_key`, its fields either under
+/// `fields_key` (`Some("data")`) or beside the type (`None`).
+pub fn parse_event<'a>(
+    line: &'a [u8],
+    type_key: &str,
+    fields_key: Option<&str>,
+    want: Want,
+) -> Result<Event<'a>, Damage> {
+    let Some(fields_key) = fields_key else {
+        let top = parse_line_object(line)?;
+        let type_name = type_string(top.get(type_key))?;
+        // A line that parsed is valid UTF-8.
+        let text = std::str::from_utf8(line).unwrap_or_default();
+        return Ok(Event { type_name, fields: top, fields_text: text });
+    };
+    let seed = NestedSeed { type_key, fields_key, want };
+    let mut deserializer = serde_json::Deserializer::from_slice(line);
+    let nested = match serde::de::DeserializeSeed::deserialize(seed, &mut deserializer).and_then(|n| {
+        deserializer.end()?;
+        Ok(n)
+    }) {
+        Ok(nested) => nested,
+        Err(e) if e.is_data() => return Err(not_an_object(line)),
+        Err(e) => return Err(Damage::Malformed(e.to_string())),
+    };
+    let type_name = type_string(nested.type_raw)?;
+    let (fields, fields_text) = match nested.fields {
+        None => (RawObject::default(), "{}"),
+        Some(FieldsValue::Object(fields)) => (fields, ""),
+        Some(FieldsValue::Text(raw)) => (RawObject::default(), raw.get()),
+        Some(FieldsValue::Other(shape)) => return Err(Damage::FieldsNotAnObject(shape)),
+    };
+    Ok(Event { type_name, fields, fields_text })
 }
 
 /// Parses a line that must be a JSON object.
 pub fn parse_line_object(line: &[u8]) -> Result<RawObject<'_>, Damage> {
     match serde_json::from_slice(line) {
         Ok(top) => Ok(top),
-        // Valid JSON of another shape, or not JSON at all.
-        Err(e) if e.is_data() => Err(match serde_json::from_slice::<&RawValue>(line) {
-            Ok(raw) => Damage::NotAnObject(Shape::of(raw)),
-            Err(e) => Damage::Malformed(e.to_string()),
-        }),
+        Err(e) if e.is_data() => Err(not_an_object(line)),
         Err(e) => Err(Damage::Malformed(e.to_string())),
     }
 }
 
-/// Parses a line as an object with a string `type_key`.
-pub fn parse_event<'a>(line: &'a [u8], type_key: &str) -> Result<Event<'a>, Damage> {
-    let top = parse_line_object(line)?;
-    let raw_type = top.get(type_key).ok_or(Damage::NoType)?;
-    let type_name = match Shape::of(raw_type) {
-        Shape::Str => serde_json::from_str::<Cow<'a, str>>(raw_type.get())
-            .map_err(|e| Damage::Malformed(e.to_string()))?,
-        other => return Err(Damage::TypeNotString(other)),
-    };
-    Ok(Event { type_name, top })
+fn type_string(raw: Option<&RawValue>) -> Result<Cow<'_, str>, Damage> {
+    let raw = raw.ok_or(Damage::NoType)?;
+    match Shape::of(raw) {
+        Shape::Str => serde_json::from_str(raw.get()).map_err(|e| Damage::Malformed(e.to_string())),
+        other => Err(Damage::TypeNotString(other)),
+    }
+}
+
+/// The damage of a line that is not a JSON object: valid JSON of another shape, or not JSON.
+fn not_an_object(line: &[u8]) -> Damage {
+    match serde_json::from_slice::<&RawValue>(line) {
+        Ok(raw) => Damage::NotAnObject(Shape::of(raw)),
+        Err(e) => Damage::Malformed(e.to_string()),
+    }
 }
 
 /// Parses a raw value that must be an object (or null, read as an empty object).
@@ -183,7 +328,9 @@ mod tests {
 
     #[test]
     fn damage_is_classified() {
-        let reason = |line: &[u8]| parse_event(line, "type").map(|e| e.type_name.to_string());
+        let reason = |line: &[u8]| {
+            parse_event(line, "type", Some("data"), Want::Fields).map(|e| e.type_name.to_string())
+        };
         assert_eq!(reason(br#"{"type":"a","data":{}}"#), Ok("a".into()));
         assert_eq!(reason(br#"{"type":"us\u0061ge"}"#), Ok("usage".into()));
         assert_eq!(reason(b"[1,2]"), Err(Damage::NotAnObject(Shape::Array)));
@@ -192,6 +339,25 @@ mod tests {
         assert_eq!(reason(br#"{"type":7}"#), Err(Damage::TypeNotString(Shape::Int)));
         assert!(matches!(reason(br#"{"type":"a","da"#), Err(Damage::Malformed(_))));
         assert!(matches!(reason(b"{\"type\":\"\xff\"}"), Err(Damage::Malformed(_))));
+        assert_eq!(reason(br#"{"type":"a","data":[1]}"#), Err(Damage::FieldsNotAnObject(Shape::Array)));
+        assert_eq!(reason(br#"{"type":"a","data":"x"}"#), Err(Damage::FieldsNotAnObject(Shape::Str)));
+        assert!(matches!(reason(br#"{"type":"a","data":{}} x"#), Err(Damage::Malformed(_))));
+    }
+
+    #[test]
+    fn one_pass_reads_fields_or_their_text() {
+        let line = br#"{"data":{"k":1,"s":"v"},"type":"t","other":[1,{"a":2}]}"#;
+        let event = parse_event(line, "type", Some("data"), Want::Fields).unwrap();
+        assert_eq!(event.type_name, "t");
+        assert_eq!(event.fields.get("s").map(|r| r.get()), Some("\"v\""));
+        let event = parse_event(line, "type", Some("data"), Want::Text).unwrap();
+        assert_eq!(event.fields_text, r#"{"k":1,"s":"v"}"#);
+        let event = parse_event(br#"{"type":"t"}"#, "type", Some("data"), Want::Text).unwrap();
+        assert_eq!(event.fields_text, "{}");
+        let flat =
+            parse_event(br#"{"turn":0,"type":"prompt","text":"hi"}"#, "type", None, Want::Fields).unwrap();
+        assert_eq!(flat.type_name, "prompt");
+        assert_eq!(flat.fields.get("text").map(|r| r.get()), Some("\"hi\""));
     }
 
     #[test]

@@ -83,6 +83,16 @@ pub struct Envelope {
     pub fields: FieldsAt,
 }
 
+impl Envelope {
+    /// The key the fields are under, if they are under one.
+    pub fn fields_key(&self) -> Option<&'static str> {
+        match self.fields {
+            FieldsAt::Under(key) => Some(key),
+            FieldsAt::Beside => None,
+        }
+    }
+}
+
 /// Where an event's fields are within its line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldsAt {

@@ -6,9 +6,9 @@ use crate::catalog::{EventTable, Rows};
 use crate::corpus::Problem;
 use crate::decode::{FileContext, LineValues, RowDecoder, ValueProblem, excerpt};
 use crate::discover::SourceFile;
-use crate::format::{ContextSource, FieldsAt};
+use crate::format::ContextSource;
 use crate::infer::descend;
-use crate::json::{Damage, Shape, parse_event, parse_object, quick_type};
+use crate::json::{Damage, RawObject, Shape, Want, parse_event, quick_type};
 use crate::lines::Line;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,6 +28,8 @@ pub struct LineReader {
     problems: Vec<ValueProblem>,
     /// For `errors`: a decoder per event type, to check each value against its column.
     checkers: HashMap<String, RowDecoder>,
+    /// What the table needs of each event's fields.
+    want: Want,
 }
 
 impl LineReader {
@@ -40,6 +42,12 @@ impl LineReader {
             ContextSource::LastSeen { event, field } => Some((event, field)),
             _ => None,
         });
+        // `events` of a format with fields under a key and no common fields needs only their text.
+        let format = &source.data.format;
+        let text_only = source.table.rows == Rows::AllEvents
+            && format.envelope.fields_key().is_some()
+            && format.common_fields.is_empty();
+        let want = if text_only { Want::Text } else { Want::Fields };
         Self {
             source,
             wanted,
@@ -48,6 +56,7 @@ impl LineReader {
             turn: None,
             problems: Vec::new(),
             checkers: HashMap::new(),
+            want,
         }
     }
 
@@ -89,7 +98,8 @@ impl LineReader {
         if self.source.data.format.lines_table.is_some() {
             return self.whole_line(number, bytes, last, decoder);
         }
-        let event = match parse_event(bytes, type_key) {
+        let envelope = &self.source.data.format.envelope;
+        let event = match parse_event(bytes, type_key, envelope.fields_key(), self.want) {
             Ok(event) => event,
             // A last line cut off by a crash (or still being written) is skipped silently.
             Err(_) if last => return,
@@ -98,24 +108,21 @@ impl LineReader {
             }
         };
         let text = std::str::from_utf8(bytes).unwrap_or_default();
-        let (fields, fields_text) = match self.source.data.format.envelope.fields {
-            FieldsAt::Under(key) => match event.top.get(key) {
-                Some(raw) => match parse_object(raw) {
-                    Ok(object) => (object, raw.get()),
-                    Err(shape) => {
-                        return self.damaged(number, text, &Damage::FieldsNotAnObject(shape), decoder);
-                    }
-                },
-                None => (Default::default(), "{}"),
-            },
-            FieldsAt::Beside => (event.top, text),
-        };
         if let Some((event_type, field)) = self.turn_from
             && event.type_name == event_type
         {
+            let parsed;
+            let fields = match self.want {
+                Want::Fields => &event.fields,
+                Want::Text => {
+                    parsed = serde_json::from_str::<RawObject>(event.fields_text).unwrap_or_default();
+                    &parsed
+                }
+            };
             self.turn =
                 fields.get(field).filter(|r| Shape::of(r) == Shape::Int).and_then(|r| r.get().parse().ok());
         }
+        let (fields, fields_text) = (event.fields, event.fields_text);
         let type_name = event.type_name.as_ref();
         match &self.source.table.rows {
             Rows::Type(wanted) if wanted != type_name => {}
