@@ -84,7 +84,10 @@ fn render_format(out: &mut String, format: &Format, first_of_schema: bool) {
             if table.name != lines.name {
                 let _ = writeln!(out, "### `{}`\n\n{}.\n", table.name, capitalize(&table.about));
             }
-            column_table(out, table.columns.iter().map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())));
+            column_table(
+                out,
+                table.columns.iter().map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())),
+            );
         }
         return;
     }
@@ -95,12 +98,22 @@ fn render_format(out: &mut String, format: &Format, first_of_schema: bool) {
     let roots: Vec<String> = format.default_roots.iter().map(|group| group.join(" or ")).collect();
     let _ = writeln!(out, "With no path given, txq reads {}.\n", roots.join(", and "));
     if let Some(required) = format.required_type {
-        let _ = writeln!(out, "A file with no `{required}` line is not a transcript and adds nothing to any table.\n");
+        let _ = writeln!(
+            out,
+            "A file with no `{required}` line is not a transcript and adds nothing to any table.\n"
+        );
     }
     let _ = writeln!(out, "### Context columns (on every table of `{}`)\n", format.name);
-    column_table(out, context_columns(format).iter().map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())));
+    column_table(
+        out,
+        context_columns(format).iter().map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())),
+    );
     if !format.common_fields.is_empty() {
-        let _ = writeln!(out, "### Common fields (on every event table of `{}`, after the context columns)\n", format.name);
+        let _ = writeln!(
+            out,
+            "### Common fields (on every event table of `{}`, after the context columns)\n",
+            format.name
+        );
         let mut common = context_and_common(format);
         common.drain(..format.context.len());
         column_table(out, common.iter().map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())));
@@ -120,7 +133,12 @@ fn render_format(out: &mut String, format: &Format, first_of_schema: bool) {
          (its size when read) and `damaged_lines` (lines listed in `errors` as damaged).\n"
     );
     for table in [events_table(format, &stats), errors_table(format)] {
-        let _ = writeln!(out, "### `{}`\n\n{}; the context columns, then:\n", table.name, capitalize(&table.about));
+        let _ = writeln!(
+            out,
+            "### `{}`\n\n{}; the context columns, then:\n",
+            table.name,
+            capitalize(&table.about)
+        );
         let extra = table.columns.iter().skip(format.context.len());
         column_table(out, extra.map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())));
     }
@@ -139,7 +157,8 @@ fn render_format(out: &mut String, format: &Format, first_of_schema: bool) {
         let _ = writeln!(out, ".\n");
         let fields: Vec<_> = table.columns.iter().skip(skip).collect();
         if fields.is_empty() {
-            let _ = writeln!(out, "No documented fields of its own: its other columns are found in the data.\n");
+            let _ =
+                writeln!(out, "No documented fields of its own: its other columns are found in the data.\n");
             continue;
         }
         column_table(out, fields.iter().map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())));
