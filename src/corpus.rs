@@ -1,10 +1,11 @@
 //! A corpus: the transcript files found for every format, what the inference pass learned about
 //! them, their tables, and the log of problems met while reading them.
 
+use crate::cache::{InferenceCache, Lookup};
 use crate::catalog::{EventTable, all_tables};
 use crate::discover::{Discovery, SourceFile};
 use crate::format::Format;
-use crate::infer::{FormatStats, infer_file};
+use crate::infer::{FileStats, FormatStats, infer_file, is_transcript};
 use futures::StreamExt;
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
@@ -19,11 +20,13 @@ pub struct ReadOptions {
     pub max_line_bytes: usize,
     /// Files read at once by the inference pass.
     pub parallel_files: usize,
+    /// Where the inference cache lives; `None` reads every file every time.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        Self { max_line_bytes: 256 << 20, parallel_files: 2 }
+        Self { max_line_bytes: 256 << 20, parallel_files: 2, cache_dir: None }
     }
 }
 
@@ -111,27 +114,45 @@ impl Corpus {
         let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
         let mut warnings = discovery.warnings;
         let mut data = Vec::new();
+        let mut cache =
+            options.cache_dir.as_deref().map_or_else(InferenceCache::disabled, InferenceCache::load);
         for (format, files) in formats.into_iter().zip(discovery.files) {
             let format = Arc::new(format);
-            let results: Vec<_> = futures::stream::iter(files.into_iter().map(|file| {
-                let (store, format, max) = (store.clone(), format.clone(), options.max_line_bytes);
-                async move {
-                    let stats = infer_file(store, &format, &file, max).await;
-                    (file, stats)
+            let cache_ref = &cache;
+            let results: Vec<(SourceFile, FileStats, bool)> =
+                futures::stream::iter(files.into_iter().map(|file| {
+                    let (store, format, max) = (store.clone(), format.clone(), options.max_line_bytes);
+                    async move {
+                        match cache_ref.lookup(&store, format.name, &file).await {
+                            Lookup::Same(stats) => (file, stats, false),
+                            Lookup::Grown(mut stats, from) => {
+                                stats.extend(infer_file(store, &format, &file, max, from).await);
+                                (file, stats, true)
+                            }
+                            Lookup::Unknown => {
+                                let stats = infer_file(store, &format, &file, max, 0).await;
+                                (file, stats, true)
+                            }
+                        }
+                    }
+                }))
+                .buffered(options.parallel_files.max(1))
+                .collect()
+                .await;
+            for (file, stats, read) in &results {
+                if *read {
+                    cache.remember(&store, format.name, file, stats).await;
                 }
-            }))
-            .buffered(options.parallel_files.max(1))
-            .collect()
-            .await;
+            }
             let mut stats = FormatStats::default();
             let mut transcripts = Vec::new();
             let mut not_transcripts = Vec::new();
             let (mut damaged_lines, mut damaged_files) = (0, 0);
             let mut file_damage = Vec::new();
-            for (file, file_stats) in results {
+            for (file, file_stats, _) in results {
                 if let Some(why) = &file_stats.unreadable {
                     warnings.push(format!("{}: not read: {why}", file.path.display()));
-                } else if file_stats.is_transcript {
+                } else if is_transcript(&format, &file_stats) {
                     stats.add(&file_stats);
                     damaged_lines += file_stats.damaged_lines;
                     damaged_files += usize::from(file_stats.damaged_lines > 0);
@@ -152,6 +173,9 @@ impl Corpus {
                 damaged_lines,
                 damaged_files,
             }));
+        }
+        if let Err(why) = cache.save() {
+            warnings.push(why);
         }
         Corpus {
             formats: data,

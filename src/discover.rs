@@ -15,6 +15,8 @@ pub struct SourceFile {
     /// Its size when found: txq reads this many bytes, so a file still being written reads as a
     /// consistent prefix.
     pub size: u64,
+    /// Its modification time when found, in nanoseconds since the epoch.
+    pub modified: Option<u64>,
 }
 
 /// What discovery found: files per format (in the order of `formats`), and problems on the way.
@@ -86,7 +88,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
         if meta.is_file() {
             let name = root.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
             match claim(&name) {
-                Some(i) => push(&mut out.files[i], &mut seen, root.clone(), meta.len()),
+                Some(i) => push(&mut out.files[i], &mut seen, root.clone(), &meta),
                 None => out
                     .warnings
                     .push(format!("{}: not read: no format reads files of this name", root.display())),
@@ -108,24 +110,29 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
             }
             let name = entry.file_name().to_string_lossy();
             if let Some(i) = claim(&name) {
-                let size = match entry.metadata() {
-                    Ok(m) => m.len(),
+                let meta = match entry.metadata() {
+                    Ok(m) => m,
                     Err(e) => {
                         out.warnings.push(format!("{}: not read: {e}", entry.path().display()));
                         continue;
                     }
                 };
-                push(&mut out.files[i], &mut seen, entry.into_path(), size);
+                push(&mut out.files[i], &mut seen, entry.into_path(), &meta);
             }
         }
     }
     Ok(out)
 }
 
-fn push(files: &mut Vec<SourceFile>, seen: &mut HashSet<PathBuf>, path: PathBuf, size: u64) {
+fn push(files: &mut Vec<SourceFile>, seen: &mut HashSet<PathBuf>, path: PathBuf, meta: &std::fs::Metadata) {
     let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as u64);
     if seen.insert(canonical.clone()) {
-        files.push(SourceFile { path, canonical, size });
+        files.push(SourceFile { path, canonical, size: meta.len(), modified });
     }
 }
 

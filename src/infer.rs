@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The set of shapes a field's values took.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Shapes(u8);
 
 impl Shapes {
@@ -42,7 +42,7 @@ impl Shapes {
 }
 
 /// What one event type looked like in the data.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct TypeStats {
     /// How many valid events of the type.
     pub events: u64,
@@ -74,18 +74,41 @@ impl TypeStats {
 }
 
 /// What one file holds.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct FileStats {
-    /// Whether it is a transcript of its format (it has the format's required type, if any).
-    pub is_transcript: bool,
-    /// Event types by name as written.
+    /// Event types by name as written, in the whole lines.
     pub types: BTreeMap<String, TypeStats>,
+    /// The event of an unterminated last line, if it is whole JSON: kept apart, since the next
+    /// read of a growing file reads that line again.
+    pub tail_types: BTreeMap<String, TypeStats>,
+    /// The offset just past the last newline: what later reads of a growing file can skip.
+    pub complete_bytes: u64,
     /// Damaged lines (the cut-off last line of a file is not damage).
     pub damaged_lines: u64,
     /// Lines read (damaged ones included).
     pub lines: u64,
     /// A problem that stopped the read (the file is then left out).
+    #[serde(skip)]
     pub unreadable: Option<String>,
+}
+
+impl FileStats {
+    /// Adds what a read of the bytes after `complete_bytes` found; the old tail is read again.
+    pub fn extend(&mut self, later: FileStats) {
+        for (name, stats) in later.types {
+            self.types.entry(name).or_default().merge(&stats);
+        }
+        self.tail_types = later.tail_types;
+        self.complete_bytes = later.complete_bytes;
+        self.damaged_lines += later.damaged_lines;
+        self.lines += later.lines;
+        self.unreadable = later.unreadable;
+    }
+
+    /// Whether a format needing `required` type finds it here.
+    fn has_type(&self, required: &str) -> bool {
+        self.types.contains_key(required) || self.tail_types.contains_key(required)
+    }
 }
 
 /// What a format's files hold, all together.
@@ -96,21 +119,23 @@ pub struct FormatStats {
 
 impl FormatStats {
     pub fn add(&mut self, file: &FileStats) {
-        for (name, stats) in &file.types {
+        for (name, stats) in file.types.iter().chain(&file.tail_types) {
             self.types.entry(name.clone()).or_default().merge(stats);
         }
     }
 }
 
-/// Reads one file and tells what it holds.
+/// Reads one file from byte `from` (0, or where an earlier read's whole lines ended) and tells
+/// what it holds.
 pub async fn infer_file(
     store: Arc<dyn ObjectStore>,
     format: &Format,
     file: &SourceFile,
     max_line_bytes: usize,
+    from: u64,
 ) -> FileStats {
-    let mut stats = FileStats::default();
-    let mut reader = match BlockReader::open(store, file) {
+    let mut stats = FileStats { complete_bytes: from, ..Default::default() };
+    let mut reader = match BlockReader::open_at(store, file, from) {
         Ok(reader) => reader,
         Err(e) => {
             stats.unreadable = Some(e);
@@ -118,36 +143,50 @@ pub async fn infer_file(
         }
     };
     let mut splitter = LineSplitter::new(max_line_bytes);
+    let (mut types, mut tail_types) = (BTreeMap::new(), BTreeMap::new());
+    let mut damaged_lines = 0;
+    let mut lines = 0;
     let mut on_line = |line: Line<'_>| {
-        stats.lines += 1;
+        lines += 1;
         let damaged = match line {
-            Line::Whole { bytes, .. } => !observe(format, bytes, &mut stats.types),
+            Line::Whole { bytes, .. } => !observe(format, bytes, &mut types),
             // A last line cut off mid-write is not damage.
             Line::Unterminated { bytes, .. } => {
-                observe(format, bytes, &mut stats.types);
+                observe(format, bytes, &mut tail_types);
                 false
             }
             Line::TooLong { .. } => true,
         };
-        stats.damaged_lines += u64::from(damaged);
+        damaged_lines += u64::from(damaged);
     };
+    let mut offset = from;
     loop {
         match reader.next_block().await {
-            Ok(Some(block)) => splitter.feed(&block, &mut on_line),
+            Ok(Some(block)) => {
+                if let Some(last_newline) = memchr::memrchr(b'\n', &block) {
+                    stats.complete_bytes = offset + last_newline as u64 + 1;
+                }
+                offset += block.len() as u64;
+                splitter.feed(&block, &mut on_line);
+            }
             Ok(None) => break,
             Err(e) => {
-                drop(on_line);
                 stats.unreadable = Some(e.to_string());
                 return stats;
             }
         }
     }
     splitter.finish(&mut on_line);
-    stats.is_transcript = match format.required_type {
-        Some(required) => stats.types.contains_key(required),
-        None => true,
-    };
+    stats.types = types;
+    stats.tail_types = tail_types;
+    stats.damaged_lines = damaged_lines;
+    stats.lines = lines;
     stats
+}
+
+/// Whether a file with these contents is a transcript of `format`.
+pub fn is_transcript(format: &Format, stats: &FileStats) -> bool {
+    format.required_type.is_none_or(|required| stats.has_type(required))
 }
 
 /// Notes one line's type and field shapes; false for a damaged line, which adds nothing.

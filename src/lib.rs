@@ -1,6 +1,7 @@
 //! txq: SQL over AI-agent transcripts. Every event type of every format is a table, streamed from
 //! the JSON Lines files by one generic scan.
 
+pub mod cache;
 pub mod catalog;
 pub mod cli;
 pub mod corpus;

@@ -20,8 +20,18 @@ pub struct BlockReader {
 impl BlockReader {
     /// A reader of `file` from the local file system store.
     pub fn open(store: Arc<dyn ObjectStore>, file: &SourceFile) -> Result<Self, String> {
+        Self::open_at(store, file, 0)
+    }
+
+    /// A reader of `file` from byte `offset` on.
+    pub fn open_at(store: Arc<dyn ObjectStore>, file: &SourceFile, offset: u64) -> Result<Self, String> {
         let location = StorePath::from_absolute_path(&file.canonical).map_err(|e| e.to_string())?;
-        Ok(Self { store, location, offset: 0, size: file.size })
+        Ok(Self { store, location, offset, size: file.size })
+    }
+
+    /// Reads `range` of the file at once.
+    pub async fn read_range(&self, range: std::ops::Range<u64>) -> Result<Bytes, object_store::Error> {
+        self.store.get_range(&self.location, range).await
     }
 
     /// The next block, or `None` at the end.

@@ -82,6 +82,7 @@ fn every_example_in_the_docs_runs_as_shown() {
                 .current_dir(root())
                 .env("PATH", &path)
                 .env("HOME", root().join("examples/sample"))
+                .env("TXQ_CACHE_DIR", crate::util::cache_dir())
                 .stdin(std::process::Stdio::null())
                 .output()
                 .unwrap();

@@ -1,6 +1,7 @@
 //! The integration tests: the real `txq` binary and library on transcripts the project's own
 //! generator writes, checked against the answers the generator tallied while writing.
 
+mod cache;
 mod cli;
 mod docs;
 mod rupu_tables;

@@ -44,6 +44,12 @@ pub fn larger_corpus() -> &'static Generated {
     CORPUS.get_or_init(|| Generated::new(&RupuOptions { seed: 7, runs: 60, ..RupuOptions::default() }))
 }
 
+/// The inference cache of every test run (shared: entries are keyed by file).
+pub fn cache_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir")).path()
+}
+
 /// What a run of the binary gave.
 #[derive(Debug)]
 pub struct Output {
@@ -58,6 +64,7 @@ pub fn txq(args: &[&str], cwd: &Path) -> Output {
         .args(args)
         .current_dir(cwd)
         .env("HOME", cwd)
+        .env("TXQ_CACHE_DIR", cache_dir())
         .stdin(std::process::Stdio::null())
         .output()
         .expect("txq runs");

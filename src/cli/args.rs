@@ -29,6 +29,10 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
     pub max_line_bytes: usize,
 
+    /// Read every file whole, without the inference cache (in $TXQ_CACHE_DIR, else ~/.cache/txq).
+    #[arg(long)]
+    pub no_cache: bool,
+
     /// Say nothing on stderr but errors.
     #[arg(short, long)]
     pub quiet: bool,

@@ -90,7 +90,8 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     } else {
         args.paths.clone()
     };
-    let options = ReadOptions { max_line_bytes: args.max_line_bytes, ..Default::default() };
+    let cache_dir = if args.no_cache { None } else { crate::cache::InferenceCache::default_dir() };
+    let options = ReadOptions { max_line_bytes: args.max_line_bytes, cache_dir, ..Default::default() };
     let engine = crate::session::open(&paths, options).await.map_err(|e| match e {
         OpenError::Discovery(e) => CliError::from(e),
         OpenError::Sql(e) => CliError::Query(e.to_string()),
