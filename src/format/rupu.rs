@@ -371,17 +371,17 @@ fn runs_view() -> View {
         about: "one row per agent transcript",
         sql: r#"
 WITH starts AS (
-  SELECT *, row_number() OVER (PARTITION BY file ORDER BY line) AS nth FROM run_start
+  SELECT *, row_number() OVER (PARTITION BY file, run_id ORDER BY line) AS nth FROM run_start
 ), completes AS (
-  SELECT *, row_number() OVER (PARTITION BY file ORDER BY line DESC) AS nth FROM run_complete
+  SELECT *, row_number() OVER (PARTITION BY file, run_id ORDER BY line DESC) AS nth FROM run_complete
 ), usage_sums AS (
-  SELECT file, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+  SELECT file, run_id, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
          sum(cached_tokens) AS cached_tokens
-  FROM usage GROUP BY file
+  FROM usage GROUP BY file, run_id
 ), turn_counts AS (
-  SELECT file, count(*) AS turns FROM turn_start GROUP BY file
+  SELECT file, run_id, count(*) AS turns FROM turn_start GROUP BY file, run_id
 ), call_counts AS (
-  SELECT file, count(*) AS tool_calls FROM tool_call GROUP BY file
+  SELECT file, run_id, count(*) AS tool_calls FROM tool_call GROUP BY file, run_id
 )
 SELECT s.run_id, s.agent, s.provider, s.model, s.mode, s.started_at,
        coalesce(s.schema, 1) AS schema_version, s.workspace_id, s.codename, s.customer,
@@ -394,10 +394,10 @@ SELECT s.run_id, s.agent, s.provider, s.model, s.mode, s.started_at,
        coalesce(k.tool_calls, 0) AS tool_calls,
        s.file
 FROM starts s
-LEFT JOIN completes c ON c.file = s.file AND c.nth = 1
-LEFT JOIN usage_sums u ON u.file = s.file
-LEFT JOIN turn_counts t ON t.file = s.file
-LEFT JOIN call_counts k ON k.file = s.file
+LEFT JOIN completes c ON c.file = s.file AND c.run_id = s.run_id AND c.nth = 1
+LEFT JOIN usage_sums u ON u.file = s.file AND u.run_id = s.run_id
+LEFT JOIN turn_counts t ON t.file = s.file AND t.run_id = s.run_id
+LEFT JOIN call_counts k ON k.file = s.file AND k.run_id = s.run_id
 WHERE s.nth = 1
 "#,
         columns: &[

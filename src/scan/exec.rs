@@ -44,8 +44,14 @@ pub struct ScanExec {
 }
 
 impl ScanExec {
-    pub fn new(source: Arc<ScanSource>, config: ScanConfig, target_partitions: usize) -> Self {
-        let partitions = split_by_size(&source.data.files, target_partitions);
+    /// A scan of `files` (the format's files that the query's per-file filters keep).
+    pub fn new(
+        source: Arc<ScanSource>,
+        files: Vec<Arc<SourceFile>>,
+        config: ScanConfig,
+        target_partitions: usize,
+    ) -> Self {
+        let partitions = split_by_size(&files, target_partitions);
         let schema = RowDecoder::new(&source.table, config.projection.as_deref()).schema().clone();
         let properties = PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),

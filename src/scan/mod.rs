@@ -3,6 +3,7 @@
 
 mod exec;
 mod lines;
+mod prune;
 
 pub use exec::ScanExec;
 
@@ -13,7 +14,7 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
 use datafusion::datasource::TableProvider;
 use datafusion::error::Result;
-use datafusion::logical_expr::{Expr, TableType};
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use object_store::ObjectStore;
 use std::sync::Arc;
@@ -62,19 +63,33 @@ impl TableProvider for ScanTable {
         TableType::Base
     }
 
+    fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| {
+                if prune::is_per_file(&self.source.table, f) {
+                    TableProviderFilterPushDown::Inexact
+                } else {
+                    TableProviderFilterPushDown::Unsupported
+                }
+            })
+            .collect())
+    }
+
     async fn scan(
         &self,
         state: &dyn Session,
         projection: Option<&Vec<usize>>,
-        _filters: &[Expr],
+        filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        let files = prune::prune(state, &self.source.table, &self.source.data.files, filters);
         let partitions = state.config().target_partitions().max(1);
         let config = exec::ScanConfig {
             projection: projection.cloned(),
             limit,
             batch_size: state.config().batch_size(),
         };
-        Ok(Arc::new(ScanExec::new(self.source.clone(), config, partitions)))
+        Ok(Arc::new(ScanExec::new(self.source.clone(), files, config, partitions)))
     }
 }

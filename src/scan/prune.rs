@@ -1,0 +1,72 @@
+//! Skipping whole files: a filter on columns that are the same for every line of a file (`run_id`,
+//! `file`, `eval`, ...) is evaluated once per file, and the files it rejects are not read.
+
+use crate::catalog::{ColumnSource, EventTable};
+use crate::decode::{FileContext, LineValues, RowDecoder};
+use crate::discover::SourceFile;
+use crate::format::ContextSource;
+use datafusion::arrow::array::{Array, BooleanArray};
+use datafusion::catalog::Session;
+use datafusion::common::DFSchema;
+use datafusion::logical_expr::Expr;
+use std::sync::Arc;
+
+/// Whether a column has one value per file.
+fn per_file(source: &ColumnSource) -> bool {
+    matches!(
+        source,
+        ColumnSource::Context(
+            ContextSource::FileStem
+                | ContextSource::FilePath
+                | ContextSource::Ancestor(_)
+                | ContextSource::AncestorInt(_)
+                | ContextSource::UnderDirectory(_)
+                | ContextSource::UnderPath(_)
+        )
+    )
+}
+
+/// Whether `filter` reads only columns with one value per file.
+pub fn is_per_file(table: &EventTable, filter: &Expr) -> bool {
+    let columns = filter.column_refs();
+    !columns.is_empty()
+        && columns.iter().all(|c| table.columns.iter().any(|t| t.name == c.name && per_file(&t.source)))
+}
+
+/// The files whose per-file values pass every per-file filter. A filter that cannot be evaluated
+/// rejects nothing: the query applies it to the rows anyway.
+pub fn prune(
+    state: &dyn Session,
+    table: &EventTable,
+    files: &[Arc<SourceFile>],
+    filters: &[Expr],
+) -> Vec<Arc<SourceFile>> {
+    let filters: Vec<&Expr> = filters.iter().filter(|f| is_per_file(table, f)).collect();
+    if filters.is_empty() || files.is_empty() {
+        return files.to_vec();
+    }
+    let mut keep = vec![true; files.len()];
+    let projection: Vec<usize> =
+        (0..table.columns.len()).filter(|&i| per_file(&table.columns[i].source)).collect();
+    let mut decoder = RowDecoder::new(table, Some(&projection));
+    for file in files {
+        decoder.start_file(FileContext::new(&table.columns, file));
+        decoder.push(&LineValues::default(), &mut Vec::new());
+    }
+    let Ok(batch) = decoder.finish() else { return files.to_vec() };
+    let Ok(schema) = DFSchema::try_from(batch.schema()) else { return files.to_vec() };
+    for filter in filters {
+        let verdict = state
+            .create_physical_expr((*filter).clone(), &schema)
+            .and_then(|expr| expr.evaluate(&batch))
+            .and_then(|value| value.into_array(batch.num_rows()));
+        let Some(verdict) = verdict.ok().and_then(|a| a.as_any().downcast_ref::<BooleanArray>().cloned())
+        else {
+            continue;
+        };
+        for (i, keep) in keep.iter_mut().enumerate() {
+            *keep &= verdict.is_valid(i) && verdict.value(i);
+        }
+    }
+    files.iter().zip(keep).filter(|(_, keep)| *keep).map(|(f, _)| f.clone()).collect()
+}
