@@ -4,6 +4,7 @@
 mod cache;
 mod cli;
 mod docs;
+mod pruning;
 mod rupu_tables;
 mod sample;
 mod util;
