@@ -37,6 +37,10 @@ pub struct Args {
     #[arg(short, long)]
     pub quiet: bool,
 
+    /// In the shell, show at most this many rows of a table (0: all).
+    #[arg(long, value_name = "N", default_value_t = 40)]
+    pub maxrows: usize,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -44,6 +48,12 @@ pub struct Args {
 /// What txq does besides running SQL.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Open the interactive SQL shell (what txq does with no SQL given on a terminal).
+    Shell {
+        /// Transcript directories or files, as for txq itself.
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
     /// Write a deterministic sample corpus of rupu transcripts (damaged files included).
     Generate {
         /// The directory to write into (transcripts go to OUT/.rupu/transcripts).
@@ -52,6 +62,9 @@ pub enum Command {
         /// How many agent runs.
         #[arg(long, default_value_t = 12)]
         runs: usize,
+        /// Write about this many bytes instead of --runs runs (`500MB`, `1GB`).
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+        size: Option<u64>,
         /// The seed; the same seed writes the same bytes.
         #[arg(long, default_value_t = 42)]
         seed: u64,
@@ -62,6 +75,20 @@ pub enum Command {
         #[arg(long, value_name = "MIN,MAX", value_parser = parse_range, default_value = "40,300")]
         tool_output_bytes: (usize, usize),
     },
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let digits = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
+    let number: f64 = s[..digits].parse().map_err(|_| format!("not a size: {s:?}"))?;
+    let unit = match s[digits..].trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 1.0,
+        "KB" | "K" => 1e3,
+        "MB" | "M" => 1e6,
+        "GB" | "G" => 1e9,
+        other => return Err(format!("unknown unit {other:?}: use B, KB, MB or GB")),
+    };
+    Ok((number * unit) as u64)
 }
 
 fn parse_range(s: &str) -> Result<(usize, usize), String> {

@@ -2,8 +2,14 @@
 //! every way it can end.
 
 pub mod args;
+pub mod commands;
 pub mod exec;
+pub mod generate;
+pub mod helper;
 pub mod print;
+pub mod progress;
+pub mod screen;
+pub mod shell;
 
 use crate::corpus::ReadOptions;
 use crate::discover::{DiscoveryError, default_paths};
@@ -66,29 +72,38 @@ fn explain(e: &datafusion::error::DataFusionError) -> String {
 
 /// Runs txq with parsed arguments.
 pub async fn run(args: Args) -> Result<(), CliError> {
-    if let Some(Command::Generate { out, runs, seed, no_damage, tool_output_bytes }) = &args.command {
-        let options = crate::generate::RupuOptions {
-            seed: *seed,
+    if let Some(Command::Generate { out, runs, size, seed, no_damage, tool_output_bytes }) = &args.command {
+        let options = generate::Options {
             runs: *runs,
+            size: *size,
+            seed: *seed,
             damage: !no_damage,
             tool_output_bytes: *tool_output_bytes,
         };
-        let expected = crate::generate::write_rupu_corpus(out, &options)
-            .map_err(|e| CliError::Usage(format!("{}: cannot write: {e}", out.display())))?;
-        eprintln!(
-            "txq: wrote {} rupu transcripts to {}",
-            expected.runs.len(),
-            out.join(&expected.transcripts_dir).display()
-        );
-        return Ok(());
+        return generate::run(out, &options).map_err(CliError::Usage);
     }
+    // The shell: asked for, or no SQL given on a terminal.
+    let (shell_asked, shell_paths) = match &args.command {
+        Some(Command::Shell { paths }) => (true, paths.as_slice()),
+        _ => (false, &[][..]),
+    };
+    let no_sql = args.execute.is_empty() && args.files.is_empty();
+    let on_terminal = std::io::stdin().is_terminal();
+    if shell_asked && !no_sql {
+        return Err(CliError::Usage("the shell runs no -e or -f: give them without `shell`".into()));
+    }
+    if shell_asked && !on_terminal {
+        return Err(CliError::Usage("the shell needs a terminal: pipe statements to `txq` instead".into()));
+    }
+    let interactive = shell_asked || (no_sql && on_terminal);
+    let given: Vec<std::path::PathBuf> = args.paths.iter().chain(shell_paths).cloned().collect();
     let formats = crate::format::all();
-    let paths = if args.paths.is_empty() {
+    let paths = if given.is_empty() {
         let cwd =
             std::env::current_dir().map_err(|e| CliError::Usage(format!("no working directory: {e}")))?;
         default_paths(&formats, &cwd, dirs::home_dir().as_deref())?
     } else {
-        args.paths.clone()
+        given
     };
     let cache_dir = if args.no_cache { None } else { crate::cache::InferenceCache::default_dir() };
     let options = ReadOptions { max_line_bytes: args.max_line_bytes, cache_dir, ..Default::default() };
@@ -109,7 +124,10 @@ pub async fn run(args: Args) -> Result<(), CliError> {
             "no transcripts in {where_}: looked for rupu transcripts (*.jsonl files with a run_start line) and reeval attempts (transcript.jsonl)"
         )));
     }
-    let runner = Runner { ctx, corpus, format: args.format, quiet: args.quiet };
+    if interactive {
+        return shell::Shell::new(ctx, corpus, args.format, args.quiet, args.maxrows).run().await;
+    }
+    let runner = Runner { ctx, corpus, format: args.format, quiet: args.quiet, screen: None };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
 
@@ -120,11 +138,6 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         scripts.push(sql);
     }
     if scripts.is_empty() {
-        if std::io::stdin().is_terminal() {
-            return Err(CliError::Usage(
-                "no SQL given: use -e SQL or -f FILE, or pipe statements to stdin".into(),
-            ));
-        }
         let mut sql = String::new();
         std::io::stdin()
             .read_to_string(&mut sql)

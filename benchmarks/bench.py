@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""txq against DuckDB and jq on the same transcripts: median wall time and peak RSS per question.
+
+Every question runs through each engine RUNS times, interleaved (txq, DuckDB, jq, txq, ...), each
+run a fresh process whose peak RSS is read from wait4(). The byte-scan floor (`cat | wc -l`) runs
+the same way. Results print as a table and are written to RESULTS.md with the machine, the corpus
+and the command. Numbers come from this run only.
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+QUESTIONS = [
+    {
+        "name": "tokens by model",
+        "txq": "select model, sum(input_tokens) as i, sum(output_tokens) as o from usage group by model order by model",
+        "duckdb": "select data->>'model' as model, sum((data->>'input_tokens')::bigint) as i, "
+        "sum((data->>'output_tokens')::bigint) as o from {src} where type = 'usage' group by 1 order by 1",
+        "jq": 'reduce (inputs | select(.type == "usage") | .data) as $d ({}; .[$d.model] |= '
+        '{i: ((.i // 0) + $d.input_tokens), o: ((.o // 0) + $d.output_tokens)})',
+    },
+    {
+        "name": "events by type",
+        "txq": "select type, count(*) as n from events group by type order by type",
+        "duckdb": "select type, count(*) as n from {src} group by type order by type",
+        "jq": "reduce (inputs | .type) as $t ({}; .[$t] += 1)",
+    },
+    {
+        "name": "bytes by host",
+        "txq": "select host, sum(bytes_in) as b from net_flow group by host order by host",
+        "duckdb": "select data->'flow'->>'host' as host, sum((data->'flow'->>'bytes_in')::bigint) as b "
+        "from {src} where type = 'net_flow' group by 1 order by 1",
+        "jq": 'reduce (inputs | select(.type == "net_flow") | .data.flow) as $f ({}; .[$f.host] += ($f.bytes_in // 0))',
+    },
+    {
+        "name": "failed tools (join)",
+        "txq": "select c.tool, count(*) as n from tool_call c join tool_result r "
+        "on r.call_id = c.call_id and r.file = c.file where r.error is not null group by c.tool order by c.tool",
+        "duckdb": "with t as (select type, data, filename from {srcf} where type in ('tool_call', 'tool_result')) "
+        "select c.data->>'tool' as tool, count(*) as n from t c join t r on r.filename = c.filename "
+        "and r.data->>'call_id' = c.data->>'call_id' and r.type = 'tool_result' "
+        "where c.type = 'tool_call' and r.data->>'error' is not null group by 1 order by 1",
+        "jq": None,
+    },
+    {
+        "name": "runs by status",
+        "txq": "select status, count(*) as n from runs group by status order by status",
+        "duckdb": "with s as (select filename from {srcf} where type = 'run_start'), "
+        "c as (select filename, data->>'status' as status from {srcf} where type = 'run_complete') "
+        "select coalesce(c.status, 'aborted') as status, count(*) as n from s left join c using (filename) "
+        "group by 1 order by 1",
+        "jq": None,
+    },
+    {
+        "name": "one run (selective)",
+        "txq": "select count(*) as n, sum(output_tokens) as o from usage where run_id = '{run_id}'",
+        "duckdb": "select count(*) as n, sum((data->>'output_tokens')::bigint) as o from {srcf} "
+        "where type = 'usage' and filename like '%{run_id}.jsonl'",
+        "jq": None,
+    },
+]
+
+
+def measured(cmd):
+    """Runs cmd under wait4 to read its own peak RSS; returns (seconds, MB, stdout)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{err.decode(errors='replace')[-2000:]}")
+    return elapsed, usage.ru_maxrss / 1024.0, out
+
+
+def files_of(root):
+    out = []
+    for d, _, names in os.walk(root):
+        out.extend(os.path.join(d, n) for n in names if n.endswith(".jsonl"))
+    return sorted(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", required=True, help="the transcripts directory")
+    ap.add_argument("--txq", required=True, help="the txq binary (release build)")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--results", help="write RESULTS.md here")
+    ap.add_argument("--command", default="", help="the command line to record in RESULTS.md")
+    args = ap.parse_args()
+
+    files = files_of(args.corpus)
+    total_bytes = sum(os.path.getsize(f) for f in files)
+    run_id = os.path.basename(files[len(files) // 2])[: -len(".jsonl")]
+    glob = os.path.join(args.corpus, "**", "*.jsonl")
+    read = "read_ndjson('{g}', columns={{'type': 'VARCHAR', 'data': 'JSON'}}, ignore_errors=true{f})"
+    src, srcf = read.format(g=glob, f=""), read.format(g=glob, f=", filename=true")
+    cache = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "txq-cache")
+
+    def engines(q):
+        sql = q["txq"].format(run_id=run_id)
+        out = {
+            "txq": [args.txq, "-q", "--format", "csv", "-e", sql, args.corpus],
+            "txq --no-cache": [args.txq, "-q", "--no-cache", "--format", "csv", "-e", sql, args.corpus],
+            "duckdb": [sys.executable, "-c",
+                       "import duckdb,sys; c=duckdb.connect(); c.execute(\"SET threads=2\"); "
+                       "print(c.execute(sys.argv[1]).fetchall())",
+                       q["duckdb"].format(src=src, srcf=srcf, run_id=run_id)],
+        }
+        if q["jq"]:
+            out["jq"] = ["jq", "-n", "-c", q["jq"]] + files
+        return out
+
+    os.environ["TXQ_CACHE_DIR"] = cache
+    floor = []
+    results = []
+    for q in QUESTIONS:
+        times, rss = {}, {}
+        # One untimed run each warms the page cache (and txq's inference cache).
+        for cmd in engines(q).values():
+            measured(cmd)
+        for _ in range(args.runs):
+            for name, cmd in engines(q).items():
+                t, m, _ = measured(cmd)
+                times.setdefault(name, []).append(t)
+                rss.setdefault(name, []).append(m)
+        results.append((q["name"], {n: statistics.median(v) for n, v in times.items()},
+                        {n: max(v) for n, v in rss.items()}))
+        print(f"{q['name']}: " + ", ".join(f"{n} {statistics.median(v):.3f}s" for n, v in times.items()), flush=True)
+    for _ in range(args.runs):
+        t, _, _ = measured(["sh", "-c", 'cat "$@" | wc -l', "sh"] + files)
+        floor.append(t)
+    floor_s = statistics.median(floor)
+
+    lines = []
+    lines.append(f"Corpus: {len(files)} files, {total_bytes / 1e9:.2f} GB ({args.corpus}); "
+                 f"median of {args.runs} interleaved runs after one warm-up run each; page cache warm.")
+    lines.append(f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; "
+                 f"DuckDB {__import__('duckdb').__version__} (threads=2), "
+                 f"{subprocess.run(['jq', '--version'], capture_output=True, text=True).stdout.strip()}.")
+    lines.append(f"Byte-scan floor (`cat | wc -l`): {floor_s:.3f} s ({total_bytes / 1e9 / floor_s:.2f} GB/s).")
+    lines.append("")
+    lines.append("| question | txq s | txq --no-cache s | DuckDB s | jq s | txq / DuckDB | txq / floor | txq MB | txq --no-cache MB | DuckDB MB | jq MB |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, t, m in results:
+        jq_t = f"{t['jq']:.3f}" if "jq" in t else "n/a"
+        jq_m = f"{m['jq']:.0f}" if "jq" in m else "n/a"
+        lines.append(f"| {name} | {t['txq']:.3f} | {t['txq --no-cache']:.3f} | {t['duckdb']:.3f} | {jq_t} | "
+                     f"{t['txq'] / t['duckdb']:.2f} | {t['txq'] / floor_s:.2f} | {m['txq']:.0f} | "
+                     f"{m['txq --no-cache']:.0f} | {m['duckdb']:.0f} | {jq_m} |")
+    table = "\n".join(lines)
+    print(table)
+    if args.results:
+        with open(args.results, "w") as f:
+            f.write("# Benchmark results\n\n")
+            f.write("Written by `benchmarks/run.sh`; never edit the figures by hand.\n\n")
+            f.write(f"Run on {datetime.date.today().isoformat()} with: `{args.command}`\n\n")
+            f.write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+//! `txq generate`: writes a deterministic sample corpus, of a number of runs or about a size.
+
+use crate::generate::{RupuOptions, write_rupu_corpus};
+use std::path::Path;
+
+/// What to write.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub runs: usize,
+    /// About this many bytes, instead of `runs` runs.
+    pub size: Option<u64>,
+    pub seed: u64,
+    pub damage: bool,
+    pub tool_output_bytes: (usize, usize),
+}
+
+/// Runs of a pilot corpus that measures how many bytes a run takes.
+const PILOT_RUNS: usize = 60;
+
+/// Writes the corpus into `out`, saying on stderr what it wrote.
+pub fn run(out: &Path, options: &Options) -> Result<(), String> {
+    let mut rupu = RupuOptions {
+        seed: options.seed,
+        runs: options.runs,
+        damage: options.damage,
+        tool_output_bytes: options.tool_output_bytes,
+    };
+    if let Some(size) = options.size {
+        rupu.runs = runs_for_size(size, &rupu)?;
+    }
+    let expected =
+        write_rupu_corpus(out, &rupu).map_err(|e| format!("{}: cannot write: {e}", out.display()))?;
+    let dir = out.join(&expected.transcripts_dir);
+    eprintln!(
+        "txq: wrote {} rupu transcripts ({}) to {}",
+        expected.runs.len(),
+        human(dir_bytes(&dir)),
+        dir.display()
+    );
+    Ok(())
+}
+
+/// How many runs make about `size` bytes, from a pilot corpus with the same options.
+fn runs_for_size(size: u64, options: &RupuOptions) -> Result<usize, String> {
+    let pilot = std::env::temp_dir().join(format!("txq-pilot-{}", std::process::id()));
+    let written = write_rupu_corpus(&pilot, &RupuOptions { runs: PILOT_RUNS, ..options.clone() })
+        .map_err(|e| format!("{}: cannot write: {e}", pilot.display()));
+    let bytes = dir_bytes(&pilot);
+    let _ = std::fs::remove_dir_all(&pilot);
+    written?;
+    let per_run = (bytes / PILOT_RUNS as u64).max(1);
+    Ok((size / per_run).max(1) as usize)
+}
+
+fn dir_bytes(dir: &Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
+
+fn human(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1_000_000_000 => format!("{:.2} GB", b as f64 / 1e9),
+        b if b >= 1_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        b => format!("{b} bytes"),
+    }
+}
