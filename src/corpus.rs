@@ -9,8 +9,9 @@ use crate::infer::{FileStats, FormatStats, infer_file, is_transcript};
 use futures::StreamExt;
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Settings of the reading.
@@ -38,6 +39,8 @@ pub struct FormatData {
     pub files: Vec<Arc<SourceFile>>,
     /// For each transcript, its damaged lines.
     pub file_damage: Vec<u64>,
+    /// For each transcript, the event types it holds: a scan of one type reads no other file.
+    pub file_types: Vec<BTreeSet<String>>,
     /// Files of its naming that hold no transcript (rupu step logs, netflow ledgers).
     pub not_transcripts: Vec<PathBuf>,
     /// Every event table, then `events`, then `errors`.
@@ -48,6 +51,32 @@ pub struct FormatData {
 }
 
 impl FormatData {
+    /// The same format over only the transcripts that `keep` keeps.
+    pub fn narrowed(&self, keep: impl Fn(&SourceFile) -> bool) -> FormatData {
+        let kept: Vec<usize> = (0..self.files.len()).filter(|&i| keep(&self.files[i])).collect();
+        let file_damage: Vec<u64> = kept.iter().map(|&i| self.file_damage[i]).collect();
+        FormatData {
+            format: self.format.clone(),
+            files: kept.iter().map(|&i| self.files[i].clone()).collect(),
+            file_types: kept.iter().map(|&i| self.file_types[i].clone()).collect(),
+            damaged_lines: file_damage.iter().sum(),
+            damaged_files: file_damage.iter().filter(|d| **d > 0).count(),
+            file_damage,
+            not_transcripts: vec![],
+            tables: self.tables.clone(),
+        }
+    }
+
+    /// The transcripts that may hold rows of `table`: for one event type, those holding it.
+    pub fn files_for(&self, table: &EventTable) -> Vec<Arc<SourceFile>> {
+        match &table.rows {
+            crate::catalog::Rows::Type(t) => {
+                self.files.iter().zip(&self.file_types).filter(|(_, types)| types.contains(t)).map(|(f, _)| f.clone()).collect()
+            }
+            _ => self.files.clone(),
+        }
+    }
+
     /// The table this format's damaged lines are listed in.
     pub fn errors_table(&self) -> &'static str {
         self.format.lines_table.as_ref().map_or("errors", |l| l.errors_name)
@@ -75,10 +104,13 @@ pub enum Problem {
     File { file: PathBuf, why: String },
 }
 
-/// The problems the reads of one statement met, each counted once however many scans met it.
+/// The problems the reads of one statement met, each counted once however many scans met it,
+/// and how far those reads have got (for the shell's progress line).
 #[derive(Debug, Default)]
 pub struct ProblemLog {
     seen: Mutex<HashSet<Problem>>,
+    files_read: AtomicU64,
+    bytes_read: AtomicU64,
 }
 
 impl ProblemLog {
@@ -86,8 +118,21 @@ impl ProblemLog {
         self.seen.lock().unwrap_or_else(|e| e.into_inner()).insert(problem);
     }
 
-    /// Takes what was recorded, leaving the log empty.
+    /// Counts `files` more files started and `bytes` more read by the statement's scans.
+    pub fn count_read(&self, files: u64, bytes: u64) {
+        self.files_read.fetch_add(files, Ordering::Relaxed);
+        self.bytes_read.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Files started and bytes read since the last `take`.
+    pub fn read_so_far(&self) -> (u64, u64) {
+        (self.files_read.load(Ordering::Relaxed), self.bytes_read.load(Ordering::Relaxed))
+    }
+
+    /// Takes what was recorded, leaving the log empty and the counts at zero.
     pub fn take(&self) -> Vec<Problem> {
+        self.files_read.store(0, Ordering::Relaxed);
+        self.bytes_read.store(0, Ordering::Relaxed);
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let mut problems: Vec<Problem> = seen.drain().collect();
         problems.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
@@ -149,6 +194,7 @@ impl Corpus {
             let mut not_transcripts = Vec::new();
             let (mut damaged_lines, mut damaged_files) = (0, 0);
             let mut file_damage = Vec::new();
+            let mut file_types = Vec::new();
             for (file, file_stats, _) in results {
                 if let Some(why) = &file_stats.unreadable {
                     warnings.push(format!("{}: not read: {why}", file.path.display()));
@@ -157,6 +203,7 @@ impl Corpus {
                     damaged_lines += file_stats.damaged_lines;
                     damaged_files += usize::from(file_stats.damaged_lines > 0);
                     file_damage.push(file_stats.damaged_lines);
+                    file_types.push(file_stats.types.keys().chain(file_stats.tail_types.keys()).cloned().collect());
                     transcripts.push(Arc::new(file));
                 } else {
                     not_transcripts.push(file.path);
@@ -168,6 +215,7 @@ impl Corpus {
                 format,
                 files: transcripts,
                 file_damage,
+                file_types,
                 not_transcripts,
                 tables,
                 damaged_lines,

@@ -83,7 +83,8 @@ impl TableProvider for ScanTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let files = prune::prune(state, &self.source.table, &self.source.data.files, filters);
+        let candidates = self.source.data.files_for(&self.source.table);
+        let files = prune::prune(state, &self.source.table, &candidates, filters);
         let partitions = state.config().target_partitions().max(1);
         let config = exec::ScanConfig {
             projection: projection.cloned(),
