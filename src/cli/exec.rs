@@ -1,7 +1,8 @@
-//! The one path every piece of SQL takes, whichever way it arrives (`-e`, `-f`, stdin): split
-//! into statements, planned, run, printed, and the reading problems reported.
+//! The one path every piece of SQL takes, whichever way it arrives (`-e`, `-f`, stdin, the
+//! shell): split into statements, planned, run, printed, and the reading problems reported.
 
 use super::print::{OutputFormat, write_batches};
+use super::screen::{Screen, Shown};
 use crate::corpus::{Corpus, Problem};
 use datafusion::error::DataFusionError;
 use datafusion::prelude::SessionContext;
@@ -33,6 +34,9 @@ pub struct Runner<'a> {
     pub corpus: &'a Corpus,
     pub format: OutputFormat,
     pub quiet: bool,
+    /// In the shell, how results are fitted to the terminal, with a footer on `err`; `None`
+    /// writes them whole, as scripts want them.
+    pub screen: Option<Screen>,
 }
 
 impl Runner<'_> {
@@ -40,7 +44,7 @@ impl Runner<'_> {
     pub async fn run(&self, sql: &str, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), ExecError> {
         let statements = DFParser::parse_sql_with_dialect(sql, &GenericDialect {})?;
         for statement in statements {
-            let result = self.run_statement(statement, out).await;
+            let result = self.run_statement(statement, out, err).await;
             self.report_problems(err);
             result?;
         }
@@ -51,17 +55,40 @@ impl Runner<'_> {
         &self,
         statement: datafusion::sql::parser::Statement,
         out: &mut dyn Write,
+        err: &mut dyn Write,
     ) -> Result<(), ExecError> {
+        let started = std::time::Instant::now();
         let state = self.ctx.state();
         let plan = state.statement_to_plan(statement).await?;
         let frame = self.ctx.execute_logical_plan(plan).await?;
         let schema = std::sync::Arc::new(frame.schema().as_arrow().clone());
         let batches = frame.collect().await?;
-        if !schema.fields().is_empty() {
-            write_batches(self.format, &schema, &batches, out)?;
+        if !schema.fields().is_empty()
+            && let Some(shown) = self.write_result(&schema, &batches, out)?
+            && let Some(screen) = self.screen
+        {
+            out.flush()?;
+            writeln!(err, "{}", shown.footer(screen.timing.then(|| started.elapsed())))?;
         }
         out.flush()?;
         Ok(())
+    }
+
+    /// Writes one result in the session's format: whole, or fitted to the screen (saying then
+    /// what was shown).
+    pub fn write_result(
+        &self,
+        schema: &datafusion::arrow::datatypes::SchemaRef,
+        batches: &[datafusion::arrow::record_batch::RecordBatch],
+        out: &mut dyn Write,
+    ) -> Result<Option<Shown>, ExecError> {
+        match &self.screen {
+            Some(screen) => Ok(Some(screen.write(self.format, schema, batches, out)?)),
+            None => {
+                write_batches(self.format, schema, batches, out)?;
+                Ok(None)
+            }
+        }
     }
 
     /// Says on stderr, in one line, what the statement's reads skipped or could not fit.

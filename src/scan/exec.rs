@@ -177,10 +177,14 @@ async fn scan_files(
             }
         };
         reader.start_file(file, &mut decoder);
+        source.problems.count_read(1, 0);
         let mut splitter = LineSplitter::new(source.max_line_bytes);
         loop {
             let block = match blocks.next_block().await {
-                Ok(Some(block)) => block,
+                Ok(Some(block)) => {
+                    source.problems.count_read(0, block.len() as u64);
+                    block
+                }
                 Ok(None) => break,
                 Err(e) => {
                     source.problems.record(Problem::File { file: file.path.clone(), why: e.to_string() });

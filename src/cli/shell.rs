@@ -1,0 +1,283 @@
+//! The interactive SQL shell: a rustyline loop over the session, with history kept across
+//! sessions, completion, meta-commands, queries Ctrl-C cancels, and results fitted to the
+//! terminal. Every statement runs through `Runner::run`, as from `-e`.
+
+use super::CliError;
+use super::commands::MetaCommand;
+use super::exec::Runner;
+use super::helper::{Names, ShellHelper, is_meta_command};
+use super::print::OutputFormat;
+use super::progress::Progress;
+use super::screen::Screen;
+use crate::corpus::Corpus;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::prelude::SessionContext;
+use rustyline::error::ReadlineError;
+use rustyline::history::FileHistory;
+use rustyline::{
+    Cmd, CompletionType, ConditionalEventHandler, Config, Editor, Event, EventContext, EventHandler,
+    KeyEvent, Movement, RepeatCount,
+};
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const PROMPT: &str = "txq> ";
+
+/// How often a running query's progress line is rewritten.
+const PROGRESS_TICK: Duration = Duration::from_millis(250);
+
+/// What the shell does after an input.
+pub enum Flow {
+    Continue,
+    Quit,
+    /// Run this SQL (from `\i FILE`).
+    Run(String),
+}
+
+/// The shell's state: the session, and how results are shown and where they go.
+pub struct Shell<'a> {
+    pub ctx: &'a SessionContext,
+    pub corpus: &'a Corpus,
+    pub format: OutputFormat,
+    pub quiet: bool,
+    pub screen: Screen,
+    /// Where results go after `\o FILE`; the terminal when `None`.
+    output: Option<BufWriter<File>>,
+}
+
+/// Ctrl-C on a line with text clears it; on an empty line it interrupts (and so may quit).
+struct ClearLine;
+
+impl ConditionalEventHandler for ClearLine {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        (!ctx.line().is_empty()).then_some(Cmd::Kill(Movement::WholeBuffer))
+    }
+}
+
+/// Where history is kept: `$TXQ_HISTORY` (empty: nowhere), else `txq/history` in the user's
+/// data directory.
+fn history_path() -> Option<PathBuf> {
+    match std::env::var_os("TXQ_HISTORY") {
+        Some(path) if path.is_empty() => None,
+        Some(path) => Some(PathBuf::from(path)),
+        None => dirs::data_dir().map(|dir| dir.join("txq").join("history")),
+    }
+}
+
+fn editor() -> rustyline::Result<Editor<ShellHelper, FileHistory>> {
+    let config = Config::builder()
+        .completion_type(CompletionType::List)
+        .auto_add_history(false)
+        .history_ignore_space(true)
+        .max_history_size(10_000)?
+        .build();
+    let mut editor = Editor::with_config(config)?;
+    editor.bind_sequence(KeyEvent::ctrl('C'), EventHandler::Conditional(Box::new(ClearLine)));
+    Ok(editor)
+}
+
+fn report(e: &CliError) {
+    eprintln!("txq: error: {e}");
+}
+
+impl<'a> Shell<'a> {
+    pub fn new(
+        ctx: &'a SessionContext,
+        corpus: &'a Corpus,
+        format: OutputFormat,
+        quiet: bool,
+        max_rows: usize,
+    ) -> Self {
+        let screen = Screen { max_rows, width: 80, expanded: false, timing: true };
+        Self { ctx, corpus, format, quiet, screen, output: None }
+    }
+
+    /// Reads and runs input until `\q`, Ctrl-D, or Ctrl-C twice at an empty prompt.
+    pub async fn run(mut self) -> Result<(), CliError> {
+        let terminal_error = |e: ReadlineError| CliError::Usage(format!("cannot use the terminal: {e}"));
+        let mut editor = editor().map_err(terminal_error)?;
+        editor.set_helper(Some(ShellHelper::new(Names::of(self.ctx).await)));
+        let mut history = history_path();
+        if let Some(path) = &history
+            && path.exists()
+            && let Err(e) = editor.load_history(path)
+        {
+            eprintln!("txq: warning: {}: history not read: {e}", path.display());
+        }
+        eprintln!(
+            "txq {} over {}; \\? lists the commands, \\d the tables; end statements with ;",
+            env!("CARGO_PKG_VERSION"),
+            self.describe_corpus()
+        );
+        let mut interrupted = false;
+        loop {
+            match editor.readline(PROMPT) {
+                Ok(input) => {
+                    interrupted = false;
+                    if input.trim().is_empty() {
+                        continue;
+                    }
+                    let _ = editor.add_history_entry(input.trim());
+                    if let Some(path) = &history
+                        && let Err(e) = save_history(&mut editor, path)
+                    {
+                        eprintln!("txq: warning: {}: history not saved: {e}", path.display());
+                        history = None;
+                    }
+                    if let Some((width, _)) = editor.dimensions() {
+                        self.screen.width = width as usize;
+                    }
+                    if let Flow::Quit = self.input(&input).await {
+                        break;
+                    }
+                    if let Some(helper) = editor.helper_mut()
+                        && helper.names.outdated(self.ctx)
+                    {
+                        helper.names = Names::of(self.ctx).await;
+                    }
+                }
+                Err(ReadlineError::Interrupted) if interrupted => break,
+                Err(ReadlineError::Interrupted) => {
+                    interrupted = true;
+                    eprintln!("(Ctrl-C again, Ctrl-D or \\q quits)");
+                }
+                Err(ReadlineError::Eof) => break,
+                Err(e) => return Err(terminal_error(e)),
+            }
+        }
+        self.redirect(None)
+    }
+
+    /// `12 rupu transcripts`.
+    fn describe_corpus(&self) -> String {
+        let parts: Vec<String> = (self.corpus.formats.iter())
+            .filter(|d| d.format.lines_table.is_none() && !d.files.is_empty())
+            .map(|d| format!("{} {} transcripts", d.files.len(), d.format.name))
+            .collect();
+        parts.join(" and ")
+    }
+
+    /// Runs one input: a meta-command, or SQL.
+    async fn input(&mut self, input: &str) -> Flow {
+        let flow = if is_meta_command(input) {
+            match input.parse::<MetaCommand>() {
+                Ok(command) => command.execute(self).await.unwrap_or_else(|e| {
+                    report(&e);
+                    Flow::Continue
+                }),
+                Err(e) => {
+                    eprintln!("txq: error: {e}");
+                    Flow::Continue
+                }
+            }
+        } else {
+            Flow::Run(input.to_string())
+        };
+        match flow {
+            Flow::Run(sql) => {
+                self.run_sql(&sql).await;
+                Flow::Continue
+            }
+            flow => flow,
+        }
+    }
+
+    /// How results are run and shown now: fitted to the terminal, or whole into a file.
+    fn runner(&self) -> Runner<'a> {
+        let screen = match self.output {
+            Some(_) => Screen { max_rows: 0, width: usize::MAX, ..self.screen },
+            None => self.screen,
+        };
+        Runner {
+            ctx: self.ctx,
+            corpus: self.corpus,
+            format: self.format,
+            quiet: self.quiet,
+            screen: Some(screen),
+        }
+    }
+
+    /// Runs SQL until it ends or Ctrl-C cancels it, showing progress while it is quiet.
+    async fn run_sql(&mut self, sql: &str) {
+        let runner = self.runner();
+        let corpus = self.corpus;
+        let progress = Progress::new(std::io::stderr().is_terminal());
+        let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
+        let out: &mut dyn Write = match &mut self.output {
+            Some(file) => file,
+            None => &mut stdout,
+        };
+        let mut out = progress.clearing(out);
+        let mut err = progress.clearing(&mut stderr);
+        let finished = {
+            let query = runner.run(sql, &mut out, &mut err);
+            let cancel = tokio::signal::ctrl_c();
+            tokio::pin!(query, cancel);
+            let mut ticks = tokio::time::interval(PROGRESS_TICK);
+            loop {
+                tokio::select! {
+                    result = &mut query => break Some(result),
+                    Ok(()) = &mut cancel => break None,
+                    _ = ticks.tick() => {
+                        let (files, bytes) = corpus.problems.read_so_far();
+                        progress.show(files, bytes);
+                    }
+                }
+            }
+        };
+        progress.clear();
+        match finished {
+            Some(Ok(())) => {}
+            Some(Err(e)) => report(&CliError::from(e)),
+            None => {
+                corpus.problems.take();
+                eprintln!("txq: query cancelled");
+            }
+        }
+        if let Err(e) = out.flush() {
+            report(&CliError::Output(e));
+        }
+    }
+
+    /// Writes a table of the shell's own (`\?`, `\d`) where results go, under a heading.
+    pub fn show(&mut self, batch: &RecordBatch, heading: Option<&str>) -> Result<(), CliError> {
+        let runner = self.runner();
+        let mut stdout = std::io::stdout();
+        let out: &mut dyn Write = match &mut self.output {
+            Some(file) => file,
+            None => &mut stdout,
+        };
+        if let Some(heading) = heading {
+            writeln!(out, "{heading}").map_err(CliError::Output)?;
+        }
+        if let Some(shown) = runner.write_result(&batch.schema(), std::slice::from_ref(batch), out)?
+            && shown.is_cut()
+        {
+            eprintln!("{}", shown.footer(None));
+        }
+        out.flush().map_err(CliError::Output)
+    }
+
+    /// Sends results to `path` from now on, or back to the terminal.
+    pub fn redirect(&mut self, path: Option<&Path>) -> Result<(), CliError> {
+        if let Some(mut file) = self.output.take() {
+            file.flush().map_err(CliError::Output)?;
+        }
+        if let Some(path) = path {
+            let file = File::create(path)
+                .map_err(|e| CliError::Usage(format!("{}: cannot write: {e}", path.display())))?;
+            self.output = Some(BufWriter::new(file));
+        }
+        Ok(())
+    }
+}
+
+/// Appends the new history entries to the file, making its directory first.
+fn save_history(editor: &mut Editor<ShellHelper, FileHistory>, path: &Path) -> rustyline::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    editor.append_history(path)
+}
