@@ -56,6 +56,7 @@ pub async fn session(corpus: &Corpus) -> Result<SessionContext> {
         DEFAULT_SCHEMA,
         Arc::new(MergedSchema { own: MemorySchemaProvider::new(), formats }),
     )?;
+    crate::prices::register_built_in(&ctx)?;
     Ok(ctx)
 }
 

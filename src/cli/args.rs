@@ -22,7 +22,7 @@ pub struct Args {
     pub files: Vec<PathBuf>,
 
     /// How results are written.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table, global = true)]
     pub format: OutputFormat,
 
     /// Lines longer than this many bytes are listed in `errors` instead of read.
@@ -34,8 +34,13 @@ pub struct Args {
     pub no_cache: bool,
 
     /// Say nothing on stderr but errors.
-    #[arg(short, long)]
+    #[arg(short, long, global = true)]
     pub quiet: bool,
+
+    /// Prices for the `prices` table: a CSV like prices/prices.csv (default: $TXQ_PRICES, else
+    /// the built-in list).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub prices: Option<PathBuf>,
 
     /// In the shell, show at most this many rows of a table (0: all).
     #[arg(long, value_name = "N", default_value_t = 40)]
@@ -50,6 +55,39 @@ pub struct Args {
 pub enum Command {
     /// Open the interactive SQL shell (what txq does with no SQL given on a terminal).
     Shell {
+        /// Transcript directories or files, as for txq itself.
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
+    /// Write every table as a Parquet dataset under OUT/<schema>/<table>/ (docs/export.md).
+    Export {
+        /// The folder to write; it must be new or empty unless --overwrite or --append.
+        #[arg(long, value_name = "OUT")]
+        out: PathBuf,
+        /// Only these tables (`usage,tool_audit,runs`; `reeval.tool` for one schema's).
+        #[arg(long, value_name = "TABLES", value_delimiter = ',')]
+        tables: Vec<String>,
+        /// Write Hive folders: date=YYYY-MM-DD (the run's start day) or run=<run_id>.
+        #[arg(long, value_enum, value_name = "KEY")]
+        partition_by: Option<crate::export::PartitionBy>,
+        /// Replace the export already in OUT.
+        #[arg(long, conflicts_with = "append")]
+        overwrite: bool,
+        /// Add to the export in OUT the runs it lacks; redo whole those still being written then.
+        #[arg(long)]
+        append: bool,
+        /// Transcript directories or files, as for txq itself.
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
+    /// Run a canned analysis of queries/ by name; --list lists them and what they answer.
+    Query {
+        /// The analysis, e.g. spend_by_model_day.
+        #[arg(value_name = "NAME", required_unless_present = "list")]
+        name: Option<String>,
+        /// List the analyses instead.
+        #[arg(long, conflicts_with = "name")]
+        list: bool,
         /// Transcript directories or files, as for txq itself.
         #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,

@@ -82,9 +82,16 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         };
         return generate::run(out, &options).map_err(CliError::Usage);
     }
+    if let Some(Command::Query { list: true, .. }) = &args.command {
+        let stdout = std::io::stdout();
+        return crate::queries::print_list(args.format, &mut std::io::BufWriter::new(stdout.lock()));
+    }
+    let prices = crate::prices::PriceList::chosen(args.prices.as_deref())
+        .map_err(|e| CliError::Usage(format!("--prices: {e}")))?;
     // The shell: asked for, or no SQL given on a terminal.
     let (shell_asked, shell_paths) = match &args.command {
         Some(Command::Shell { paths }) => (true, paths.as_slice()),
+        Some(Command::Export { paths, .. } | Command::Query { paths, .. }) => (false, paths.as_slice()),
         _ => (false, &[][..]),
     };
     let no_sql = args.execute.is_empty() && args.files.is_empty();
@@ -95,7 +102,7 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     if shell_asked && !on_terminal {
         return Err(CliError::Usage("the shell needs a terminal: pipe statements to `txq` instead".into()));
     }
-    let interactive = shell_asked || (no_sql && on_terminal);
+    let interactive = shell_asked || (no_sql && on_terminal && args.command.is_none());
     let given: Vec<std::path::PathBuf> = args.paths.iter().chain(shell_paths).cloned().collect();
     let formats = crate::format::all();
     let paths = if given.is_empty() {
@@ -112,6 +119,9 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         OpenError::Sql(e) => CliError::Query(e.to_string()),
     })?;
     let (corpus, ctx) = (&engine.corpus, &engine.ctx);
+    if let Some(prices) = &prices {
+        crate::prices::register(ctx, prices).map_err(|e| CliError::Query(e.to_string()))?;
+    }
     let mut stderr = std::io::stderr();
     if !args.quiet {
         for warning in &corpus.warnings {
@@ -124,12 +134,27 @@ pub async fn run(args: Args) -> Result<(), CliError> {
             "no transcripts in {where_}: looked for rupu transcripts (*.jsonl files with a run_start line) and reeval attempts (transcript.jsonl)"
         )));
     }
+    if let Some(Command::Export { out, tables, partition_by, overwrite, append, .. }) = &args.command {
+        let flags = crate::export::command::Flags {
+            out,
+            tables,
+            partition_by: *partition_by,
+            overwrite: *overwrite,
+            append: *append,
+            quiet: args.quiet,
+        };
+        return crate::export::command::run(&engine, flags).await;
+    }
     if interactive {
         return shell::Shell::new(ctx, corpus, args.format, args.quiet, args.maxrows).run().await;
     }
     let runner = Runner { ctx, corpus, format: args.format, quiet: args.quiet, screen: None };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
+    if let Some(Command::Query { name: Some(name), .. }) = &args.command {
+        crate::queries::run(&runner, name, &mut out, &mut stderr).await?;
+        return out.flush().map_err(CliError::Output);
+    }
 
     let mut scripts: Vec<String> = args.execute.clone();
     for file in &args.files {

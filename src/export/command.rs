@@ -1,0 +1,48 @@
+//! The `txq export` command: its flags as export options, the export, and what it says on
+//! stderr (the progress line on a terminal, warnings, and one line of summary).
+
+use super::{ExportError, ExportOptions, Mode, PartitionBy, export};
+use crate::cli::CliError;
+use crate::session::Engine;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+/// The flags of `txq export`.
+#[derive(Debug, Clone, Copy)]
+pub struct Flags<'a> {
+    pub out: &'a Path,
+    pub tables: &'a [String],
+    pub partition_by: Option<PartitionBy>,
+    pub overwrite: bool,
+    pub append: bool,
+    pub quiet: bool,
+}
+
+/// Runs `txq export` on an open corpus.
+pub async fn run(engine: &Engine, flags: Flags<'_>) -> Result<(), CliError> {
+    let mode = match (flags.overwrite, flags.append) {
+        (true, _) => Mode::Overwrite,
+        (_, true) => Mode::Append,
+        _ => Mode::Create,
+    };
+    let options = ExportOptions {
+        out: flags.out.to_path_buf(),
+        tables: flags.tables.to_vec(),
+        partition_by: flags.partition_by,
+        mode,
+        show_progress: !flags.quiet && std::io::stderr().is_terminal(),
+    };
+    let summary = export(engine, &options).await.map_err(|e| match e {
+        ExportError::Usage(why) => CliError::Usage(why),
+        ExportError::Sql(e) => CliError::Query(e.to_string()),
+        ExportError::Write(why) => CliError::Output(std::io::Error::other(why)),
+    })?;
+    if !flags.quiet {
+        let mut err = std::io::stderr();
+        for warning in &summary.warnings {
+            let _ = writeln!(err, "txq: warning: {warning}");
+        }
+        let _ = writeln!(err, "txq: {}", summary.describe(flags.out, mode));
+    }
+    Ok(())
+}

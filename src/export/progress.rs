@@ -1,0 +1,144 @@
+//! What an export has done so far (rows, files and bytes written, the table at hand), and the
+//! progress line that shows it on a terminal.
+
+use std::io::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Counters shared by every writer of an export.
+#[derive(Debug, Default)]
+pub struct Progress {
+    rows: AtomicU64,
+    bytes: AtomicU64,
+    files: AtomicU64,
+    /// The table being written, and its place among them.
+    table: Mutex<(String, usize, usize)>,
+}
+
+impl Progress {
+    pub fn add_rows(&self, n: u64) {
+        self.rows.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn add_bytes(&self, n: u64) {
+        self.bytes.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn add_file(&self) {
+        self.files.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn rows(&self) -> u64 {
+        self.rows.load(Ordering::Relaxed)
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    pub fn files(&self) -> u64 {
+        self.files.load(Ordering::Relaxed)
+    }
+
+    pub fn start_table(&self, name: &str, index: usize, total: usize) {
+        *self.table.lock().unwrap_or_else(|e| e.into_inner()) = (name.to_string(), index, total);
+    }
+
+    /// One line: the table at hand, then rows, files and bytes written, and the time so far.
+    pub fn line(&self, elapsed: Duration) -> String {
+        let (table, index, total) = self.table.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        format!(
+            "exporting {table} ({index}/{total} tables): {} rows, {} files, {} written, {:.1}s",
+            thousands(self.rows()),
+            thousands(self.files()),
+            human_bytes(self.bytes()),
+            elapsed.as_secs_f64()
+        )
+    }
+}
+
+/// Redraws the progress line on stderr four times a second until finished, then clears it.
+pub struct ProgressLine {
+    stop: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl ProgressLine {
+    pub fn start(progress: std::sync::Arc<Progress>, started: Instant) -> Self {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let mut err = std::io::stderr();
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(Duration::from_millis(250))
+            {
+                let _ = write!(err, "\r\x1b[K{}", progress.line(started.elapsed()));
+                let _ = err.flush();
+            }
+            let _ = write!(err, "\r\x1b[K");
+        });
+        Self { stop, thread }
+    }
+
+    /// Stops redrawing and clears the line.
+    pub fn finish(self) {
+        let _ = self.stop.send(());
+        let _ = self.thread.join();
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// Bytes in B, KB, MB or GB (powers of 1024), one decimal above bytes.
+pub fn human_bytes(n: u64) -> String {
+    let units = ["KB", "MB", "GB", "TB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < units.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", units[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_easily() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1536), "1.5 KB");
+        assert_eq!(human_bytes(5 << 30), "5.0 GB");
+    }
+
+    #[test]
+    fn the_line_names_the_table_and_the_counts() {
+        let progress = Progress::default();
+        progress.start_table("rupu.usage", 3, 41);
+        progress.add_rows(1200);
+        progress.add_file();
+        progress.add_bytes(2048);
+        assert_eq!(
+            progress.line(Duration::from_millis(1500)),
+            "exporting rupu.usage (3/41 tables): 1,200 rows, 1 files, 2.0 KB written, 1.5s"
+        );
+    }
+}

@@ -1,0 +1,90 @@
+//! Which tables an export writes: every table and view of each schema that has transcripts, or
+//! those `--tables` names (`usage` means that table in every schema that has it, `reeval.tool`
+//! one table), each with its columns.
+
+use super::units::has_transcripts;
+use crate::session::{CATALOG, Engine};
+use datafusion::arrow::datatypes::SchemaRef;
+use std::collections::BTreeSet;
+
+/// A table to export.
+#[derive(Debug, Clone)]
+pub struct ExportTable {
+    pub schema: &'static str,
+    pub name: String,
+    pub columns: SchemaRef,
+}
+
+impl ExportTable {
+    /// `schema.table`.
+    pub fn qualified(&self) -> String {
+        format!("{}.{}", self.schema, self.name)
+    }
+
+    /// The columns as `name: type`, as the manifest keeps them.
+    pub fn signature(&self) -> Vec<String> {
+        self.columns.fields().iter().map(|f| format!("{}: {}", f.name(), f.data_type())).collect()
+    }
+}
+
+/// Every table of the schemas with transcripts, in schema then name order.
+pub async fn all(engine: &Engine) -> datafusion::error::Result<Vec<ExportTable>> {
+    let catalog = engine.ctx.catalog(CATALOG).expect("the session's catalog");
+    let mut tables = Vec::new();
+    for schema in ["rupu", "reeval"] {
+        let Some(provider) = catalog.schema(schema).filter(|_| has_transcripts(&engine.corpus, schema))
+        else {
+            continue;
+        };
+        let mut names = provider.table_names();
+        names.sort();
+        for name in names {
+            if let Some(table) = provider.table(&name).await? {
+                tables.push(ExportTable { schema, name, columns: table.schema() });
+            }
+        }
+    }
+    Ok(tables)
+}
+
+/// The tables `names` asks for, out of `all`; every name must find one.
+pub fn named(all: &[ExportTable], names: &[String]) -> Result<Vec<ExportTable>, String> {
+    let mut chosen = BTreeSet::new();
+    for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        let found: Vec<usize> =
+            (0..all.len()).filter(|&i| all[i].name == name || all[i].qualified() == name).collect();
+        if found.is_empty() {
+            let known: Vec<String> = all.iter().map(ExportTable::qualified).collect();
+            return Err(format!("--tables: no table {name} to export; there are {}", known.join(", ")));
+        }
+        chosen.extend(found);
+    }
+    Ok(chosen.into_iter().map(|i| all[i].clone()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::datatypes::Schema;
+    use std::sync::Arc;
+
+    fn table(schema: &'static str, name: &str) -> ExportTable {
+        ExportTable { schema, name: name.into(), columns: Arc::new(Schema::empty()) }
+    }
+
+    #[test]
+    fn bare_names_match_every_schema_and_qualified_names_one() {
+        let all = [table("rupu", "turn_end"), table("rupu", "usage"), table("reeval", "turn_end")];
+        let names = |list: &[&str]| -> Vec<String> {
+            named(&all, &list.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+                .unwrap()
+                .iter()
+                .map(ExportTable::qualified)
+                .collect()
+        };
+        assert_eq!(names(&["turn_end"]), ["rupu.turn_end", "reeval.turn_end"]);
+        assert_eq!(names(&["reeval.turn_end", "usage"]), ["rupu.usage", "reeval.turn_end"]);
+        let error = named(&all, &["usagee".to_string()]).unwrap_err();
+        assert!(error.contains("no table usagee") && error.contains("rupu.usage"), "{error}");
+    }
+}

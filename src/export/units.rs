@@ -1,0 +1,168 @@
+//! The units an export adds, skips or redoes whole: a rupu run (its transcript), or a reeval
+//! attempt (its transcript and the raw stream beside it); whether each is still open; the
+//! partition values of its rows; and a corpus narrowed to some units.
+
+use crate::corpus::Corpus;
+use crate::session::Engine;
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::error::Result;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+/// One unit of the corpus.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    pub schema: &'static str,
+    /// Stable across exports: `run_<ULID>` for rupu, `runs|history/<runId>/<eval>/<cell>/<n>` for
+    /// reeval.
+    pub id: String,
+    /// Its files, as the `file` column spells them.
+    pub files: Vec<String>,
+    pub bytes: u64,
+    /// Still being written: a rupu run with no run_complete, a reeval attempt with a turn that has
+    /// no turn-end (status aborted in `runs` and `attempts`).
+    pub open: bool,
+    pub run_id: String,
+    /// The UTC day it started: rupu's run_start.started_at, the first ts of a reeval attempt.
+    pub date: Option<String>,
+}
+
+const RUPU_UNITS: &str = "select file, run_id, status = 'aborted', \
+    cast(cast(started_at as date) as varchar) from rupu.runs";
+const REEVAL_UNITS: &str = "select a.file, a.run_id, a.status = 'aborted', \
+    cast(cast(t.first_ts as date) as varchar), a.eval, a.cell, a.attempt, a.history \
+    from reeval.attempts a left join (select file, min(ts) as first_ts from reeval.events group by file) t \
+    on t.file = a.file";
+
+/// Every unit of the formats that have transcripts.
+pub async fn find(engine: &Engine) -> Result<Vec<Unit>> {
+    let sizes: HashMap<String, u64> = engine
+        .corpus
+        .formats
+        .iter()
+        .flat_map(|d| d.files.iter().map(|f| (f.path.display().to_string(), f.size)))
+        .collect();
+    let mut units = Vec::new();
+    for (schema, sql) in [("rupu", RUPU_UNITS), ("reeval", REEVAL_UNITS)] {
+        if !has_transcripts(&engine.corpus, schema) {
+            continue;
+        }
+        for batch in engine.ctx.sql(sql).await?.collect().await? {
+            units.extend(rows(schema, &batch)?);
+        }
+    }
+    let raw_by_folder: HashMap<String, String> = engine
+        .corpus
+        .formats
+        .iter()
+        .filter(|d| d.format.lines_table.is_some())
+        .flat_map(|d| d.files.iter())
+        .map(|f| (folder_of(&f.path.display().to_string()), f.path.display().to_string()))
+        .collect();
+    let mut attached = HashSet::new();
+    for unit in units.iter_mut().filter(|u| u.schema == "reeval") {
+        if let Some(raw) = raw_by_folder.get(&folder_of(&unit.files[0])) {
+            unit.files.push(raw.clone());
+            attached.insert(raw.clone());
+        }
+    }
+    // A raw stream with no transcript beside it is a unit of its own.
+    for raw in raw_by_folder.into_values().filter(|raw| !attached.contains(raw)) {
+        let id = format!("raw/{raw}");
+        units.push(Unit {
+            schema: "reeval",
+            id,
+            files: vec![raw],
+            bytes: 0,
+            open: false,
+            run_id: String::new(),
+            date: None,
+        });
+    }
+    for unit in &mut units {
+        unit.bytes = unit.files.iter().map(|f| sizes.get(f).copied().unwrap_or(0)).sum();
+    }
+    Ok(units)
+}
+
+/// Whether any format of a schema has files.
+pub fn has_transcripts(corpus: &Corpus, schema: &str) -> bool {
+    corpus.formats.iter().any(|d| d.format.name == schema && !d.files.is_empty())
+}
+
+fn rows(schema: &'static str, batch: &RecordBatch) -> Result<Vec<Unit>> {
+    let text = |i: usize| -> Result<Vec<Option<String>>> {
+        let column = datafusion::arrow::compute::cast(batch.column(i), &DataType::Utf8)?;
+        Ok(column.as_string::<i32>().iter().map(|v| v.map(str::to_string)).collect())
+    };
+    let (files, run_ids, dates) = (text(0)?, text(1)?, text(3)?);
+    let open = batch.column(2).as_boolean().clone();
+    let reeval = (batch.num_columns() == 8)
+        .then(|| (text(4), text(5), text(6), text(7)))
+        .map(|(eval, cell, attempt, history)| -> Result<_> { Ok((eval?, cell?, attempt?, history?)) });
+    let reeval = reeval.transpose()?;
+    let mut units = Vec::new();
+    for row in 0..batch.num_rows() {
+        let file = files[row].clone().unwrap_or_default();
+        let run_id = run_ids[row].clone().unwrap_or_default();
+        let id = match &reeval {
+            Some((eval, cell, attempt, history)) => {
+                let tree = if history[row].as_deref() == Some("true") { "history" } else { "runs" };
+                let part = |v: &Vec<Option<String>>| v[row].clone().unwrap_or_default();
+                format!("{tree}/{run_id}/{}/{}/{}", part(eval), part(cell), part(attempt))
+            }
+            None => run_id.clone(),
+        };
+        units.push(Unit {
+            schema,
+            id,
+            files: vec![file],
+            bytes: 0,
+            open: open.is_valid(row) && open.value(row),
+            run_id,
+            date: dates[row].clone(),
+        });
+    }
+    Ok(units)
+}
+
+/// The folder a file lies in, as text.
+fn folder_of(file: &str) -> String {
+    Path::new(file).parent().map(|p| p.display().to_string()).unwrap_or_default()
+}
+
+/// What each file's rows are partitioned by: its unit's start day, or its unit's run.
+pub fn partition_values(units: &[&Unit], by_run: bool) -> HashMap<String, String> {
+    let mut values = HashMap::new();
+    for unit in units {
+        let value =
+            if by_run { Some(unit.run_id.clone()).filter(|r| !r.is_empty()) } else { unit.date.clone() };
+        if let Some(value) = value {
+            for file in &unit.files {
+                values.insert(file.clone(), value.clone());
+            }
+        }
+    }
+    values
+}
+
+/// `corpus` narrowed to the files of `units`: every table of a session over it holds only their
+/// rows (views included), with the same columns as over the whole corpus.
+pub fn narrowed(corpus: &Corpus, units: &[&Unit]) -> Corpus {
+    let keep: HashSet<&str> = units.iter().flat_map(|u| u.files.iter().map(String::as_str)).collect();
+    let formats = corpus
+        .formats
+        .iter()
+        .map(|data| Arc::new(data.narrowed(|f| keep.contains(f.path.display().to_string().as_str()))))
+        .collect();
+    Corpus {
+        formats,
+        store: corpus.store.clone(),
+        options: corpus.options.clone(),
+        problems: corpus.problems.clone(),
+        warnings: vec![],
+        searched: corpus.searched.clone(),
+    }
+}

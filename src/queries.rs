@@ -1,0 +1,144 @@
+//! The canned analyses of `queries/*.sql`, embedded in the binary so that `txq query NAME` works
+//! anywhere: one file per question, its leading `--` comment lines saying what it answers.
+
+use crate::cli::CliError;
+use crate::cli::exec::Runner;
+use crate::cli::print::{OutputFormat, write_batches};
+use datafusion::arrow::array::{RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use std::io::Write;
+use std::sync::Arc;
+
+/// One canned analysis.
+#[derive(Debug, Clone, Copy)]
+pub struct CannedQuery {
+    /// The file name without `.sql`.
+    pub name: &'static str,
+    pub sql: &'static str,
+}
+
+macro_rules! canned {
+    ($($name:literal),* $(,)?) => {
+        &[$(CannedQuery { name: $name, sql: include_str!(concat!("../queries/", $name, ".sql")) }),*]
+    };
+}
+
+/// Every canned analysis, in name order.
+pub const ALL: &[CannedQuery] = canned![
+    "aborted_runs",
+    "agent_summary",
+    "cache_hit_ratio",
+    "denied_tools",
+    "failing_commands",
+    "network_egress",
+    "reeval_failed_searches",
+    "reeval_tool_failures",
+    "reeval_turn_durations",
+    "slowest_tools",
+    "spend_by_model_day",
+];
+
+impl CannedQuery {
+    /// What the query answers: its header comment, as one line of text.
+    pub fn about(&self) -> String {
+        let lines = self.sql.lines().map_while(|line| line.strip_prefix("--"));
+        lines.map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// The canned query called `name` (`name.sql` works too).
+pub fn find(name: &str) -> Option<&'static CannedQuery> {
+    let name = name.strip_suffix(".sql").unwrap_or(name);
+    ALL.iter().find(|q| q.name == name)
+}
+
+/// What to say when no canned query has that name.
+pub fn unknown(name: &str) -> String {
+    let names: Vec<&str> = ALL.iter().map(|q| q.name).collect();
+    format!("no canned query {name:?}: `txq query --list` lists them ({})", names.join(", "))
+}
+
+/// The list `txq query --list` prints: each query's name and what it answers.
+pub fn list() -> RecordBatch {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("name", DataType::Utf8, false),
+        Field::new("answers", DataType::Utf8, false),
+    ]));
+    let names = StringArray::from_iter_values(ALL.iter().map(|q| q.name));
+    let about = StringArray::from_iter_values(ALL.iter().map(CannedQuery::about));
+    RecordBatch::try_new(schema, vec![Arc::new(names), Arc::new(about)]).expect("two text columns")
+}
+
+/// `txq query --list`: the list, printed as any result is.
+pub fn print_list(format: OutputFormat, out: &mut dyn Write) -> Result<(), CliError> {
+    let batch = list();
+    write_batches(format, &batch.schema(), &[batch], out)
+        .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+    out.flush().map_err(CliError::Output)
+}
+
+/// `txq query NAME`: runs the query like any SQL, then, when it priced tokens, names on stderr
+/// the models the `prices` table has no price for.
+pub async fn run(
+    runner: &Runner<'_>,
+    name: &str,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
+    let query = find(name).ok_or_else(|| CliError::Usage(unknown(name)))?;
+    runner.run(query.sql, out, err).await?;
+    let plan = runner
+        .ctx
+        .state()
+        .create_logical_plan(query.sql)
+        .await
+        .map_err(|e| CliError::Query(e.to_string()))?;
+    if !runner.quiet && crate::prices::reads_prices(&plan) {
+        let models =
+            crate::prices::unpriced_models(runner.ctx).await.map_err(|e| CliError::Query(e.to_string()))?;
+        if !models.is_empty() {
+            let _ = writeln!(
+                err,
+                "txq: warning: no price for {}: their cost is null; give prices with --prices FILE",
+                models.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::sql::parser::DFParser;
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+
+    #[test]
+    fn every_file_in_queries_is_embedded_once() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("queries");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        let embedded: Vec<String> = ALL.iter().map(|q| format!("{}.sql", q.name)).collect();
+        assert_eq!(files, embedded);
+    }
+
+    #[test]
+    fn each_is_one_statement_with_a_header() {
+        for query in ALL {
+            let statements = DFParser::parse_sql_with_dialect(query.sql, &GenericDialect {}).unwrap();
+            assert_eq!(statements.len(), 1, "{}", query.name);
+            assert!(query.about().len() > 40, "{} says what it answers", query.name);
+            assert!(query.sql.starts_with("-- "), "{} starts with its header", query.name);
+        }
+    }
+
+    #[test]
+    fn names_resolve_with_or_without_the_extension() {
+        assert_eq!(find("denied_tools.sql").map(|q| q.name), Some("denied_tools"));
+        assert!(find("nope").is_none());
+        assert!(unknown("nope").contains("spend_by_model_day"));
+    }
+}
