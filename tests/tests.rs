@@ -5,6 +5,7 @@ mod cache;
 mod cli;
 mod docs;
 mod pruning;
+mod reeval_tables;
 mod rupu_tables;
 mod sample;
 mod util;

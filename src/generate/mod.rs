@@ -5,10 +5,12 @@
 //! returns an [`Expected`] tallied from the lines as they were written, never by reading back.
 
 pub mod expected;
+pub mod reeval;
 pub mod rng;
 pub mod rupu;
 
 pub use expected::{Expected, ExpectedRun};
+pub use reeval::{ExpectedAttempt, ReevalExpected, ReevalOptions, write_reeval_corpus};
 pub use rupu::{RupuOptions, TRANSCRIPTS_DIR, write_rupu_corpus};
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use std::{fs, io, path::Path};
 
 use artifacts::{raw_parts, side_files};
 use attempt::AttemptWriter;
+use content::{EVALS, Eval};
 pub use expected::{ExpectedAttempt, ReevalExpected};
 use lines::{Line, first_half, flat_object, render};
 use serde_json::{Value, json};
@@ -71,56 +72,6 @@ const CELLS: [Cell; 4] = [
     Cell { slug: "claude-code-opus-4-6", harness: Harness::ClaudeCode },
 ];
 const CORE_CELLS: usize = 3;
-
-/// An eval: its slug, the prompt of each turn it sends, and whether a judge grades it.
-struct Eval {
-    slug: &'static str,
-    prompts: &'static [&'static str],
-    judged: bool,
-}
-
-/// Run `k` takes 2–3 consecutive evals starting at `EVALS[k % 5]`; the first has three turns.
-const EVALS: [Eval; 5] = [
-    Eval {
-        slug: "fix-parser",
-        prompts: &[
-            "The CSV parser in src/parse.js drops the last field when a line ends with a comma: `a,b,` gives [\"a\",\"b\"]. Fix it and add a test.",
-            "Also keep quoted fields whole:\n\n    \"x,y\",z  →  [\"x,y\", \"z\"]\n\nDon't change the public API.",
-            "Run the whole suite and summarise the change in two sentences.",
-        ],
-        judged: true,
-    },
-    Eval {
-        slug: "add-retry-flag",
-        prompts: &[
-            "Add a --retries <n> flag to bin/fetch.js (default 3, max 9); a non-number exits 2 with \"invalid --retries\".",
-            "Document it in README.md, with the Japanese example too: 再試行回数を 5 に設定する → --retries 5",
-        ],
-        judged: false,
-    },
-    Eval {
-        slug: "greet",
-        prompts: &[
-            "Create greet.js exporting greet(name) that returns \"Hello, <name>!\", and greet.test.js that tests it with node:test. No dependencies.",
-        ],
-        judged: true,
-    },
-    Eval {
-        slug: "i18n-dates",
-        prompts: &[
-            "Format the report's dates for fr-FR as « 26 septembre 2026 » with Intl.DateTimeFormat; keep en-US as is.",
-            "Now de-DE too: „26. September 2026“.",
-        ],
-        judged: false,
-    },
-    Eval {
-        slug: "pin-undici",
-        prompts: &[
-            "Which undici release fixed the proxy-auth leak? Look it up, pin that version in package.json and cite the advisory.",
-        ],
-        judged: true,
-    },
-];
 
 /// Which trees keep a run's attempts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,7 +138,8 @@ const ROLE_SLOTS: [(Role, usize, usize); 6] = [
     (Role::Cut, 1, 2),
 ];
 /// (damage, eval position, cell position) of attempt 1 in the damage run, clamped to the last
-/// run. In a one-run corpus they meet the roles above without undoing them.
+/// run. In a one-run corpus they meet the roles above without undoing them. The truncated tail
+/// is the only damage at its slot, so it stays the last line.
 const DAMAGE_SLOTS: [(Damage, usize, usize); 5] = [
     (Damage::MalformedLine, 0, 0),
     (Damage::MalformedRawLine, 0, 0),
@@ -208,10 +160,10 @@ pub fn write_reeval_corpus(dir: &Path, opts: &ReevalOptions) -> io::Result<Reeva
         let mut rng = Rng::derive(opts.seed, index as u64);
         let run = RunPlan::new(index, started_ms, &mut rng);
         let attempts_seed = rng.next_u64();
-        for (ordinal, (eval, cell, number)) in run.attempt_slots().into_iter().enumerate() {
-            let mut rng = Rng::derive(attempts_seed, ordinal as u64);
-            let plan = AttemptPlan::new(&run, ordinal, (eval, cell, number), opts, &mut rng);
-            write_attempt(dir, &run, &plan, rng, &mut expected)?;
+        for (ordinal, slot) in run.attempt_slots().into_iter().enumerate() {
+            let mut attempt_rng = Rng::derive(attempts_seed, ordinal as u64);
+            let plan = AttemptPlan::new(&run, ordinal, slot, opts, &mut attempt_rng);
+            write_attempt(dir, &run, &plan, attempt_rng, &mut expected)?;
         }
         started_ms += 2 * 3_600_000 + corpus_rng.below(3_600_000);
     }
@@ -231,23 +183,12 @@ fn write_attempt(
     let mut raw = plan.raw.then(|| raw_parts(&lines, plan.cell.harness, &mut rng));
     let side = side_files(plan, &lines);
     for damage in &plan.damage {
-        match (damage, raw.as_mut()) {
-            (Damage::MalformedRawLine, Some(raw)) => {
-                let part = json!({"turn": 0, "type": "tool-result", "output": "partial — cut"});
-                let half = first_half(&part.to_string());
-                insert_mid(raw, &mut rng, Line::Corrupt(half));
-            }
-            (Damage::MalformedRawLine, None) => {}
-            _ => apply_damage(&mut lines, *damage, &mut rng),
-        }
+        apply_damage(&mut lines, raw.as_mut(), *damage, &mut rng);
     }
     let transcript_bytes = render(&lines);
     let raw_bytes = raw.as_deref().map(render);
     for (tree, history) in run.trees(plan.ending != Ending::Completed) {
-        let folder = format!(
-            "{tree}/{}/{}/{}/{}",
-            run.run_id, plan.eval.slug, plan.cell.slug, plan.number
-        );
+        let folder = format!("{tree}/{}/{}/{}/{}", run.run_id, plan.eval.slug, plan.cell.slug, plan.number);
         fs::create_dir_all(dir.join(&folder))?;
         let file = format!("{folder}/transcript.jsonl");
         fs::write(dir.join(&file), &transcript_bytes)?;
@@ -362,27 +303,27 @@ impl AttemptPlan {
         rng: &mut Rng,
     ) -> Self {
         let at_slot = |slot_eval, slot_cell| (eval, cell, number) == (slot_eval, slot_cell, 1);
+        let showcase_run = run.index == SHOWCASE_RUN;
         let role = ROLE_SLOTS
             .iter()
-            .find(|(_, slot_eval, slot_cell)| run.index == SHOWCASE_RUN && at_slot(*slot_eval, *slot_cell))
+            .find(|(_, slot_eval, slot_cell)| showcase_run && at_slot(*slot_eval, *slot_cell))
             .map_or(Role::Plain, |(role, _, _)| *role);
-        let damage_run = DAMAGE_RUN.min(run.index.max(DAMAGE_RUN.min(usize::MAX)));
-        let _ = damage_run;
+        let damage_run = opts.damage && run.index == DAMAGE_RUN.min(opts.runs - 1);
         let damage: Vec<Damage> = DAMAGE_SLOTS
             .iter()
-            .filter(|(_, slot_eval, slot_cell)| opts.damage && at_slot(*slot_eval, *slot_cell))
+            .filter(|(_, slot_eval, slot_cell)| damage_run && at_slot(*slot_eval, *slot_cell))
             .map(|(damage, _, _)| *damage)
             .collect();
+        let cut = role == Role::Cut || damage.contains(&Damage::TruncatedTail);
+        let must_complete = damage.contains(&Damage::WrongTypedDuration);
         let eval = run.evals[eval];
         let eval_last_turn = eval.prompts.len() - 1;
         let failing_turn = rng.below(eval.prompts.len() as u64) as usize;
         let (ending, last_turn) = match role {
-            _ if role == Role::Cut || damage.contains(&Damage::TruncatedTail) => {
-                (Ending::Cut, eval_last_turn)
-            }
+            _ if cut => (Ending::Cut, eval_last_turn),
             Role::TurnAborted => (Ending::Aborted, failing_turn),
             Role::RetriesThenError => (Ending::Error, failing_turn),
-            Role::Plain if !damage.contains(&Damage::WrongTypedDuration) => match rng.below(100) {
+            Role::Plain if !must_complete => match rng.below(100) {
                 draw if draw < 8 => (Ending::Error, failing_turn),
                 draw if draw < 13 => (Ending::Aborted, failing_turn),
                 _ => (Ending::Completed, eval_last_turn),
@@ -392,7 +333,7 @@ impl AttemptPlan {
         let raw = opts.raw && (damage.contains(&Damage::MalformedRawLine) || rng.percent(30));
         Self {
             eval,
-            cell: &run.cells[cell],
+            cell: run.cells[cell],
             number,
             started_ms: run.started_ms + ordinal as u64 * 20_000 + rng.below(15_000),
             role,
@@ -404,8 +345,8 @@ impl AttemptPlan {
     }
 }
 
-/// Puts one damage case into an attempt's valid lines.
-fn apply_damage(lines: &mut Vec<Line>, damage: Damage, rng: &mut Rng) {
+/// Puts one damage case into an attempt's valid lines, or into its raw parts when it has them.
+fn apply_damage(lines: &mut Vec<Line>, raw: Option<&mut Vec<Line>>, damage: Damage, rng: &mut Rng) {
     match damage {
         Damage::MalformedLine => {
             let cut = [
@@ -417,8 +358,9 @@ fn apply_damage(lines: &mut Vec<Line>, damage: Damage, rng: &mut Rng) {
             insert_mid(lines, rng, Line::Corrupt(first_half(&flat_object(&cut))));
         }
         Damage::TruncatedTail => {
+            let turn = lines.last().and_then(|line| line.get("turn")).cloned().unwrap_or(Value::Null);
             let reply = [
-                ("turn", json!(0)),
+                ("turn", turn),
                 ("type", json!("text")),
                 ("text", json!("The fix is to check the \"len\" first — 日本語")),
             ];
@@ -432,12 +374,21 @@ fn apply_damage(lines: &mut Vec<Line>, damage: Damage, rng: &mut Rng) {
                 .expect("an attempt that completes calls a tool");
             tool.set("durationMs", Value::from(rng.range(5, 900).to_string()));
         }
-        Damage::MalformedRawLine => unreachable!("raw damage goes into the raw parts"),
+        Damage::MalformedRawLine => {
+            if let Some(raw) = raw {
+                let cut = [
+                    ("turn", json!(0)),
+                    ("type", json!("tool-result")),
+                    ("output", json!("partial — the stream closed")),
+                ];
+                insert_mid(raw, rng, Line::Corrupt(first_half(&flat_object(&cut))));
+            }
+        }
     }
 }
 
 /// Inserts `line` after the first line and before the last.
 fn insert_mid(lines: &mut Vec<Line>, rng: &mut Rng, line: Line) {
-    let at = rng.size(1, lines.len().saturating_sub(1).max(1));
+    let at = rng.size(1, (lines.len() - 1).max(1));
     lines.insert(at, line);
 }

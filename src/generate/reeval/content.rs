@@ -1,11 +1,62 @@
-//! What reeval events say: prose, tool inputs and outputs, paths, web queries, harness messages,
-//! the harnesses' tool-call ids, and the over-128 KB tool output cut with reeval's marker.
+//! What reeval events say: the evals' prompts, prose, tool inputs and outputs, paths, web
+//! queries, harness messages, the harnesses' tool-call ids, and the over-128 KB tool output cut
+//! with reeval's marker.
 
 use serde_json::{Value, json};
 
 use super::Harness;
 use super::lines::Truncation;
 use crate::generate::rng::Rng;
+
+/// An eval: its slug, the prompt of each turn it sends, and whether a judge grades it.
+pub(super) struct Eval {
+    pub(super) slug: &'static str,
+    pub(super) prompts: &'static [&'static str],
+    pub(super) judged: bool,
+}
+
+/// Run `k` takes 2–3 consecutive evals starting at `EVALS[k % 5]`; the first has three turns.
+pub(super) const EVALS: [Eval; 5] = [
+    Eval {
+        slug: "fix-parser",
+        prompts: &[
+            "The CSV parser in src/parse.js drops the last field when a line ends with a comma: `a,b,` gives [\"a\",\"b\"]. Fix it and add a test.",
+            "Also keep quoted fields whole:\n\n    \"x,y\",z  →  [\"x,y\", \"z\"]\n\nDon't change the public API.",
+            "Run the whole suite and summarise the change in two sentences.",
+        ],
+        judged: true,
+    },
+    Eval {
+        slug: "add-retry-flag",
+        prompts: &[
+            "Add a --retries <n> flag to bin/fetch.js (default 3, max 9); a non-number exits 2 with \"invalid --retries\".",
+            "Document it in README.md, with the Japanese example too: 再試行回数を 5 に設定する → --retries 5",
+        ],
+        judged: false,
+    },
+    Eval {
+        slug: "greet",
+        prompts: &[
+            "Create greet.js exporting greet(name) that returns \"Hello, <name>!\", and greet.test.js that tests it with node:test. No dependencies.",
+        ],
+        judged: true,
+    },
+    Eval {
+        slug: "i18n-dates",
+        prompts: &[
+            "Format the report's dates for fr-FR as « 26 septembre 2026 » with Intl.DateTimeFormat; keep en-US as is.",
+            "Now de-DE too: „26. September 2026“.",
+        ],
+        judged: false,
+    },
+    Eval {
+        slug: "pin-undici",
+        prompts: &[
+            "Which undici release fixed the proxy-auth leak? Look it up, pin that version in package.json and cite the advisory.",
+        ],
+        judged: true,
+    },
+];
 
 /// Characters of a cut output kept before the marker, and after it.
 const KEPT_HEAD_CHARS: usize = 96 * 1024;
@@ -103,14 +154,9 @@ pub(super) fn tools(harness: Harness) -> &'static [&'static str] {
 /// A tool-call id in the harness's own style.
 pub(super) fn tool_call_id(rng: &mut Rng, harness: Harness) -> String {
     match harness {
-        Harness::Cursor => format!(
-            "tool_{}-{}-{}-{}-{}",
-            rng.hex(8),
-            rng.hex(4),
-            rng.hex(4),
-            rng.hex(4),
-            rng.hex(12)
-        ),
+        Harness::Cursor => {
+            format!("tool_{}-{}-{}-{}-{}", rng.hex(8), rng.hex(4), rng.hex(4), rng.hex(4), rng.hex(12))
+        }
         Harness::ClaudeCode => format!("toolu_01{}", rng.hex(22)),
         Harness::Antigravity => format!("call_{}", rng.hex(16)),
     }
@@ -184,4 +230,24 @@ fn test_log(rng: &mut Rng, chars: usize, first: u64) -> String {
     log.truncate(chars - 1);
     log.push('\n');
     log
+}
+
+/// The `retry` message of the `attempt`-th retried model call (antigravity retries up to 9).
+pub(super) fn retry_message(rng: &mut Rng, attempt: usize) -> String {
+    let cause =
+        rng.pick(&["Gemini dropped the stream mid-reply", "Gemini refused the call: 429 RESOURCE_EXHAUSTED"]);
+    format!("{cause}; retrying ({attempt}/9)")
+}
+
+/// The `error` message that ends a turn, after `retries` retried calls.
+pub(super) fn error_message(harness: Harness, retries: usize) -> String {
+    match harness {
+        Harness::ClaudeCode => "Credit balance is too low".to_string(),
+        Harness::Cursor => {
+            "Agent stream closed: [unavailable] connect ECONNRESET 104.18.2.161:443".to_string()
+        }
+        Harness::Antigravity => format!(
+            "Gemini call failed after {retries} retries: 503 UNAVAILABLE — \"The model is overloaded.\""
+        ),
+    }
 }
