@@ -4,8 +4,11 @@
 mod cache;
 mod cli;
 mod docs;
+mod export;
 mod pruning;
+mod queries;
 mod reeval_tables;
 mod rupu_tables;
 mod sample;
+mod shell;
 mod util;
