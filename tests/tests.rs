@@ -10,5 +10,4 @@ mod queries;
 mod reeval_tables;
 mod rupu_tables;
 mod sample;
-mod shell;
 mod util;
