@@ -92,15 +92,18 @@ pub enum Command {
         #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
-    /// Write a deterministic sample corpus of rupu transcripts (damaged files included).
+    /// Write a deterministic sample corpus of rupu and reeval transcripts (damaged files included).
     Generate {
-        /// The directory to write into (transcripts go to OUT/.rupu/transcripts).
+        /// The directory to write into: OUT/.rupu/transcripts, OUT/.reeval/runs, OUT/evals/.history.
         #[arg(long, value_name = "OUT")]
         out: PathBuf,
         /// How many agent runs.
         #[arg(long, default_value_t = 12)]
         runs: usize,
-        /// Write about this many bytes instead of --runs runs (`500MB`, `1GB`).
+        /// How many reeval runs to write beside them (each has several evals, cells and attempts).
+        #[arg(long, default_value_t = 1)]
+        reeval_runs: usize,
+        /// Write about this many bytes of rupu transcripts instead of --runs runs (`500MB`, `1GB`).
         #[arg(long, value_name = "SIZE", value_parser = parse_size)]
         size: Option<u64>,
         /// The seed; the same seed writes the same bytes.

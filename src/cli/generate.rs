@@ -1,12 +1,14 @@
 //! `txq generate`: writes a deterministic sample corpus, of a number of runs or about a size.
 
-use crate::generate::{RupuOptions, write_rupu_corpus};
+use crate::generate::{ReevalOptions, RupuOptions, write_reeval_corpus, write_rupu_corpus};
 use std::path::Path;
 
 /// What to write.
 #[derive(Debug, Clone)]
 pub struct Options {
     pub runs: usize,
+    /// reeval runs written beside them.
+    pub reeval_runs: usize,
     /// About this many bytes, instead of `runs` runs.
     pub size: Option<u64>,
     pub seed: u64,
@@ -37,7 +39,17 @@ pub fn run(out: &Path, options: &Options) -> Result<(), String> {
         human(dir_bytes(&dir)),
         dir.display()
     );
+    if options.reeval_runs > 0 {
+        let reeval = sample_reeval_options(options);
+        let expected = write_reeval_corpus(out, &reeval).map_err(|e| format!("{}: cannot write: {e}", out.display()))?;
+        eprintln!("txq: wrote {} reeval attempts under {}", expected.attempts.len(), out.display());
+    }
     Ok(())
+}
+
+/// The reeval part of a generated corpus.
+pub fn sample_reeval_options(options: &Options) -> ReevalOptions {
+    ReevalOptions { seed: options.seed, runs: options.reeval_runs, damage: options.damage, raw: true }
 }
 
 /// How many runs make about `size` bytes, from a pilot corpus with the same options.

@@ -72,9 +72,12 @@ fn explain(e: &datafusion::error::DataFusionError) -> String {
 
 /// Runs txq with parsed arguments.
 pub async fn run(args: Args) -> Result<(), CliError> {
-    if let Some(Command::Generate { out, runs, size, seed, no_damage, tool_output_bytes }) = &args.command {
+    if let Some(Command::Generate { out, runs, reeval_runs, size, seed, no_damage, tool_output_bytes }) =
+        &args.command
+    {
         let options = generate::Options {
             runs: *runs,
+            reeval_runs: *reeval_runs,
             size: *size,
             seed: *seed,
             damage: !no_damage,
