@@ -10,4 +10,5 @@ mod queries;
 mod reeval_tables;
 mod rupu_tables;
 mod sample;
+mod shell;
 mod util;

@@ -218,7 +218,7 @@ async fn tables_batch(ctx: &SessionContext, corpus: &Corpus) -> RecordBatch {
     if let Some(public) = ctx.catalog(CATALOG).and_then(|c| c.schema(DEFAULT_SCHEMA)) {
         for table in public.table_names() {
             if unqualified_schema(ctx, &table).await.as_deref() == Some(DEFAULT_SCHEMA) {
-                rows.push((table, DEFAULT_SCHEMA.into(), None, "made in this session".into()));
+                rows.push((table, DEFAULT_SCHEMA.into(), None, "not read from transcripts".into()));
             }
         }
     }

@@ -37,6 +37,9 @@ pub struct Runner<'a> {
     /// In the shell, how results are fitted to the terminal, with a footer on `err`; `None`
     /// writes them whole, as scripts want them.
     pub screen: Option<Screen>,
+    /// Warnings this session has given already, not given again (the shell's); `None` gives
+    /// each every time.
+    pub warned: Option<&'a std::cell::RefCell<std::collections::HashSet<String>>>,
 }
 
 impl Runner<'_> {
@@ -124,7 +127,7 @@ impl Runner<'_> {
                     }
                 }
                 Problem::File { file, why } => {
-                    let _ = writeln!(err, "txq: warning: {}: not read: {why}", file.display());
+                    self.warn(err, format!("{}: not read: {why}", file.display()));
                 }
             }
         }
@@ -148,7 +151,17 @@ impl Runner<'_> {
             return;
         }
         let tables: Vec<String> = tables.iter().map(|t| format!("`select * from {t}`")).collect();
-        let _ = writeln!(err, "txq: warning: {}; {} lists them", parts.join(", "), tables.join(" and "));
+        self.warn(err, format!("{}; {} lists them", parts.join(", "), tables.join(" and ")));
+    }
+
+    /// Writes a warning, unless this session has given it already.
+    fn warn(&self, err: &mut dyn Write, text: String) {
+        if let Some(warned) = self.warned
+            && !warned.borrow_mut().insert(text.clone())
+        {
+            return;
+        }
+        let _ = writeln!(err, "txq: warning: {text}");
     }
 }
 

@@ -278,7 +278,7 @@ impl ShellHelper {
             "\\d" | ".schema" => self.names.tables.keys().cloned().collect(),
             "\\format" => <OutputFormat as clap::ValueEnum>::value_variants()
                 .iter()
-                .filter_map(|f| clap::ValueEnum::to_possible_value(f))
+                .filter_map(clap::ValueEnum::to_possible_value)
                 .map(|v| v.get_name().to_string())
                 .collect(),
             "\\timing" | "\\x" => vec!["on".into(), "off".into()],

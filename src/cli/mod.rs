@@ -151,7 +151,7 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     if interactive {
         return shell::Shell::new(ctx, corpus, args.format, args.quiet, args.maxrows).run().await;
     }
-    let runner = Runner { ctx, corpus, format: args.format, quiet: args.quiet, screen: None };
+    let runner = Runner { ctx, corpus, format: args.format, quiet: args.quiet, screen: None, warned: None };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if let Some(Command::Query { name: Some(name), .. }) = &args.command {

@@ -18,6 +18,8 @@ use rustyline::{
     Cmd, CompletionType, ConditionalEventHandler, Config, Editor, Event, EventContext, EventHandler,
     KeyEvent, Movement, RepeatCount,
 };
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -45,6 +47,8 @@ pub struct Shell<'a> {
     pub screen: Screen,
     /// Where results go after `\o FILE`; the terminal when `None`.
     output: Option<BufWriter<File>>,
+    /// Warnings given already: each is given once a session.
+    warned: RefCell<HashSet<String>>,
 }
 
 /// Ctrl-C on a line with text clears it; on an empty line it interrupts (and so may quit).
@@ -91,7 +95,7 @@ impl<'a> Shell<'a> {
         max_rows: usize,
     ) -> Self {
         let screen = Screen { max_rows, width: 80, expanded: false, timing: true };
-        Self { ctx, corpus, format, quiet, screen, output: None }
+        Self { ctx, corpus, format, quiet, screen, output: None, warned: RefCell::default() }
     }
 
     /// Reads and runs input until `\q`, Ctrl-D, or Ctrl-C twice at an empty prompt.
@@ -185,10 +189,10 @@ impl<'a> Shell<'a> {
     }
 
     /// How results are run and shown now: fitted to the terminal, or whole into a file.
-    fn runner(&self) -> Runner<'a> {
-        let screen = match self.output {
-            Some(_) => Screen { max_rows: 0, width: usize::MAX, ..self.screen },
-            None => self.screen,
+    fn runner(&self, to_file: bool) -> Runner<'_> {
+        let screen = match to_file {
+            true => Screen { max_rows: 0, width: usize::MAX, ..self.screen },
+            false => self.screen,
         };
         Runner {
             ctx: self.ctx,
@@ -196,16 +200,18 @@ impl<'a> Shell<'a> {
             format: self.format,
             quiet: self.quiet,
             screen: Some(screen),
+            warned: Some(&self.warned),
         }
     }
 
     /// Runs SQL until it ends or Ctrl-C cancels it, showing progress while it is quiet.
     async fn run_sql(&mut self, sql: &str) {
-        let runner = self.runner();
+        let mut file = self.output.take();
+        let runner = self.runner(file.is_some());
         let corpus = self.corpus;
         let progress = Progress::new(std::io::stderr().is_terminal());
         let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
-        let out: &mut dyn Write = match &mut self.output {
+        let out: &mut dyn Write = match &mut file {
             Some(file) => file,
             None => &mut stdout,
         };
@@ -239,25 +245,23 @@ impl<'a> Shell<'a> {
         if let Err(e) = out.flush() {
             report(&CliError::Output(e));
         }
+        self.output = file;
     }
 
-    /// Writes a table of the shell's own (`\?`, `\d`) where results go, under a heading.
+    /// Writes a table of the shell's own (`\?`, `\d`) where results go, under a heading; every
+    /// row of it (`\maxrows` limits query results only).
     pub fn show(&mut self, batch: &RecordBatch, heading: Option<&str>) -> Result<(), CliError> {
-        let runner = self.runner();
+        let mut file = self.output.take();
+        let mut runner = self.runner(file.is_some());
+        runner.screen = runner.screen.map(|screen| Screen { max_rows: 0, ..screen });
         let mut stdout = std::io::stdout();
-        let out: &mut dyn Write = match &mut self.output {
+        let out: &mut dyn Write = match &mut file {
             Some(file) => file,
             None => &mut stdout,
         };
-        if let Some(heading) = heading {
-            writeln!(out, "{heading}").map_err(CliError::Output)?;
-        }
-        if let Some(shown) = runner.write_result(&batch.schema(), std::slice::from_ref(batch), out)?
-            && shown.is_cut()
-        {
-            eprintln!("{}", shown.footer(None));
-        }
-        out.flush().map_err(CliError::Output)
+        let result = write_titled(&runner, batch, heading, out);
+        self.output = file;
+        result
     }
 
     /// Sends results to `path` from now on, or back to the terminal.
@@ -272,6 +276,24 @@ impl<'a> Shell<'a> {
         }
         Ok(())
     }
+}
+
+/// Writes `heading`, then `batch` as `runner` writes results.
+fn write_titled(
+    runner: &Runner<'_>,
+    batch: &RecordBatch,
+    heading: Option<&str>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    if let Some(heading) = heading {
+        writeln!(out, "{heading}").map_err(CliError::Output)?;
+    }
+    if let Some(shown) = runner.write_result(&batch.schema(), std::slice::from_ref(batch), out)?
+        && shown.is_cut()
+    {
+        eprintln!("{}", shown.footer(None));
+    }
+    out.flush().map_err(CliError::Output)
 }
 
 /// Appends the new history entries to the file, making its directory first.
