@@ -28,6 +28,9 @@ pub async fn session(corpus: &Corpus) -> Result<SessionContext> {
         .with_default_catalog_and_schema(CATALOG, DEFAULT_SCHEMA);
     let mut ctx = SessionContext::new_with_config(config);
     datafusion_functions_json::register_all(&mut ctx)?;
+    // The scans read through DataFusion's object-store registry: the corpus's store serves file://.
+    let local = datafusion::execution::object_store::ObjectStoreUrl::local_filesystem();
+    ctx.register_object_store(local.as_ref(), corpus.store.clone());
     let catalog =
         ctx.catalog(CATALOG).ok_or_else(|| DataFusionError::Internal(format!("no catalog {CATALOG}")))?;
 

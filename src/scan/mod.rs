@@ -6,6 +6,8 @@ mod lines;
 mod prune;
 
 pub use exec::ScanExec;
+/// The per-line reading of a scan, public for the fuzz targets and property tests.
+pub use lines::LineReader;
 
 use crate::catalog::EventTable;
 use crate::corpus::{Corpus, FormatData};
@@ -14,13 +16,14 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
 use datafusion::datasource::TableProvider;
 use datafusion::error::Result;
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use object_store::ObjectStore;
 use std::sync::Arc;
 
 /// What every partition of a scan shares.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ScanSource {
     pub data: Arc<FormatData>,
     pub table: Arc<EventTable>,
@@ -83,6 +86,9 @@ impl TableProvider for ScanTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        // Files are read through the session's object-store registry (local files by default).
+        let store = state.runtime_env().object_store(ObjectStoreUrl::local_filesystem())?;
+        let source = Arc::new(ScanSource { store, ..(*self.source).clone() });
         let candidates = self.source.data.files_for(&self.source.table);
         let files = prune::prune(state, &self.source.table, &candidates, filters);
         let partitions = state.config().target_partitions().max(1);
@@ -91,6 +97,6 @@ impl TableProvider for ScanTable {
             limit,
             batch_size: state.config().batch_size(),
         };
-        Ok(Arc::new(ScanExec::new(self.source.clone(), files, config, partitions)))
+        Ok(Arc::new(ScanExec::new(source, files, config, partitions)))
     }
 }
