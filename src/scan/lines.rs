@@ -213,30 +213,26 @@ impl LineReader {
             let _ = checker.finish();
         }
         for problem in problems {
-            let reason = format!("{type_name}.{}: {}", problem.column, problem.why);
-            let values = LineValues {
-                line: number,
-                turn: self.turn,
-                problem: Some(&reason),
-                excerpt: Some(excerpt(text, EXCERPT_CHARS)),
-                ..Default::default()
-            };
-            decoder.push(&values, &mut Vec::new());
+            self.problem_row(number, &format!("{type_name}.{}: {}", problem.column, problem.why), text, decoder);
         }
     }
 
     /// A damaged line is in no table but `errors` (the inference pass counted it already).
     fn damaged(&mut self, number: u64, text: &str, damage: &Damage, decoder: &mut RowDecoder) {
         if self.source.table.rows == Rows::Problems {
-            let reason = damage.to_string();
-            let values = LineValues {
-                line: number,
-                turn: self.turn,
-                problem: Some(&reason),
-                excerpt: Some(excerpt(text, EXCERPT_CHARS)),
-                ..Default::default()
-            };
-            decoder.push(&values, &mut Vec::new());
+            self.problem_row(number, &damage.to_string(), text, decoder);
         }
+    }
+
+    /// One row of `errors`.
+    fn problem_row(&self, number: u64, reason: &str, text: &str, decoder: &mut RowDecoder) {
+        let values = LineValues {
+            line: number,
+            turn: self.turn,
+            problem: Some(reason),
+            excerpt: Some(excerpt(text, EXCERPT_CHARS)),
+            ..Default::default()
+        };
+        decoder.push(&values, &mut Vec::new());
     }
 }
