@@ -362,7 +362,7 @@ fn append_adds_new_runs_and_redoes_whole_those_still_being_written() {
         .map(|e| e.unwrap().into_path())
         .find(|p| p.is_file())
         .unwrap();
-    std::fs::copy(&usage_file, out.join("rupu/usage/part-00003-settled-0-000.parquet")).unwrap();
+    std::fs::copy(&usage_file, out.join("rupu/usage/part-00003-settled-000.parquet")).unwrap();
     let third =
         export(&["--out", out.to_str().unwrap(), "--append", transcripts.to_str().unwrap()], work.path());
     assert_eq!(third.code, 0, "{}", third.stderr);

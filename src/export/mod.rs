@@ -12,13 +12,12 @@ mod units;
 mod writer;
 
 pub use manifest::{FILE_NAME as MANIFEST_FILE, Manifest, UnitRecord};
-pub use progress::{human_bytes, thousands};
+use progress::{human_bytes, thousands};
 
 use crate::corpus::Problem;
 use crate::session::{CATALOG, Engine};
 use datafusion::common::TableReference;
 use datafusion::error::DataFusionError;
-use datafusion::execution::SendableRecordBatchStream;
 use futures::StreamExt;
 use progress::{Progress, ProgressLine};
 use std::collections::{BTreeMap, HashSet};
@@ -525,8 +524,8 @@ impl Job<'_> {
         Ok(())
     }
 
-    /// Writes one table of a session, each partition of its plan by its own writer; returns the
-    /// number of files written.
+    /// Writes one table of a session (its scan's partitions merged into one stream, so that a
+    /// partition's rows go to as few files as can be); returns the number of files written.
     async fn write_table(
         &self,
         ctx: &datafusion::prelude::SessionContext,
@@ -547,29 +546,12 @@ impl Job<'_> {
             return Err(ExportError::Write(format!("{}: columns differ between passes", table.qualified())));
         }
         let dir = self.root.join(table.schema).join(&table.name);
-        let streams = frame.execute_stream_partitioned().await?;
-        let mut tasks = Vec::new();
-        for (stream_index, stream) in streams.into_iter().enumerate() {
-            let writer = TableWriter::new(
-                dir.clone(),
-                format!("{prefix}{stream_index}-"),
-                table.columns.clone(),
-                partitioning.clone(),
-                progress.clone(),
-            )?;
-            tasks.push(write_stream(stream, writer));
+        let mut stream = frame.execute_stream().await?;
+        let mut writer =
+            TableWriter::new(dir, prefix.to_string(), table.columns.clone(), partitioning, progress.clone())?;
+        while let Some(batch) = stream.next().await {
+            writer.write(&batch?)?;
         }
-        let files = futures::future::try_join_all(tasks).await?;
-        Ok(files.iter().map(Vec::len).sum())
+        Ok(writer.finish()?.len())
     }
-}
-
-async fn write_stream(
-    mut stream: SendableRecordBatchStream,
-    mut writer: TableWriter,
-) -> Result<Vec<PathBuf>, ExportError> {
-    while let Some(batch) = stream.next().await {
-        writer.write(&batch?)?;
-    }
-    Ok(writer.finish()?)
 }

@@ -29,10 +29,16 @@ pub struct Unit {
     pub date: Option<String>,
 }
 
-const RUPU_UNITS: &str = "select file, run_id, status = 'aborted', \
-    cast(cast(started_at as date) as varchar) from rupu.runs";
-const REEVAL_UNITS: &str = "select a.file, a.run_id, a.status = 'aborted', \
-    cast(cast(t.first_ts as date) as varchar), a.eval, a.cell, a.attempt, a.history \
+/// Per unit: its transcript, id, run, whether still open, and start day; the same five columns
+/// for each schema.
+/// Every transcript is a unit, whether or not `runs` has a row for it.
+const RUPU_UNITS: &str = "select f.file, f.run_id as id, f.run_id, \
+    coalesce(r.status, 'aborted') = 'aborted' as open, cast(cast(r.started_at as date) as varchar) as day \
+    from rupu.files f left join rupu.runs r on r.file = f.file";
+const REEVAL_UNITS: &str = "select a.file, \
+    case when a.history then 'history' else 'runs' end || '/' || a.run_id || '/' || a.eval || '/' \
+      || a.cell || '/' || cast(a.attempt as varchar) as id, \
+    a.run_id, a.status = 'aborted' as open, cast(cast(t.first_ts as date) as varchar) as day \
     from reeval.attempts a left join (select file, min(ts) as first_ts from reeval.events group by file) t \
     on t.file = a.file";
 
@@ -97,35 +103,19 @@ fn rows(schema: &'static str, batch: &RecordBatch) -> Result<Vec<Unit>> {
         let column = datafusion::arrow::compute::cast(batch.column(i), &DataType::Utf8)?;
         Ok(column.as_string::<i32>().iter().map(|v| v.map(str::to_string)).collect())
     };
-    let (files, run_ids, dates) = (text(0)?, text(1)?, text(3)?);
-    let open = batch.column(2).as_boolean().clone();
-    let reeval = (batch.num_columns() == 8)
-        .then(|| (text(4), text(5), text(6), text(7)))
-        .map(|(eval, cell, attempt, history)| -> Result<_> { Ok((eval?, cell?, attempt?, history?)) });
-    let reeval = reeval.transpose()?;
-    let mut units = Vec::new();
-    for row in 0..batch.num_rows() {
-        let file = files[row].clone().unwrap_or_default();
-        let run_id = run_ids[row].clone().unwrap_or_default();
-        let id = match &reeval {
-            Some((eval, cell, attempt, history)) => {
-                let tree = if history[row].as_deref() == Some("true") { "history" } else { "runs" };
-                let part = |v: &Vec<Option<String>>| v[row].clone().unwrap_or_default();
-                format!("{tree}/{run_id}/{}/{}/{}", part(eval), part(cell), part(attempt))
-            }
-            None => run_id.clone(),
-        };
-        units.push(Unit {
+    let (files, ids, run_ids, dates) = (text(0)?, text(1)?, text(2)?, text(4)?);
+    let open = batch.column(3).as_boolean();
+    Ok((0..batch.num_rows())
+        .map(|row| Unit {
             schema,
-            id,
-            files: vec![file],
+            id: ids[row].clone().unwrap_or_default(),
+            files: vec![files[row].clone().unwrap_or_default()],
             bytes: 0,
             open: open.is_valid(row) && open.value(row),
-            run_id,
+            run_id: run_ids[row].clone().unwrap_or_default(),
             date: dates[row].clone(),
-        });
-    }
-    Ok(units)
+        })
+        .collect())
 }
 
 /// The folder a file lies in, as text.
