@@ -144,3 +144,11 @@ fn history_survives_a_restart_and_ctrl_r_finds_it() {
     assert!(out.contains("| remembered |"), "{out}");
     quit(s);
 }
+
+#[test]
+fn the_shell_needs_a_terminal() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = crate::util::txq(&["shell", "examples/sample"], root);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("the shell needs a terminal"), "{}", out.stderr);
+}

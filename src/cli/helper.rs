@@ -111,12 +111,96 @@ pub fn is_complete(input: &str) -> bool {
     matches!(lexed.inside, Inside::Code | Inside::LineComment) && lexed.last_code == Some(';')
 }
 
+/// The keywords Tab offers: those of queries and of what the shell's users write around them
+/// (sqlparser knows hundreds more, `bloomfilter` among them, which would only get in the way).
+const KEYWORDS: &[&str] = &[
+    "all",
+    "analyze",
+    "and",
+    "as",
+    "asc",
+    "between",
+    "by",
+    "case",
+    "cast",
+    "columns",
+    "copy",
+    "create",
+    "cross",
+    "current",
+    "describe",
+    "desc",
+    "distinct",
+    "drop",
+    "else",
+    "end",
+    "except",
+    "exists",
+    "explain",
+    "false",
+    "filter",
+    "first",
+    "following",
+    "from",
+    "full",
+    "group",
+    "having",
+    "ilike",
+    "in",
+    "inner",
+    "insert",
+    "intersect",
+    "interval",
+    "into",
+    "is",
+    "join",
+    "last",
+    "lateral",
+    "left",
+    "like",
+    "limit",
+    "natural",
+    "not",
+    "null",
+    "nulls",
+    "offset",
+    "on",
+    "or",
+    "order",
+    "outer",
+    "over",
+    "partition",
+    "preceding",
+    "range",
+    "replace",
+    "right",
+    "row",
+    "rows",
+    "select",
+    "show",
+    "table",
+    "tables",
+    "then",
+    "to",
+    "true",
+    "try_cast",
+    "unbounded",
+    "union",
+    "unnest",
+    "using",
+    "values",
+    "view",
+    "when",
+    "where",
+    "window",
+    "with",
+];
+
 /// What tab completes, read from the session's catalog (so every table found in the data is
-/// there): keywords, functions, schemas, and each table under every name it is written as
-/// (`usage`, `rupu.usage`) with its columns.
+/// there): functions, schemas, and each table under every name it is written as (`usage`,
+/// `rupu.usage`) with its columns.
 #[derive(Debug, Default)]
 pub struct Names {
-    keywords: Vec<String>,
     functions: Vec<String>,
     schemas: Vec<String>,
     tables: BTreeMap<String, Vec<String>>,
@@ -128,13 +212,7 @@ const TABLE_KEYWORDS: &[&str] = &["from", "join", "into", "table", "update", "de
 impl Names {
     /// Reads the names in `ctx`'s catalog.
     pub async fn of(ctx: &SessionContext) -> Names {
-        let mut names = Names {
-            keywords: datafusion::sql::sqlparser::keywords::ALL_KEYWORDS
-                .iter()
-                .map(|k| k.to_lowercase())
-                .collect(),
-            ..Names::default()
-        };
+        let mut names = Names::default();
         let state = ctx.state();
         names.functions = state
             .scalar_functions()
@@ -183,7 +261,7 @@ impl Names {
             if next.is_some_and(|w| w.eq_ignore_ascii_case("as")) {
                 next = words.get(i + 2).copied();
             }
-            let alias = next.filter(|w| !self.keywords.contains(&w.to_lowercase()) && !w.contains('.'));
+            let alias = next.filter(|w| !KEYWORDS.contains(&w.to_lowercase().as_str()) && !w.contains('.'));
             found.push((name, alias));
         }
         found
@@ -215,7 +293,7 @@ impl Names {
         if !wants_table {
             candidates.extend(self.functions.iter().cloned());
             let upper = word.chars().any(char::is_uppercase) && !word.chars().any(char::is_lowercase);
-            candidates.extend(self.keywords.iter().map(|k| if upper { k.to_uppercase() } else { k.clone() }));
+            candidates.extend(KEYWORDS.iter().map(|k| if upper { k.to_uppercase() } else { k.to_string() }));
         }
         (start, starting_with(candidates, word))
     }
@@ -411,7 +489,11 @@ mod tests {
         let names = names().await;
         assert!(!complete(&names, "select deci").contains(&"select decision".to_string()));
         let line = "select * from tool_audit where deci";
-        assert_eq!(complete(&names, line)[0], "select * from tool_audit where decision", "columns first");
+        assert_eq!(complete(&names, line), ["select * from tool_audit where decision"]);
+        assert_eq!(
+            complete(&names, "select * from tool_audit where bl"),
+            ["select * from tool_audit where blocked"]
+        );
         // The column being typed before the table is named.
         let line = "select input_to from usage";
         let (start, words) = names.complete_sql(line, "select input_to".len());

@@ -222,6 +222,7 @@ impl<'a> Shell<'a> {
             let cancel = tokio::signal::ctrl_c();
             tokio::pin!(query, cancel);
             let mut ticks = tokio::time::interval(PROGRESS_TICK);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
             loop {
                 tokio::select! {
                     result = &mut query => break Some(result),
