@@ -113,88 +113,13 @@ pub fn is_complete(input: &str) -> bool {
 
 /// The keywords Tab offers: those of queries and of what the shell's users write around them
 /// (sqlparser knows hundreds more, `bloomfilter` among them, which would only get in the way).
-const KEYWORDS: &[&str] = &[
-    "all",
-    "analyze",
-    "and",
-    "as",
-    "asc",
-    "between",
-    "by",
-    "case",
-    "cast",
-    "columns",
-    "copy",
-    "create",
-    "cross",
-    "current",
-    "describe",
-    "desc",
-    "distinct",
-    "drop",
-    "else",
-    "end",
-    "except",
-    "exists",
-    "explain",
-    "false",
-    "filter",
-    "first",
-    "following",
-    "from",
-    "full",
-    "group",
-    "having",
-    "ilike",
-    "in",
-    "inner",
-    "insert",
-    "intersect",
-    "interval",
-    "into",
-    "is",
-    "join",
-    "last",
-    "lateral",
-    "left",
-    "like",
-    "limit",
-    "natural",
-    "not",
-    "null",
-    "nulls",
-    "offset",
-    "on",
-    "or",
-    "order",
-    "outer",
-    "over",
-    "partition",
-    "preceding",
-    "range",
-    "replace",
-    "right",
-    "row",
-    "rows",
-    "select",
-    "show",
-    "table",
-    "tables",
-    "then",
-    "to",
-    "true",
-    "try_cast",
-    "unbounded",
-    "union",
-    "unnest",
-    "using",
-    "values",
-    "view",
-    "when",
-    "where",
-    "window",
-    "with",
-];
+const KEYWORDS: &str = "\
+all analyze and as asc between by case cast columns copy create cross current describe desc
+distinct drop else end except exists explain false filter first following from full group having
+ilike in inner insert intersect interval into is join last lateral left like limit natural not
+null nulls offset on or order outer over partition preceding range replace right row rows select
+show table tables then to true try_cast unbounded union unnest using values view when where
+window with";
 
 /// What tab completes, read from the session's catalog (so every table found in the data is
 /// there): functions, schemas, and each table under every name it is written as (`usage`,
@@ -261,7 +186,8 @@ impl Names {
             if next.is_some_and(|w| w.eq_ignore_ascii_case("as")) {
                 next = words.get(i + 2).copied();
             }
-            let alias = next.filter(|w| !KEYWORDS.contains(&w.to_lowercase().as_str()) && !w.contains('.'));
+            let alias = next
+                .filter(|w| !KEYWORDS.split_whitespace().any(|k| k == w.to_lowercase()) && !w.contains('.'));
             found.push((name, alias));
         }
         found
@@ -293,7 +219,9 @@ impl Names {
         if !wants_table {
             candidates.extend(self.functions.iter().cloned());
             let upper = word.chars().any(char::is_uppercase) && !word.chars().any(char::is_lowercase);
-            candidates.extend(KEYWORDS.iter().map(|k| if upper { k.to_uppercase() } else { k.to_string() }));
+            candidates.extend(
+                KEYWORDS.split_whitespace().map(|k| if upper { k.to_uppercase() } else { k.to_string() }),
+            );
         }
         (start, starting_with(candidates, word))
     }

@@ -123,7 +123,7 @@ impl<'a> Shell<'a> {
                     if input.trim().is_empty() {
                         continue;
                     }
-                    let _ = editor.add_history_entry(input.trim());
+                    let _ = editor.add_history_entry(input.trim_end());
                     if let Some(path) = &history
                         && let Err(e) = save_history(&mut editor, path)
                     {
