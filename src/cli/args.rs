@@ -43,7 +43,7 @@ pub struct Args {
     pub prices: Option<PathBuf>,
 
     /// In the shell, show at most this many rows of a table (0: all).
-    #[arg(long, value_name = "N", default_value_t = 40)]
+    #[arg(long, value_name = "N", default_value_t = 40, global = true)]
     pub maxrows: usize,
 
     #[command(subcommand)]
