@@ -36,7 +36,9 @@ fn type_in(session: &mut PtySession, text: &str) {
     session.flush().unwrap();
 }
 
+/// Quits at the next prompt.
 fn quit(mut session: PtySession) {
+    session.exp_string(PROMPT).unwrap();
     session.send_line("\\q").unwrap();
     session.exp_eof().expect("the shell ends");
 }
@@ -95,6 +97,7 @@ fn meta_commands_describe_tables_and_change_the_output() {
     s.exp_string(PROMPT).unwrap();
     s.send_line("select count(*) as runs from runs;").unwrap();
     s.exp_string("1 row").unwrap();
+    s.exp_string(PROMPT).unwrap();
     s.send_line("\\o").unwrap();
     s.exp_string("results go to the terminal").unwrap();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "runs\n12\n");
