@@ -72,8 +72,10 @@ pub fn list() -> RecordBatch {
 /// `txq query --list`: the list, printed as any result is.
 pub fn print_list(format: OutputFormat, out: &mut dyn Write) -> Result<(), CliError> {
     let batch = list();
-    write_batches(format, &batch.schema(), &[batch], out)
-        .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+    write_batches(format, &batch.schema(), &[batch], out).map_err(|e| match e {
+        datafusion::arrow::error::ArrowError::IoError(_, io) => CliError::Output(io),
+        other => CliError::Output(std::io::Error::other(other)),
+    })?;
     out.flush().map_err(CliError::Output)
 }
 

@@ -116,9 +116,9 @@ pub struct Summary {
 impl Summary {
     /// One line saying what was written where.
     pub fn describe(&self, out: &Path, mode: Mode) -> String {
-        let units: Vec<String> = self
-            .written
+        let units: Vec<String> = ["rupu", "reeval"]
             .iter()
+            .filter_map(|schema| self.written.get(schema).map(|n| (schema, n)))
             .map(|(schema, n)| match *schema {
                 "rupu" => format!("{n} rupu run{}", if *n == 1 { "" } else { "s" }),
                 _ => format!("{n} {schema} attempt{}", if *n == 1 { "" } else { "s" }),

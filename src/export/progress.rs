@@ -12,7 +12,7 @@ pub struct Progress {
     rows: AtomicU64,
     bytes: AtomicU64,
     files: AtomicU64,
-    /// The table being written, and its place among them.
+    /// The table being written, and its place among the tables of every pass.
     table: Mutex<(String, usize, usize)>,
 }
 
@@ -49,7 +49,7 @@ impl Progress {
     pub fn line(&self, elapsed: Duration) -> String {
         let (table, index, total) = self.table.lock().unwrap_or_else(|e| e.into_inner()).clone();
         format!(
-            "exporting {table} ({index}/{total} tables): {} rows, {} files, {} written, {:.1}s",
+            "exporting {table} ({index}/{total}): {} rows, {} files, {} written, {:.1}s",
             thousands(self.rows()),
             thousands(self.files()),
             human_bytes(self.bytes()),
@@ -138,7 +138,7 @@ mod tests {
         progress.add_bytes(2048);
         assert_eq!(
             progress.line(Duration::from_millis(1500)),
-            "exporting rupu.usage (3/41 tables): 1,200 rows, 1 files, 2.0 KB written, 1.5s"
+            "exporting rupu.usage (3/41): 1,200 rows, 1 files, 2.0 KB written, 1.5s"
         );
     }
 }
