@@ -14,8 +14,8 @@ use std::sync::Arc;
 /// Bytes before the end of the whole lines kept to recognise the same file grown.
 const FINGERPRINT_BYTES: u64 = 64;
 
-/// The cache file's name; a new layout gets a new name.
-const FILE_NAME: &str = "inference-v1.json";
+/// The start of the cache files' names; a new layout gets a new name.
+const FILE_NAME: &str = "inference-v2";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Entry {
@@ -51,9 +51,15 @@ impl InferenceCache {
         Self::default()
     }
 
-    /// The cache in `dir` (created when saved); an unreadable or outdated file is started afresh.
-    pub fn load(dir: &Path) -> Self {
-        let path = dir.join(FILE_NAME);
+    /// The cache in `dir` for the directories `roots` (created when saved): one file per set of
+    /// roots, so that a large corpus never slows down the start over a small one. An unreadable or
+    /// outdated file is started afresh.
+    pub fn load(dir: &Path, roots: &[PathBuf]) -> Self {
+        let mut roots: Vec<&PathBuf> = roots.iter().collect();
+        roots.sort();
+        let mut hasher = std::hash::DefaultHasher::new();
+        std::hash::Hash::hash(&roots, &mut hasher);
+        let path = dir.join(format!("{FILE_NAME}-{:016x}.json", std::hash::Hasher::finish(&hasher)));
         let entries = std::fs::read(&path)
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
@@ -107,6 +113,14 @@ impl InferenceCache {
         };
         self.entries.insert(file.canonical.clone(), entry);
         self.changed = true;
+    }
+
+    /// Forgets every file but `files` (the ones this corpus holds now): deleted or moved files
+    /// leave the cache.
+    pub fn retain(&mut self, files: &std::collections::HashSet<&Path>) {
+        let before = self.entries.len();
+        self.entries.retain(|path, _| files.contains(path.as_path()));
+        self.changed |= self.entries.len() != before;
     }
 
     /// Writes the cache if anything changed: to a temporary file, renamed into place. A cache that

@@ -70,9 +70,13 @@ impl FormatData {
     /// The transcripts that may hold rows of `table`: for one event type, those holding it.
     pub fn files_for(&self, table: &EventTable) -> Vec<Arc<SourceFile>> {
         match &table.rows {
-            crate::catalog::Rows::Type(t) => {
-                self.files.iter().zip(&self.file_types).filter(|(_, types)| types.contains(t)).map(|(f, _)| f.clone()).collect()
-            }
+            crate::catalog::Rows::Type(t) => self
+                .files
+                .iter()
+                .zip(&self.file_types)
+                .filter(|(_, types)| types.contains(t))
+                .map(|(f, _)| f.clone())
+                .collect(),
             _ => self.files.clone(),
         }
     }
@@ -159,8 +163,12 @@ impl Corpus {
         let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
         let mut warnings = discovery.warnings;
         let mut data = Vec::new();
-        let mut cache =
-            options.cache_dir.as_deref().map_or_else(InferenceCache::disabled, InferenceCache::load);
+        let mut cache = options
+            .cache_dir
+            .as_deref()
+            .map_or_else(InferenceCache::disabled, |dir| InferenceCache::load(dir, &discovery.searched));
+        let all_files: std::collections::HashSet<PathBuf> =
+            discovery.files.iter().flatten().map(|f| f.canonical.clone()).collect();
         for (format, files) in formats.into_iter().zip(discovery.files) {
             let format = Arc::new(format);
             let cache_ref = &cache;
@@ -203,9 +211,20 @@ impl Corpus {
                     damaged_lines += file_stats.damaged_lines;
                     damaged_files += usize::from(file_stats.damaged_lines > 0);
                     file_damage.push(file_stats.damaged_lines);
-                    file_types.push(file_stats.types.keys().chain(file_stats.tail_types.keys()).cloned().collect());
+                    file_types
+                        .push(file_stats.types.keys().chain(file_stats.tail_types.keys()).cloned().collect());
                     transcripts.push(Arc::new(file));
                 } else {
+                    // A file of its naming with no event in it at all is not a side file of the
+                    // format's but something else: binary, or not JSON Lines.
+                    let no_event = file_stats.types.is_empty() && file_stats.tail_types.is_empty();
+                    if no_event && file_stats.damaged_lines > 0 {
+                        warnings.push(format!(
+                            "{}: not read: not JSON Lines (none of its {} lines is a JSON event)",
+                            file.path.display(),
+                            file_stats.lines
+                        ));
+                    }
                     not_transcripts.push(file.path);
                 }
             }
@@ -222,6 +241,7 @@ impl Corpus {
                 damaged_files,
             }));
         }
+        cache.retain(&all_files.iter().map(PathBuf::as_path).collect());
         if let Err(why) = cache.save() {
             warnings.push(why);
         }
