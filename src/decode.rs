@@ -150,10 +150,26 @@ impl Builder {
         let fit = match (&mut *self, kind) {
             (Builder::Int(b), _) => match shape {
                 Shape::Int => text.parse::<i64>().map(|v| b.append_value(v)).is_ok(),
+                Shape::Float if text.trim_start_matches('-').bytes().all(|c| c.is_ascii_digit()) => {
+                    return self
+                        .reject(format!("expected {}, found an integer beyond its range", kind.describe()));
+                }
                 _ => false,
             },
             (Builder::Float(b), _) => match shape {
-                Shape::Int | Shape::Float => text.parse::<f64>().map(|v| b.append_value(v)).is_ok(),
+                Shape::Int | Shape::Float => match text.parse::<f64>() {
+                    Ok(v) if v.is_finite() => {
+                        b.append_value(v);
+                        true
+                    }
+                    Ok(_) => {
+                        return self.reject(format!(
+                            "expected {}, found a number beyond its range",
+                            kind.describe()
+                        ));
+                    }
+                    Err(_) => false,
+                },
                 _ => false,
             },
             (Builder::Bool(b), _) => {
@@ -190,7 +206,19 @@ impl Builder {
                     values.push(value);
                     true
                 }
-                _ => false,
+                Ok(_) => false,
+                // serde_json reads 128 levels deep at most.
+                Err(e) => {
+                    let why = match e.to_string() {
+                        m if m.starts_with("recursion limit exceeded") => "nested too deeply".to_string(),
+                        m => format!("that cannot be read ({m})"),
+                    };
+                    return self.reject(format!(
+                        "expected {}, found {} {why}",
+                        kind.describe(),
+                        shape.article()
+                    ));
+                }
             },
         };
         if fit {

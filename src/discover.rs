@@ -113,7 +113,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
                 let meta = match entry.metadata() {
                     Ok(m) => m,
                     Err(e) => {
-                        out.warnings.push(format!("{}: not read: {e}", entry.path().display()));
+                        out.warnings.push(walk_warning(&e));
                         continue;
                     }
                 };

@@ -100,7 +100,7 @@ fn render_format(out: &mut String, format: &Format, first_of_schema: bool) {
     if let Some(required) = format.required_type {
         let _ = writeln!(
             out,
-            "A file with no `{required}` line is not a transcript and adds nothing to any table.\n"
+            "A file with no `{required}` line is not a transcript and adds nothing to any table, unless it is damaged (a damaged line, or a first line of a type no document names) and holds documented events: then it is a transcript that lost its `{required}` line to damage, read without it.\n"
         );
     }
     let _ = writeln!(out, "### Context columns (on every table of `{}`)\n", format.name);

@@ -87,6 +87,10 @@ pub struct FileStats {
     pub damaged_lines: u64,
     /// Lines read (damaged ones included).
     pub lines: u64,
+    /// The first line is damaged, or an event of a type the format does not document: a
+    /// transcript whose first line (rupu's `run_start`) was lost to damage.
+    #[serde(default)]
+    pub lost_start: bool,
     /// A problem that stopped the read (the file is then left out).
     #[serde(skip)]
     pub unreadable: Option<String>,
@@ -146,16 +150,26 @@ pub async fn infer_file(
     let (mut types, mut tail_types) = (BTreeMap::new(), BTreeMap::new());
     let mut damaged_lines = 0;
     let mut lines = 0;
+    let mut lost_start = false;
     let mut on_line = |line: Line<'_>| {
         lines += 1;
         let damaged = match line {
-            Line::Whole { bytes, .. } => !observe(format, bytes, &mut types),
+            Line::Whole { bytes, .. } => {
+                let damaged = !observe(format, bytes, &mut types);
+                if lines == 1 && from == 0 {
+                    lost_start = damaged || !documented_event(format, bytes);
+                }
+                damaged
+            }
             // A last line cut off mid-write is not damage.
             Line::Unterminated { bytes, .. } => {
                 observe(format, bytes, &mut tail_types);
                 false
             }
-            Line::TooLong { .. } => true,
+            Line::TooLong { .. } => {
+                lost_start |= lines == 1 && from == 0;
+                true
+            }
         };
         damaged_lines += u64::from(damaged);
     };
@@ -181,12 +195,31 @@ pub async fn infer_file(
     stats.tail_types = tail_types;
     stats.damaged_lines = damaged_lines;
     stats.lines = lines;
+    stats.lost_start = lost_start;
     stats
 }
 
-/// Whether a file with these contents is a transcript of `format`.
+/// Whether a file with these contents is a transcript of `format`: it holds the required type,
+/// or it is damaged (a damaged line, or a first line of a type no document names) and holds
+/// events the format documents: a transcript whose required line was lost to damage. A step log
+/// or a ledger holds no documented event.
 pub fn is_transcript(format: &Format, stats: &FileStats) -> bool {
-    format.required_type.is_none_or(|required| stats.has_type(required))
+    format.required_type.is_none_or(|required| {
+        stats.has_type(required)
+            || ((stats.lost_start || stats.damaged_lines > 0)
+                && stats.types.keys().chain(stats.tail_types.keys()).any(|t| is_documented(format, t)))
+    })
+}
+
+fn is_documented(format: &Format, type_name: &str) -> bool {
+    format.events.iter().any(|e| e.type_name == type_name)
+}
+
+/// Whether a line is an event of a type the format documents.
+fn documented_event(format: &Format, line: &[u8]) -> bool {
+    let envelope = &format.envelope;
+    parse_event(line, envelope.type_key, envelope.fields_key(), Want::Text)
+        .is_ok_and(|event| is_documented(format, &event.type_name))
 }
 
 /// Notes one line's type and field shapes; false for a damaged line, which adds nothing.

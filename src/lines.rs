@@ -25,14 +25,24 @@ pub struct LineSplitter {
     next_number: u64,
     at_start: bool,
     max_line_bytes: usize,
-    /// Bytes of the current over-long line seen so far (0 when not inside one).
+    /// Bytes of the current over-long line seen so far (0 when not inside one); its first
+    /// bytes are kept in `carry` for the report.
     overflow: u64,
+    /// Whether the last byte of the over-long line so far is a CR (not counted if a LF follows).
+    overflow_cr: bool,
 }
 
 impl LineSplitter {
     /// A splitter that reports lines longer than `max_line_bytes` instead of holding them.
     pub fn new(max_line_bytes: usize) -> Self {
-        Self { carry: Vec::new(), next_number: 1, at_start: true, max_line_bytes, overflow: 0 }
+        Self {
+            carry: Vec::new(),
+            next_number: 1,
+            at_start: true,
+            max_line_bytes,
+            overflow: 0,
+            overflow_cr: false,
+        }
     }
 
     /// Feeds the next block of the file, calling `emit` for every line it completes.
@@ -58,10 +68,8 @@ impl LineSplitter {
             let number = self.next_number;
             self.next_number += 1;
             if self.overflow > 0 {
-                let length = self.overflow + piece.len() as u64;
-                let head = std::mem::take(&mut self.carry);
-                self.overflow = 0;
-                emit(Line::TooLong { number, length, head: &head });
+                self.overflow_more(piece);
+                self.emit_overflow(number, emit);
                 continue;
             }
             if self.carry.is_empty() {
@@ -75,16 +83,38 @@ impl LineSplitter {
             }
         }
         let rest = &block[start..];
-        if self.overflow > 0 {
-            self.overflow += rest.len() as u64;
-        } else if self.carry.len() + rest.len() > self.max_line_bytes {
-            self.overflow = (self.carry.len() + rest.len()) as u64;
-            self.carry
-                .extend_from_slice(&rest[..rest.len().min(HEAD_BYTES.saturating_sub(self.carry.len()))]);
+        // A line is held until it is longer than the limit with one byte to spare, for the CR
+        // of a CRLF ending, which does not count.
+        if self.overflow == 0 && self.carry.len() + rest.len() > self.max_line_bytes.saturating_add(1) {
+            self.overflow = self.carry.len() as u64;
+            self.overflow_cr = self.carry.last() == Some(&b'\r');
             self.carry.truncate(HEAD_BYTES);
+        }
+        if self.overflow > 0 {
+            self.overflow_more(rest);
         } else {
             self.carry.extend_from_slice(rest);
         }
+    }
+
+    /// Counts more bytes of an over-long line, keeping its first ones for the report.
+    fn overflow_more(&mut self, bytes: &[u8]) {
+        let room = HEAD_BYTES.saturating_sub(self.carry.len());
+        self.carry.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.overflow += bytes.len() as u64;
+        if let Some(last) = bytes.last() {
+            self.overflow_cr = *last == b'\r';
+        }
+    }
+
+    /// Reports the over-long line whose bytes were counted, without a final CR.
+    fn emit_overflow(&mut self, number: u64, emit: &mut impl FnMut(Line<'_>)) {
+        let length = self.overflow - u64::from(self.overflow_cr);
+        let mut head = std::mem::take(&mut self.carry);
+        head.truncate(length.min(HEAD_BYTES as u64) as usize);
+        self.overflow = 0;
+        self.overflow_cr = false;
+        emit(Line::TooLong { number, length, head: &head });
     }
 
     fn emit_whole(&self, number: u64, piece: &[u8], emit: &mut impl FnMut(Line<'_>)) {
@@ -104,17 +134,20 @@ impl LineSplitter {
     pub fn finish(&mut self, emit: &mut impl FnMut(Line<'_>)) {
         let number = self.next_number;
         if self.overflow > 0 {
-            let head = std::mem::take(&mut self.carry);
-            emit(Line::TooLong { number, length: self.overflow, head: &head });
+            self.emit_overflow(number, emit);
         } else if !is_blank(&self.carry) {
             let tail = std::mem::take(&mut self.carry);
             let bytes = tail.strip_suffix(b"\r").unwrap_or(&tail);
-            if !(self.at_start && BOM.starts_with(bytes)) {
+            if bytes.len() > self.max_line_bytes {
+                let head = &bytes[..HEAD_BYTES.min(bytes.len())];
+                emit(Line::TooLong { number, length: bytes.len() as u64, head });
+            } else if !(self.at_start && BOM.starts_with(bytes)) {
                 emit(Line::Unterminated { number, bytes });
             }
         }
         self.carry.clear();
         self.overflow = 0;
+        self.overflow_cr = false;
         self.next_number = 1;
         self.at_start = true;
     }
@@ -183,7 +216,22 @@ mod tests {
     #[test]
     fn over_long_lines_are_reported_not_held() {
         assert_eq!(split(&[b"short\n0123456789abc\nok\n"], 8), ["1:short", "2!13:0123456789abc", "3:ok"]);
-        assert_eq!(split(&[b"0123", b"456789", b"ab\nok\n"], 8), ["1!12:0123456789", "2:ok"]);
+        assert_eq!(split(&[b"0123", b"456789", b"ab\nok\n"], 8), ["1!12:0123456789ab", "2:ok"]);
         assert_eq!(split(&[b"0123456789"], 8), ["1!10:0123456789"]);
+    }
+
+    #[test]
+    fn the_cr_of_a_crlf_ending_never_counts_against_the_limit() {
+        for blocks in [
+            &[&b"01234567\r\nab\r\n"[..]][..],
+            &[b"01234567\r", b"\nab\r\n"],
+            &[b"0123", b"4567\r\n", b"ab\r\n"],
+        ] {
+            assert_eq!(split(blocks, 8), ["1:01234567", "2:ab"], "{blocks:?}");
+        }
+        for blocks in [&[&b"012345678\r\n"[..]][..], &[b"012345678\r", b"\n"], &[b"0123456", b"78\r", b"\n"]]
+        {
+            assert_eq!(split(blocks, 8), ["1!9:012345678"], "{blocks:?}");
+        }
     }
 }

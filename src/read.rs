@@ -40,7 +40,21 @@ impl BlockReader {
             return Ok(None);
         }
         let end = (self.offset + BLOCK_BYTES).min(self.size);
-        let block = self.store.get_range(&self.location, self.offset..end).await?;
+        let block = match self.store.get_range(&self.location, self.offset..end).await {
+            Ok(block) => block,
+            // A file cut shorter since it was found (the local store refuses a range past the
+            // end): read what is there.
+            Err(e) => match self.store.head(&self.location).await {
+                Ok(meta) if meta.size < end => {
+                    self.size = meta.size;
+                    if self.offset >= self.size {
+                        return Ok(None);
+                    }
+                    self.store.get_range(&self.location, self.offset..self.size).await?
+                }
+                _ => return Err(e),
+            },
+        };
         // A file truncated since it was found ends early; read what is there.
         if block.is_empty() {
             self.offset = self.size;

@@ -8,6 +8,7 @@ mod export;
 mod pruning;
 mod queries;
 mod reeval_tables;
+mod robustness;
 mod rupu_tables;
 mod sample;
 mod shell;

@@ -62,7 +62,7 @@ impl Runner<'_> {
     ) -> Result<(), ExecError> {
         let started = std::time::Instant::now();
         let state = self.ctx.state();
-        let plan = state.statement_to_plan(statement).await?;
+        let plan = state.statement_to_plan(statement).await.map_err(|e| self.name_missing_table(e))?;
         let frame = self.ctx.execute_logical_plan(plan).await?;
         let schema = std::sync::Arc::new(frame.schema().as_arrow().clone());
         let batches = frame.collect().await?;
@@ -162,6 +162,42 @@ impl Runner<'_> {
             return;
         }
         let _ = writeln!(err, "txq: warning: {text}");
+    }
+}
+
+impl Runner<'_> {
+    /// DataFusion names a missing table by its resolved name (`datafusion.public.usag`) and
+    /// suggests none: name it as written, with the nearest table of its schema when one is near.
+    fn name_missing_table(&self, e: DataFusionError) -> DataFusionError {
+        let message = e.to_string();
+        let Some(resolved) = message
+            .split_once("table '")
+            .and_then(|(_, rest)| rest.strip_suffix("' not found"))
+            .filter(|name| !name.contains('\''))
+        else {
+            return e;
+        };
+        let parts: Vec<&str> = resolved.split('.').collect();
+        let [catalog, schema, table] = parts[..] else { return e };
+        let written = match schema {
+            crate::session::DEFAULT_SCHEMA => table.to_string(),
+            _ => format!("{schema}.{table}"),
+        };
+        let names = self.ctx.catalog(catalog).and_then(|c| c.schema(schema)).map(|s| s.table_names());
+        let nearest = names.unwrap_or_default().into_iter().max_by(|a, b| {
+            let score =
+                |n: &str| datafusion::common::utils::datafusion_strsim::normalized_levenshtein(n, table);
+            score(a).total_cmp(&score(b)).then_with(|| b.cmp(a))
+        });
+        let near = nearest.filter(|n| {
+            datafusion::common::utils::datafusion_strsim::normalized_levenshtein(n, table) >= 0.5
+        });
+        let suggestion = match near {
+            Some(name) if schema == crate::session::DEFAULT_SCHEMA => format!("; did you mean '{name}'?"),
+            Some(name) => format!("; did you mean '{schema}.{name}'?"),
+            None => String::new(),
+        };
+        DataFusionError::Plan(format!("table '{written}' not found{suggestion}"))
     }
 }
 

@@ -63,8 +63,12 @@ fn explain(e: &datafusion::error::DataFusionError) -> String {
     let message = e.to_string();
     if message.contains("table") && message.contains("not found") {
         format!(
-            "{message}\n  hint: `select table_schema, table_name from information_schema.tables` lists the tables; docs/tables.md describes them"
+            "{message}\n  hint: \\d in the shell, or `select table_schema, table_name from information_schema.tables`, lists the tables; docs/tables.md describes them"
         )
+    } else if let Some(at) = message.find("No function matches the given name and argument types") {
+        // DataFusion wraps a function given the wrong types in an internal error that asks for a
+        // bug report; what matters is the signature and the candidates.
+        format!("Error during planning: {}", &message[at..])
     } else {
         message
     }

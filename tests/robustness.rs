@@ -1,0 +1,1046 @@
+//! Robustness (issue 7): every kind of bad input read by the real binary (and the library where
+//! the timing matters), each with its test; the invariant that damage costs only the damaged
+//! lines; and a bounded in-process fuzz run over random bytes and mutated lines.
+
+mod harness;
+
+use crate::util::{int, parse_ndjson, text, txq};
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+use txq::generate::rng::Rng;
+
+const START: &str =
+    r#"{"type":"run_start","data":{"run_id":"run_1","agent":"a","started_at":"2026-10-07T09:14:03Z"}}"#;
+const USAGE: &str = r#"{"type":"usage","data":{"model":"m","input_tokens":10,"output_tokens":3}}"#;
+
+/// A directory holding `run_1.jsonl` with `bytes` (a rupu transcript when they start with START).
+fn transcript(bytes: &[u8]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("run_1.jsonl"), bytes).unwrap();
+    dir
+}
+
+/// Lines joined with newlines, each ended by one.
+fn lines(lines: &[&[u8]]) -> Vec<u8> {
+    lines.iter().flat_map(|l| l.iter().chain(b"\n")).copied().collect()
+}
+
+/// What a run of txq on `dir` gave: rows (ndjson) and stderr; exit 0 asserted.
+fn query(dir: &Path, args: &[&str], sql: &str) -> (Vec<Map<String, Value>>, String) {
+    let mut all = vec!["--format", "ndjson"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-e", sql, "."]);
+    let out = txq(&all, dir);
+    assert_eq!(out.code, 0, "txq failed on {sql}: {}", out.stderr);
+    (parse_ndjson(&out.stdout), out.stderr)
+}
+
+/// `errors` as (line, reason), in line order.
+fn errors(dir: &Path, args: &[&str]) -> Vec<(i64, String)> {
+    let (rows, _) = query(dir, args, "select line, reason from rupu.errors order by line, reason");
+    rows.iter().map(|r| (int(r, "line").unwrap(), text(r, "reason"))).collect()
+}
+
+/// `events` as (line, type), in line order.
+fn events(dir: &Path) -> Vec<(i64, String)> {
+    let (rows, _) = query(dir, &["-q"], "select line, type from rupu.events order by line");
+    rows.iter().map(|r| (int(r, "line").unwrap(), text(r, "type"))).collect()
+}
+
+fn reasons(errors: &[(i64, String)]) -> Vec<(i64, &str)> {
+    errors.iter().map(|(l, r)| (*l, r.as_str())).collect()
+}
+
+fn usage_lines(dir: &Path) -> Vec<i64> {
+    let (rows, _) = query(dir, &["-q"], "select line from usage order by line");
+    rows.iter().map(|r| int(r, "line").unwrap()).collect()
+}
+
+// ---- Lines that are not events ----
+
+#[test]
+fn lines_that_are_not_json_are_listed_and_the_rest_kept() {
+    let dir = transcript(&lines(&[START.as_bytes(), b"not json", b"{\"type\":", USAGE.as_bytes()]));
+    let errors = errors(dir.path(), &[]);
+    assert_eq!(
+        reasons(&errors),
+        [
+            (2, "not valid JSON: expected ident at line 1 column 2"),
+            (3, "not valid JSON: EOF while parsing a value at line 1 column 8")
+        ]
+    );
+    assert_eq!(usage_lines(dir.path()), [4]);
+    let (_, stderr) = query(dir.path(), &[], "select count(*) from usage");
+    assert_eq!(
+        stderr,
+        "txq: warning: skipped 2 damaged lines in 1 file; `select * from rupu.errors` lists them\n"
+    );
+}
+
+#[test]
+fn json_that_is_not_an_object_is_listed_with_its_shape() {
+    let dir = transcript(&lines(&[
+        START.as_bytes(),
+        b"[1,2]",
+        b"\"text\"",
+        b"42",
+        b"null",
+        b"true",
+        USAGE.as_bytes(),
+    ]));
+    assert_eq!(
+        reasons(&errors(dir.path(), &[])),
+        [
+            (2, "not a JSON object but an array"),
+            (3, "not a JSON object but a string"),
+            (4, "not a JSON object but an integer"),
+            (5, "not a JSON object but null"),
+            (6, "not a JSON object but a boolean"),
+        ]
+    );
+    assert_eq!(usage_lines(dir.path()), [7]);
+}
+
+#[test]
+fn objects_without_a_type_are_listed() {
+    let dir =
+        transcript(&lines(&[START.as_bytes(), br#"{"data":{"input_tokens":1}}"#, b"{}", USAGE.as_bytes()]));
+    assert_eq!(reasons(&errors(dir.path(), &[])), [(2, "no \"type\" key"), (3, "no \"type\" key")]);
+    assert_eq!(usage_lines(dir.path()), [4]);
+}
+
+#[test]
+fn a_type_that_is_not_a_string_is_listed_with_its_shape() {
+    let dir = transcript(&lines(&[
+        START.as_bytes(),
+        br#"{"type":7,"data":{}}"#,
+        br#"{"type":null}"#,
+        br#"{"type":["usage"]}"#,
+        br#"{"type":{"name":"usage"}}"#,
+        USAGE.as_bytes(),
+    ]));
+    assert_eq!(
+        reasons(&errors(dir.path(), &[])),
+        [
+            (2, "\"type\" is an integer, not a string"),
+            (3, "\"type\" is null, not a string"),
+            (4, "\"type\" is an array, not a string"),
+            (5, "\"type\" is an object, not a string"),
+        ]
+    );
+    assert_eq!(usage_lines(dir.path()), [6]);
+}
+
+#[test]
+fn data_that_is_not_an_object_is_listed_and_null_data_is_an_empty_object() {
+    let dir = transcript(&lines(&[
+        START.as_bytes(),
+        br#"{"type":"usage","data":[1]}"#,
+        br#"{"type":"usage","data":"x"}"#,
+        br#"{"type":"usage","data":3.5}"#,
+        br#"{"type":"usage","data":null}"#,
+        br#"{"type":"usage"}"#,
+    ]));
+    assert_eq!(
+        reasons(&errors(dir.path(), &[])),
+        [
+            (2, "the event's fields are an array, not an object"),
+            (3, "the event's fields are a string, not an object"),
+            (4, "the event's fields are a number, not an object"),
+        ]
+    );
+    assert_eq!(usage_lines(dir.path()), [5, 6]);
+}
+
+#[test]
+fn a_value_of_the_wrong_type_reads_as_null_and_the_rest_of_the_row_is_kept() {
+    let dir = transcript(&lines(&[
+        START.as_bytes(),
+        br#"{"type":"usage","data":{"model":"m","input_tokens":"many","output_tokens":3}}"#,
+        br#"{"type":"usage","data":{"model":5,"input_tokens":1.5,"output_tokens":true}}"#,
+        br#"{"type":"run_complete","data":{"status":"ok","outcome":{"id":7}}}"#,
+    ]));
+    let (rows, stderr) =
+        query(dir.path(), &[], "select line, model, input_tokens, output_tokens from usage order by line");
+    assert_eq!(
+        Value::Array(rows.into_iter().map(Value::Object).collect()),
+        json!([
+            {"line": 2, "model": "m", "input_tokens": null, "output_tokens": 3},
+            {"line": 3, "model": null, "input_tokens": null, "output_tokens": null},
+        ])
+    );
+    assert_eq!(
+        stderr,
+        "txq: warning: read 4 values as null (wrong type) in 1 file; `select * from rupu.errors` lists them\n"
+    );
+    assert_eq!(
+        reasons(&errors(dir.path(), &[])),
+        [
+            (2, "usage.input_tokens: expected bigint, found a string"),
+            (3, "usage.input_tokens: expected bigint, found a number"),
+            (3, "usage.model: expected text, found an integer"),
+            (3, "usage.output_tokens: expected bigint, found a boolean"),
+            (
+                4,
+                "run_complete.outcome: expected struct<id: text, class: text, severity: text, title: text, wire: struct<provider: text, value: text>>, found an object"
+            ),
+        ]
+    );
+    let (rows, _) = query(dir.path(), &["-q"], "select status, outcome from run_complete");
+    assert_eq!(Value::Object(rows[0].clone()), json!({"status": "ok", "outcome": null}));
+}
+
+#[test]
+fn numbers_beyond_i64_read_as_null_where_a_bigint_belongs_and_exactly_as_text() {
+    let big = "99999999999999999999";
+    let dir = transcript(&lines(&[
+        START.as_bytes(),
+        format!(r#"{{"type":"usage","data":{{"input_tokens":{big},"output_tokens":-9223372036854775808}}}}"#)
+            .as_bytes(),
+        format!(r#"{{"type":"budget_warning","data":{{"spent_usd":{big},"limit_usd":1e400}}}}"#).as_bytes(),
+    ]));
+    let (rows, _) = query(dir.path(), &["-q"], "select input_tokens, output_tokens from usage");
+    assert_eq!(Value::Object(rows[0].clone()), json!({"input_tokens": null, "output_tokens": i64::MIN}));
+    assert_eq!(
+        reasons(&errors(dir.path(), &[])),
+        [
+            (2, "usage.input_tokens: expected bigint, found an integer beyond its range"),
+            (3, "budget_warning.limit_usd: expected double, found a number beyond its range"),
+        ]
+    );
+    let (rows, _) = query(dir.path(), &["-q"], "select data from events where type = 'usage'");
+    assert!(text(&rows[0], "data").contains(big), "the JSON text keeps the digits: {:?}", rows[0]);
+    // An undocumented field of numbers is a double column; one beyond a double's range is null.
+    let (rows, _) = query(dir.path(), &["-q"], "select spent_usd, limit_usd from budget_warning");
+    assert_eq!(Value::Object(rows[0].clone()), json!({"spent_usd": 1e20, "limit_usd": null}));
+}
+
+#[test]
+fn deeply_nested_json_does_not_overflow_the_stack() {
+    let depth = 100_000;
+    let arrays = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let objects = format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
+    let dir = transcript(&lines(&[
+        START.as_bytes(),
+        format!(r#"{{"type":"usage","data":{{"deep":{arrays},"output_tokens":1}}}}"#).as_bytes(),
+        format!(r#"{{"type":"tool_call","data":{{"call_id":"c","input":{objects}}}}}"#).as_bytes(),
+        format!(r#"{{"type":"run_start","data":{{"launch_skills":{arrays}}}}}"#).as_bytes(),
+        format!(r#"{{"type":"run_complete","data":{{"outcome":{objects}}}}}"#).as_bytes(),
+        arrays.as_bytes(),
+        format!(r#"{{"type":{arrays}}}"#).as_bytes(),
+        USAGE.as_bytes(),
+    ]));
+    let (rows, _) = query(dir.path(), &["-q"], "select line, output_tokens, length(deep) as n from usage");
+    assert_eq!(
+        Value::Array(rows.into_iter().map(Value::Object).collect()),
+        json!([{"line": 2, "output_tokens": 1, "n": 2 * depth}, {"line": 8, "output_tokens": 3, "n": null}])
+    );
+    let (rows, _) = query(dir.path(), &["-q"], "select length(input) as n, input->>'b' as b from tool_call");
+    assert_eq!(Value::Object(rows[0].clone()), json!({"n": objects.len(), "b": null}));
+    assert_eq!(
+        reasons(&errors(dir.path(), &[])),
+        [
+            (4, "run_start.launch_skills: expected list<text>, found an array nested too deeply"),
+            (
+                5,
+                "run_complete.outcome: expected struct<id: text, class: text, severity: text, title: text, wire: struct<provider: text, value: text>>, found an object nested too deeply"
+            ),
+            (6, "not a JSON object but an array"),
+            (7, "\"type\" is an array, not a string"),
+        ]
+    );
+}
+
+#[test]
+fn invalid_utf8_is_a_damaged_line_with_a_readable_excerpt() {
+    let dir = transcript(&lines(&[
+        START.as_bytes(),
+        b"{\"type\":\"usage\",\"data\":{\"model\":\"caf\xe9\",\"output_tokens\":1}}",
+        b"\xff\xfe\xfd",
+        USAGE.as_bytes(),
+    ]));
+    let (rows, _) = query(dir.path(), &["-q"], "select line, reason, excerpt from errors order by line");
+    assert_eq!(
+        Value::Array(rows.into_iter().map(Value::Object).collect()),
+        json!([
+            {"line": 2, "reason": "not valid JSON: invalid unicode code point at line 1 column 37",
+             "excerpt": "{\"type\":\"usage\",\"data\":{\"model\":\"caf\u{fffd}\",\"output_tokens\":1}}"},
+            {"line": 3, "reason": "not valid JSON: expected value at line 1 column 1",
+             "excerpt": "\u{fffd}\u{fffd}\u{fffd}"},
+        ])
+    );
+    assert_eq!(usage_lines(dir.path()), [4]);
+}
+
+#[test]
+fn nul_bytes_damage_their_line_and_an_escaped_nul_is_text() {
+    let dir = transcript(&lines(&[
+        START.as_bytes(),
+        b"{\"type\":\"usage\",\"data\":{\"model\":\"a\0b\"}}",
+        b"\0\0\0\0",
+        b"{\"type\":\"usage\",\"data\":{\"model\":\"a\\u0000b\"}}",
+        b"\0",
+    ]));
+    assert_eq!(
+        reasons(&errors(dir.path(), &[])),
+        [
+            (
+                2,
+                "not valid JSON: control character (\\u0000-\\u001F) found while parsing a string at line 1 column 34"
+            ),
+            (3, "not valid JSON: expected value at line 1 column 1"),
+            (5, "not valid JSON: expected value at line 1 column 1"),
+        ]
+    );
+    let (rows, _) = query(dir.path(), &["-q"], "select line, model from usage");
+    assert_eq!(Value::Object(rows[0].clone()), json!({"line": 4, "model": "a\u{0}b"}));
+}
+
+#[test]
+fn a_bom_is_dropped_at_the_start_and_damage_elsewhere() {
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend(lines(&[
+        START.as_bytes(),
+        b"\xEF\xBB\xBF{\"type\":\"usage\",\"data\":{}}",
+        USAGE.as_bytes(),
+    ]));
+    let dir = transcript(&bytes);
+    assert_eq!(events(dir.path()), [(1, "run_start".into()), (3, "usage".into())]);
+    assert_eq!(reasons(&errors(dir.path(), &[])), [(2, "not valid JSON: expected value at line 1 column 1")]);
+    let (rows, _) = query(dir.path(), &["-q"], "select run_id, agent from runs");
+    assert_eq!(Value::Object(rows[0].clone()), json!({"run_id": "run_1", "agent": "a"}));
+}
+
+// ---- Long lines ----
+
+fn long_line_transcript(output_bytes: usize) -> tempfile::TempDir {
+    let output = "x".repeat(output_bytes);
+    let tool = format!(r#"{{"type":"tool_result","data":{{"call_id":"c","output":"{output}"}}}}"#);
+    transcript(&lines(&[START.as_bytes(), tool.as_bytes(), USAGE.as_bytes()]))
+}
+
+#[test]
+fn a_line_of_20_mb_is_read_whole_under_the_limit() {
+    let dir = long_line_transcript(20_000_000);
+    let (rows, stderr) =
+        query(dir.path(), &["--no-cache"], "select line, length(output) as n from tool_result");
+    assert_eq!(Value::Object(rows[0].clone()), json!({"line": 2, "n": 20_000_000}));
+    assert_eq!(stderr, "");
+    assert_eq!(usage_lines(dir.path()), [3]);
+}
+
+#[test]
+fn a_line_over_max_line_bytes_is_listed_with_its_file_and_line_and_the_rest_read() {
+    let dir = long_line_transcript(20_000_000);
+    let limit = ["--no-cache", "--max-line-bytes", "1000000"];
+    let (rows, stderr) =
+        query(dir.path(), &limit, "select file, line, reason, length(excerpt) as n from errors");
+    assert_eq!(
+        Value::Object(rows[0].clone()),
+        json!({"file": "./run_1.jsonl", "line": 2, "n": 200,
+               "reason": "line of 20000057 bytes is longer than the limit of 1000000 (--max-line-bytes)"})
+    );
+    assert_eq!(
+        stderr,
+        "txq: warning: skipped 1 damaged line in 1 file; `select * from rupu.errors` lists them\n"
+    );
+    let (rows, _) = query(dir.path(), &limit, "select count(*) as n from tool_result");
+    assert_eq!(rows[0]["n"], 0);
+    let (rows, _) = query(dir.path(), &limit, "select line from usage");
+    assert_eq!(rows[0]["line"], 3);
+}
+
+// ---- Files that hold nothing, or cannot be read ----
+
+#[test]
+fn empty_files_and_files_of_blank_lines_add_nothing_and_the_query_goes_on() {
+    let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
+    std::fs::write(dir.path().join("run_empty.jsonl"), b"").unwrap();
+    std::fs::write(dir.path().join("run_blank.jsonl"), b"\n\r\n   \n").unwrap();
+    let (rows, stderr) = query(dir.path(), &[], "select run_id from runs");
+    assert_eq!(rows.len(), 1);
+    assert_eq!(stderr, "");
+}
+
+#[test]
+fn a_file_of_only_a_partial_line_adds_nothing_and_is_no_damage() {
+    let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
+    std::fs::write(dir.path().join("run_2.jsonl"), &START.as_bytes()[..40]).unwrap();
+    std::fs::write(dir.path().join("run_3.jsonl"), b"{\"type\":\"run_start\",\"data\":{\"agent\":\"b\"}}")
+        .unwrap();
+    let (rows, stderr) = query(dir.path(), &[], "select run_id, agent from runs order by run_id");
+    assert_eq!(
+        Value::Array(rows.into_iter().map(Value::Object).collect()),
+        json!([{"run_id": "run_1", "agent": "a"}, {"run_id": "run_3", "agent": "b"}]),
+        "a whole last line without its newline is read; a cut one is not"
+    );
+    assert_eq!(stderr, "");
+}
+
+#[test]
+fn a_binary_file_named_jsonl_is_named_in_a_warning() {
+    let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
+    let mut rng = Rng::new(7);
+    let binary: Vec<u8> = (0..20_000).map(|_| rng.below(256) as u8).collect();
+    std::fs::write(dir.path().join("run_2.jsonl"), &binary).unwrap();
+    let (rows, stderr) = query(dir.path(), &[], "select run_id from runs");
+    assert_eq!(rows.len(), 1);
+    assert!(
+        stderr.starts_with("txq: warning: ./run_2.jsonl: not read: not JSON Lines (none of its "),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_dangling_symlink_is_named_in_a_warning() {
+    let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
+    std::os::unix::fs::symlink("/no/such/target.jsonl", dir.path().join("run_2.jsonl")).unwrap();
+    let (rows, stderr) = query(dir.path(), &[], "select run_id from runs");
+    assert_eq!(rows.len(), 1);
+    assert_eq!(stderr, "txq: warning: ./run_2.jsonl: not read: No such file or directory (os error 2)\n");
+}
+
+#[test]
+fn a_directory_named_jsonl_is_searched_not_read() {
+    let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
+    std::fs::create_dir(dir.path().join("run_2.jsonl")).unwrap();
+    std::fs::write(dir.path().join("run_2.jsonl/run_3.jsonl"), lines(&[START.as_bytes()])).unwrap();
+    let (rows, stderr) = query(dir.path(), &[], "select run_id from runs order by run_id");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(stderr, "");
+    let out = txq(&["-e", "select 1", "run_2.jsonl/run_3.jsonl/x"], dir.path());
+    assert_eq!(out.code, 2);
+    assert_eq!(out.stderr, "txq: error: run_2.jsonl/run_3.jsonl/x: no such file or directory\n");
+}
+
+/// Opens the transcripts under `dir` the way txq does, without the cache.
+async fn open(dir: &Path) -> txq::session::Engine {
+    let options = txq::corpus::ReadOptions::default();
+    txq::session::open(&[dir.to_path_buf()], options).await.expect("opens")
+}
+
+/// Runs `sql`, and takes the problems the statement's reads met.
+async fn collect(engine: &txq::session::Engine, sql: &str) -> (String, Vec<txq::corpus::Problem>) {
+    let frame = engine.ctx.sql(sql).await.expect("plans");
+    let batches = frame.collect().await.expect("runs");
+    let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches).unwrap().to_string();
+    (text, engine.corpus.problems.take())
+}
+
+#[tokio::test]
+async fn a_file_that_goes_away_after_discovery_is_named_and_the_query_goes_on() {
+    let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
+    let second = dir.path().join("run_2.jsonl");
+    std::fs::write(&second, lines(&[START.as_bytes(), USAGE.as_bytes()])).unwrap();
+    // Gone before the inference pass: a warning of the corpus.
+    let formats = txq::format::all();
+    let discovery = txq::discover::discover(&formats, &[dir.path().to_path_buf()]).unwrap();
+    std::fs::remove_file(&second).unwrap();
+    let corpus = txq::corpus::Corpus::open(formats, discovery, Default::default()).await;
+    assert_eq!(corpus.transcripts(), 1);
+    assert_eq!(corpus.warnings.len(), 1, "{:?}", corpus.warnings);
+    assert!(corpus.warnings[0].contains("run_2.jsonl: not read: "), "{:?}", corpus.warnings);
+
+    // Gone between the inference pass and the query: a problem of the statement.
+    std::fs::write(&second, lines(&[START.as_bytes(), USAGE.as_bytes()])).unwrap();
+    let engine = open(dir.path()).await;
+    std::fs::remove_file(&second).unwrap();
+    let (table, problems) = collect(&engine, "select count(*) as n from usage").await;
+    assert!(table.contains("| 1 |"), "{table}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| matches!(p, txq::corpus::Problem::File { file, .. } if file.ends_with("run_2.jsonl"))),
+        "{problems:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_transcript_that_grows_while_read_gives_the_prefix_seen_at_discovery() {
+    let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
+    let file = dir.path().join("run_1.jsonl");
+    let formats = txq::format::all();
+    let discovery = txq::discover::discover(&formats, &[dir.path().to_path_buf()]).unwrap();
+    let corpus = txq::corpus::Corpus::open(formats, discovery, Default::default()).await;
+    let ctx = txq::session::session(&corpus).await.unwrap();
+    // rupu appends a line and a half while the query runs.
+    let mut more = lines(&[USAGE.as_bytes()]);
+    more.extend_from_slice(&USAGE.as_bytes()[..30]);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(&more)
+        })
+        .unwrap();
+    let engine = txq::session::Engine { corpus, ctx };
+    let (table, problems) = collect(&engine, "select count(*) as n from usage").await;
+    assert!(table.contains("| 1 |"), "the prefix seen at discovery: {table}");
+    let (table, problems2) = collect(&engine, "select count(*) as n from errors").await;
+    assert!(table.contains("| 0 |"), "no damage: {table}");
+    assert!(
+        problems.iter().chain(&problems2).all(|p| matches!(p, txq::corpus::Problem::Scanned { .. })),
+        "{problems:?}"
+    );
+    // A new query sees the whole lines, and the half line still being written is no damage.
+    let (rows, stderr) = query(dir.path(), &[], "select count(*) as n from usage");
+    assert_eq!(rows[0]["n"], 2);
+    assert_eq!(stderr, "");
+}
+
+#[tokio::test]
+async fn a_transcript_cut_shorter_after_discovery_reads_what_is_left() {
+    let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes(), USAGE.as_bytes()]));
+    let file = dir.path().join("run_1.jsonl");
+    let engine = open(dir.path()).await;
+    let keep = START.len() + 1 + USAGE.len() + 1 + 20;
+    std::fs::OpenOptions::new().write(true).open(&file).and_then(|f| f.set_len(keep as u64)).unwrap();
+    let (table, problems) = collect(&engine, "select count(*) as n from usage").await;
+    assert!(table.contains("| 1 |"), "{table}");
+    assert!(problems.iter().all(|p| matches!(p, txq::corpus::Problem::Scanned { .. })), "{problems:?}");
+}
+
+// ---- Directory trees ----
+
+#[test]
+fn symlink_loops_are_warned_once_and_not_followed_twice() {
+    let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
+    std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+    std::os::unix::fs::symlink("../..", dir.path().join("a/b/up")).unwrap();
+    std::os::unix::fs::symlink("run_1.jsonl", dir.path().join("run_link.jsonl")).unwrap();
+    std::os::unix::fs::symlink("self", dir.path().join("self")).unwrap();
+    let (rows, stderr) = query(dir.path(), &[], "select count(*) as n from usage");
+    assert_eq!(rows[0]["n"], 1, "the file reached twice is read once");
+    let mut warnings: Vec<&str> = stderr.lines().collect();
+    warnings.sort();
+    assert_eq!(
+        warnings,
+        [
+            "txq: warning: ./a/b/up: symlink loop back to .; not followed again",
+            "txq: warning: ./self: not read: Too many levels of symbolic links (os error 40)",
+        ]
+    );
+}
+
+#[test]
+fn deep_nesting_is_walked_to_the_bottom() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut deep = dir.path().to_path_buf();
+    for _ in 0..300 {
+        deep.push("d");
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(deep.join("run_1.jsonl"), lines(&[START.as_bytes(), USAGE.as_bytes()])).unwrap();
+    let (rows, stderr) = query(dir.path(), &[], "select count(*) as n from usage");
+    assert_eq!(rows[0]["n"], 1);
+    assert_eq!(stderr, "");
+}
+
+#[test]
+fn files_deeper_than_the_system_can_open_are_warned_and_the_rest_read() {
+    // Past PATH_MAX (4096 bytes) the system opens nothing by its path: discovery names what it
+    // could not read and goes on. The tree is made by relative steps, as a path that long cannot
+    // be given to mkdir.
+    let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
+    let name = "d".repeat(200);
+    let mut middle = dir.path().to_path_buf();
+    for _ in 0..10 {
+        middle.push(&name);
+    }
+    std::fs::create_dir_all(&middle).unwrap();
+    std::fs::write(middle.join("run_10.jsonl"), lines(&[START.as_bytes()])).unwrap();
+    let below = vec![name.as_str(); 14].join("/");
+    let script = format!("mkdir -p {below} && printf '%s\\n' '{START}' > {below}/run_24.jsonl");
+    let made = std::process::Command::new("sh").args(["-c", &script]).current_dir(&middle).status().unwrap();
+    assert!(made.success());
+    let out = txq(&["--format", "ndjson", "-e", "select run_id from runs order by run_id", "."], dir.path());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let runs: Vec<String> = parse_ndjson(&out.stdout).iter().map(|r| text(r, "run_id")).collect();
+    assert_eq!(runs, ["run_1", "run_10"]);
+    let warnings: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(warnings.len(), 1, "{}", out.stderr);
+    assert!(warnings[0].starts_with("txq: warning: ./dddd"), "{}", warnings[0]);
+    assert!(warnings[0].ends_with(": not read: File name too long (os error 36)"), "{}", warnings[0]);
+}
+
+#[test]
+fn thousands_of_small_files_are_all_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = 3000;
+    for i in 0..files {
+        let sub = dir.path().join(format!("{}", i % 30));
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join(format!("run_{i}.jsonl")), lines(&[START.as_bytes(), USAGE.as_bytes()]))
+            .unwrap();
+    }
+    let (rows, stderr) =
+        query(dir.path(), &[], "select count(*) as n, count(distinct run_id) as runs from usage");
+    assert_eq!(Value::Object(rows[0].clone()), json!({"n": files, "runs": files}));
+    assert_eq!(stderr, "");
+}
+
+// ---- Nothing to read ----
+
+#[test]
+fn a_path_that_does_not_exist_exits_2_naming_it() {
+    let dir = transcript(&lines(&[START.as_bytes()]));
+    let out = txq(&["-e", "select 1", ".", "missing/dir"], dir.path());
+    assert_eq!((out.code, out.stdout.as_str()), (2, ""));
+    assert_eq!(out.stderr, "txq: error: missing/dir: no such file or directory\n");
+}
+
+#[test]
+fn paths_with_no_transcripts_exit_2_saying_what_was_looked_for_and_where() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    std::fs::write(dir.path().join("empty/notes.txt"), "hi").unwrap();
+    std::fs::write(dir.path().join("empty/run_1.jsonl"), lines(&[USAGE.as_bytes()])).unwrap();
+    let out = txq(&["-e", "select 1", "empty"], dir.path());
+    assert_eq!((out.code, out.stdout.as_str()), (2, ""));
+    assert_eq!(
+        out.stderr,
+        "txq: error: no transcripts in empty: looked for rupu transcripts (*.jsonl files with a run_start line) and reeval attempts (transcript.jsonl)\n"
+    );
+    let out = txq(&["-e", "select 1", "empty/notes.txt"], dir.path());
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("empty/notes.txt: not read: no format reads files of this name"),
+        "{}",
+        out.stderr
+    );
+    let out = txq(&["-e", "select 1"], dir.path());
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.starts_with("txq: error: no transcripts given and none found in the default places: looked for .rupu/transcripts, "), "{}", out.stderr);
+    assert!(out.stderr.contains(".reeval/runs"), "{}", out.stderr);
+}
+
+// ---- SQL errors ----
+
+#[test]
+fn an_unknown_table_is_named_with_the_nearest_table_and_how_to_list_them() {
+    let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
+    let out = txq(&["-q", "-e", "select * from usag", "."], dir.path());
+    assert_eq!((out.code, out.stdout.as_str()), (1, ""));
+    assert_eq!(
+        out.stderr,
+        "txq: error: Error during planning: table 'usag' not found; did you mean 'usage'?\n  hint: \\d in the shell, or `select table_schema, table_name from information_schema.tables`, lists the tables; docs/tables.md describes them\n"
+    );
+    let out = txq(&["-q", "-e", "select * from rupu.tool_cal", "."], dir.path());
+    assert!(
+        out.stderr.contains("table 'rupu.tool_cal' not found; did you mean 'rupu.tool_call'?"),
+        "{}",
+        out.stderr
+    );
+    let out = txq(&["-q", "-e", "select * from nothing_like_it", "."], dir.path());
+    assert!(
+        out.stderr
+            .starts_with("txq: error: Error during planning: table 'nothing_like_it' not found\n  hint: \\d"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_misspelled_column_is_named_with_the_right_one() {
+    let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
+    let out = txq(&["-q", "-e", "select input_tokns from usage", "."], dir.path());
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.starts_with(
+            "txq: error: Schema error: No field named input_tokns. Did you mean 'usage.input_tokens'?"
+        ),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn type_errors_name_the_types_without_blaming_datafusion() {
+    let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
+    let run = |sql: &str| {
+        let out = txq(&["-q", "-e", sql, "."], dir.path());
+        assert_eq!((out.code, out.stdout.as_str()), (1, ""), "{sql}");
+        out.stderr
+    };
+    let stderr = run("select model + 1 from usage");
+    assert_eq!(
+        stderr,
+        "txq: error: Error during planning: Cannot coerce arithmetic expression Utf8 + Int64 to valid types\n"
+    );
+    let stderr = run("select sum(model) from usage");
+    assert!(stderr.starts_with("txq: error: Error during planning: No function matches the given name and argument types 'sum(Utf8)'"), "{stderr}");
+    assert!(!stderr.contains("bug in DataFusion"), "{stderr}");
+    let stderr = run("select * from usage where input_tokens = 'many'");
+    assert!(stderr.contains("Cannot cast string 'many' to value of Int64 type"), "{stderr}");
+}
+
+// ---- The invariant: damage costs the damaged lines only ----
+
+/// One piece of a damaged file: bytes written as they are, and the original line they are, when
+/// damage left them whole.
+struct Piece {
+    bytes: Vec<u8>,
+    original: Option<usize>,
+}
+
+/// Random bytes that make a line invalid, or none at all.
+fn garbage(rng: &mut Rng) -> Vec<u8> {
+    const PALETTE: &[&[u8]] = &[
+        b"{",
+        b"}",
+        b"\"",
+        b"\\",
+        b"\0",
+        b"\xff",
+        b"\xc3",
+        b",",
+        b":",
+        b" ",
+        b"\r",
+        b"[",
+        b"x",
+        b"\xEF\xBB\xBF",
+    ];
+    (0..rng.size(1, 6)).flat_map(|_| rng.pick(PALETTE).to_vec()).collect()
+}
+
+/// Lines of other shapes that the rules put somewhere particular.
+const OTHER_SHAPES: &[&str] = &[
+    "[1,2]",
+    "\"text\"",
+    "{}",
+    r#"{"data":{"input_tokens":1}}"#,
+    r#"{"type":7}"#,
+    r#"{"type":"usage","data":[1]}"#,
+    r#"{"type":"usage","data":{"input_tokens":"many"}}"#,
+    r#"{"type":"turn-end","turn":"x"}"#,
+    "   ",
+    "",
+];
+
+/// `original` (whole lines, newline-ended) with a few random kinds of damage.
+fn damage(original: &[Vec<u8>], rng: &mut Rng) -> Vec<Piece> {
+    let mut pieces: Vec<Piece> = original
+        .iter()
+        .enumerate()
+        .map(|(i, line)| Piece { bytes: [line.as_slice(), b"\n"].concat(), original: Some(i) })
+        .collect();
+    for _ in 0..rng.size(1, 4) {
+        let i = rng.below(pieces.len() as u64) as usize;
+        let len = pieces[i].bytes.len();
+        let body = len - usize::from(pieces[i].bytes.ends_with(b"\n"));
+        let at = rng.below(body.max(1) as u64) as usize;
+        match rng.below(11) {
+            // Truncated: the rest of the line lost, the newline kept.
+            0 => {
+                pieces[i].bytes.drain(at..body);
+                pieces[i].original = None;
+            }
+            // Garbage bytes inserted.
+            1 => {
+                let junk = garbage(rng);
+                pieces[i].bytes.splice(at..at, junk);
+                pieces[i].original = None;
+            }
+            // A byte flipped.
+            2 => {
+                pieces[i].bytes[at] ^= 1 << rng.below(8);
+                pieces[i].original = None;
+            }
+            // A NUL inserted.
+            3 => {
+                pieces[i].bytes.insert(at, 0);
+                pieces[i].original = None;
+            }
+            // Split in two.
+            4 => {
+                pieces[i].bytes.insert(at, b'\n');
+                pieces[i].original = None;
+            }
+            // The newline deleted: joined with the next line (the last line is left unended).
+            5 if pieces[i].bytes.ends_with(b"\n") => {
+                pieces[i].bytes.pop();
+                if i + 1 < pieces.len() {
+                    pieces[i].original = None;
+                    pieces[i + 1].original = None;
+                }
+            }
+            // CRLF: still whole.
+            6 if pieces[i].bytes.ends_with(b"\n") && !pieces[i].bytes.ends_with(b"\r\n") => {
+                let end = pieces[i].bytes.len() - 1;
+                pieces[i].bytes.insert(end, b'\r');
+            }
+            // A line of garbage, or of another shape, inserted.
+            7 => {
+                let mut bytes = garbage(rng);
+                bytes.push(b'\n');
+                pieces.insert(i, Piece { bytes, original: None });
+            }
+            8 => {
+                let bytes = format!("{}\n", rng.pick(OTHER_SHAPES)).into_bytes();
+                pieces.insert(i, Piece { bytes, original: None });
+            }
+            // The file cut off mid-line.
+            9 => {
+                let last = pieces.len() - 1;
+                let cut = rng.below(pieces[last].bytes.len() as u64) as usize;
+                pieces[last].bytes.truncate(cut);
+                pieces[last].original = None;
+            }
+            // A BOM before the first line.
+            _ if i == 0 && !pieces[0].bytes.starts_with(b"\xEF\xBB\xBF") => {
+                pieces[0].bytes.splice(0..0, *b"\xEF\xBB\xBF");
+            }
+            _ => {}
+        }
+    }
+    pieces
+}
+
+/// What a damaged file must give: the untouched lines by number with their values, and the
+/// other lines, which must each be in `events` or `errors` unless blank or a cut-off last line.
+struct Case {
+    file: String,
+    untouched: Vec<(i64, Value)>,
+    damaged: Vec<i64>,
+}
+
+fn case(
+    file: String,
+    original: &[Value],
+    pieces: &[Piece],
+    fields: impl Fn(&Value) -> Value,
+) -> (Case, Vec<u8>) {
+    let bytes: Vec<u8> = pieces.iter().flat_map(|p| p.bytes.iter().copied()).collect();
+    let mut untouched = Vec::new();
+    let mut damaged = std::collections::BTreeSet::new();
+    let mut number = 1i64;
+    for piece in pieces {
+        match piece.original {
+            Some(i) => untouched.push((number, fields(&original[i]))),
+            // Every line a damaged piece spans (a split line is two).
+            None => {
+                let ends = piece.bytes.iter().filter(|b| **b == b'\n').count() as i64;
+                let spans = ends + i64::from(!piece.bytes.ends_with(b"\n"));
+                damaged.extend(number..number + spans.max(1));
+            }
+        }
+        number += piece.bytes.iter().filter(|b| **b == b'\n').count() as i64;
+    }
+    // The numbers of lines that are blank or the unended tail are in neither table.
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    let mut must_appear = Vec::new();
+    let split: Vec<&[u8]> = body.split(|b| *b == b'\n').collect();
+    for (k, line) in split.iter().enumerate() {
+        let number = k as i64 + 1;
+        let ended = k + 1 < split.len();
+        if damaged.contains(&number) && ended && !line.iter().all(u8::is_ascii_whitespace) {
+            must_appear.push(number);
+        }
+    }
+    (Case { file, untouched, damaged: must_appear }, bytes)
+}
+
+/// Generated transcripts of one format, as their lines parsed.
+fn originals(root: &Path, name: &str) -> Vec<(Vec<Vec<u8>>, Vec<Value>)> {
+    let mut files: Vec<PathBuf> = walk(root)
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n == name || (name == "*" && n.to_string_lossy().ends_with(".jsonl")))
+        })
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|path| {
+            let text = std::fs::read(path).unwrap();
+            let lines: Vec<Vec<u8>> =
+                text.split(|b| *b == b'\n').filter(|l| !l.is_empty()).map(<[u8]>::to_vec).collect();
+            let values =
+                lines.iter().map(|l| serde_json::from_slice(l).expect("generated lines are JSON")).collect();
+            (lines, values)
+        })
+        .collect()
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Checks every case against what txq reads from `dir`.
+fn check_cases(dir: &Path, schema: &str, cases: &[Case]) {
+    let sql = format!(
+        "select 'event' as k, file, line, data as v from {schema}.events \
+         union all select 'error', file, line, reason from {schema}.errors"
+    );
+    let out = txq(&["-q", "--no-cache", "--format", "ndjson", "-e", &sql, "."], dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut events: std::collections::HashMap<(String, i64), Vec<String>> = Default::default();
+    let mut errors: std::collections::HashMap<(String, i64), Vec<String>> = Default::default();
+    for row in parse_ndjson(&out.stdout) {
+        let key = (text(&row, "file"), int(&row, "line").unwrap());
+        let target = if text(&row, "k") == "event" { &mut events } else { &mut errors };
+        target.entry(key).or_default().push(text(&row, "v"));
+    }
+    for case in cases {
+        for (line, expected) in &case.untouched {
+            let key = (case.file.clone(), *line);
+            let found = events.get(&key).unwrap_or_else(|| {
+                let bytes = std::fs::read(dir.join(&case.file)).unwrap();
+                let text = String::from_utf8_lossy(&bytes);
+                let head: Vec<&str> = text.lines().take(*line as usize + 1).collect();
+                panic!("{}:{line}: untouched, not in events; its lines to there: {head:#?}", case.file)
+            });
+            assert_eq!(found.len(), 1, "{}:{line}: {found:?}", case.file);
+            let data: Value = serde_json::from_str(&found[0]).unwrap();
+            assert_eq!(&data, expected, "{}:{line}", case.file);
+            assert!(
+                !errors.contains_key(&key),
+                "{}:{line}: untouched, yet in errors: {:?}",
+                case.file,
+                errors[&key]
+            );
+        }
+        for line in &case.damaged {
+            let key = (case.file.clone(), *line);
+            assert!(
+                events.contains_key(&key) || errors.contains_key(&key),
+                "{}:{line}: damaged, in neither events nor errors",
+                case.file
+            );
+        }
+        let allowed: std::collections::HashSet<i64> =
+            case.untouched.iter().map(|(l, _)| *l).chain(case.damaged.iter().copied()).collect();
+        for (file, line) in errors.keys().filter(|(f, _)| *f == case.file) {
+            assert!(
+                allowed.contains(line),
+                "{file}:{line}: in errors ({:?}), yet neither damaged nor untouched: {}",
+                errors[&(file.clone(), *line)],
+                String::from_utf8_lossy(&std::fs::read(dir.join(file)).unwrap())
+                    .lines()
+                    .take(*line as usize)
+                    .last()
+                    .unwrap_or_default()
+            );
+        }
+    }
+}
+
+#[test]
+fn damage_costs_only_the_damaged_lines_rupu() {
+    let generated = tempfile::tempdir().unwrap();
+    let options = txq::generate::RupuOptions { runs: 6, damage: false, ..Default::default() };
+    txq::generate::write_rupu_corpus(generated.path(), &options).unwrap();
+    let originals = originals(&generated.path().join(".rupu/transcripts"), "*");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases = Vec::new();
+    for k in 0..500u64 {
+        let mut rng = Rng::derive(7, k);
+        let (lines, values) = &originals[rng.below(originals.len() as u64) as usize];
+        let pieces = damage(lines, &mut rng);
+        let file = format!("./run_case{k:03}.jsonl");
+        let data = |line: &Value| line.get("data").cloned().unwrap_or_else(|| json!({}));
+        let (case, bytes) = case(file.clone(), values, &pieces, data);
+        std::fs::write(dir.path().join(&file), bytes).unwrap();
+        cases.push(case);
+    }
+    check_cases(dir.path(), "rupu", &cases);
+}
+
+#[test]
+fn damage_costs_only_the_damaged_lines_reeval() {
+    let generated = tempfile::tempdir().unwrap();
+    let options = txq::generate::ReevalOptions { runs: 1, damage: false, raw: false, ..Default::default() };
+    txq::generate::write_reeval_corpus(generated.path(), &options).unwrap();
+    let originals = originals(generated.path(), "transcript.jsonl");
+    assert!(!originals.is_empty());
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases = Vec::new();
+    for k in 0..500u64 {
+        let mut rng = Rng::derive(11, k);
+        let (lines, values) = &originals[rng.below(originals.len() as u64) as usize];
+        let pieces = damage(lines, &mut rng);
+        let file = format!("./R/e/c/{k}/transcript.jsonl");
+        std::fs::create_dir_all(dir.path().join(format!("R/e/c/{k}"))).unwrap();
+        let (case, bytes) = case(file.clone(), values, &pieces, Value::clone);
+        std::fs::write(dir.path().join(&file), bytes).unwrap();
+        cases.push(case);
+    }
+    check_cases(dir.path(), "reeval", &cases);
+}
+
+#[test]
+fn a_transcript_whose_run_start_line_is_damaged_keeps_its_other_lines() {
+    let dir = transcript(&lines(&[&START.as_bytes()[..50], USAGE.as_bytes()]));
+    assert_eq!(events(dir.path()), [(2, "usage".to_string())]);
+    assert_eq!(errors(dir.path(), &[]).len(), 1);
+    // A flipped byte that leaves the first line an event of an unknown type loses it alone.
+    let dir = transcript(&lines(&[START.replace("run_start", "run_stazt").as_bytes(), USAGE.as_bytes()]));
+    assert_eq!(events(dir.path()), [(1, "run_stazt".to_string()), (2, "usage".to_string())]);
+    // A file with no rupu events but damage is still not a transcript (rupu's step logs).
+    let dir = transcript(&lines(&[br#"{"type":"step","data":{}}"#, b"garbage", br#"{"type":"step"}"#]));
+    let out = txq(&["-e", "select 1", "."], dir.path());
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.starts_with("txq: error: no transcripts in ."), "{}", out.stderr);
+}
+
+// ---- Bounded fuzzing in process ----
+
+#[test]
+fn random_bytes_and_mutated_lines_never_panic() {
+    let generated = tempfile::tempdir().unwrap();
+    let options = txq::generate::RupuOptions { runs: 2, damage: true, ..Default::default() };
+    txq::generate::write_rupu_corpus(generated.path(), &options).unwrap();
+    let reeval = txq::generate::ReevalOptions { runs: 1, ..Default::default() };
+    txq::generate::write_reeval_corpus(generated.path(), &reeval).unwrap();
+    let seeds: Vec<Vec<u8>> = walk(generated.path())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    let started = std::time::Instant::now();
+    for k in 0..400u64 {
+        let mut rng = Rng::derive(3, k);
+        let bytes: Vec<u8> = if k % 4 == 0 {
+            (0..rng.size(0, 400)).map(|_| rng.below(256) as u8).collect()
+        } else {
+            let mut bytes = seeds[rng.below(seeds.len() as u64) as usize].clone();
+            bytes.truncate(rng.size(0, 6000));
+            for _ in 0..rng.size(1, 8) {
+                let at = rng.below(bytes.len() as u64 + 1) as usize;
+                match rng.below(4) {
+                    0 => bytes.splice(at..at, garbage(&mut rng)).for_each(drop),
+                    1 if at < bytes.len() => bytes[at] ^= 1 << rng.below(8),
+                    2 if at < bytes.len() => drop(bytes.remove(at)),
+                    _ => bytes.splice(at..at, rng.pick(OTHER_SHAPES).bytes().chain([b'\n'])).for_each(drop),
+                }
+            }
+            bytes
+        };
+        let block = rng.size(1, 64);
+        let max_line_bytes = if rng.percent(30) { rng.size(1, 300) } else { 1 << 20 };
+        harness::check(&bytes, block, max_line_bytes);
+    }
+    assert!(started.elapsed().as_secs() < 60, "bounded: {:?}", started.elapsed());
+}
+
+#[test]
+fn a_crlf_line_one_byte_over_the_limit_is_cut_the_same_in_any_blocks() {
+    // Regression: the splitter counted the CR of a CRLF line against the limit only when the
+    // line spanned blocks.
+    let bytes = b"01234567\r\nabc\r\n";
+    assert_eq!(harness::split(bytes, 4, 8), harness::split(bytes, 100, 8));
+    assert_eq!(harness::split(bytes, 9, 8), ["1 whole \"01234567\"", "2 whole \"abc\""]);
+}
