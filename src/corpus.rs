@@ -176,13 +176,15 @@ impl Corpus {
                 futures::stream::iter(files.into_iter().map(|file| {
                     let (store, format, max) = (store.clone(), format.clone(), options.max_line_bytes);
                     async move {
+                        // What a read found depends on the line limit: a line too long then
+                        // may be read now.
                         match cache_ref.lookup(&store, format.name, &file).await {
-                            Lookup::Same(stats) => (file, stats, false),
-                            Lookup::Grown(mut stats, from) => {
+                            Lookup::Same(stats) if stats.max_line_bytes == max => (file, stats, false),
+                            Lookup::Grown(mut stats, from) if stats.max_line_bytes == max => {
                                 stats.extend(infer_file(store, &format, &file, max, from).await);
                                 (file, stats, true)
                             }
-                            Lookup::Unknown => {
+                            _ => {
                                 let stats = infer_file(store, &format, &file, max, 0).await;
                                 (file, stats, true)
                             }

@@ -91,6 +91,9 @@ pub struct FileStats {
     /// transcript whose first line (rupu's `run_start`) was lost to damage.
     #[serde(default)]
     pub lost_start: bool,
+    /// The line limit of the read: a longer line was damage (0 in a cache written before).
+    #[serde(default)]
+    pub max_line_bytes: usize,
     /// A problem that stopped the read (the file is then left out).
     #[serde(skip)]
     pub unreadable: Option<String>,
@@ -138,7 +141,7 @@ pub async fn infer_file(
     max_line_bytes: usize,
     from: u64,
 ) -> FileStats {
-    let mut stats = FileStats { complete_bytes: from, ..Default::default() };
+    let mut stats = FileStats { complete_bytes: from, max_line_bytes, ..Default::default() };
     let mut reader = match BlockReader::open_at(store, file, from) {
         Ok(reader) => reader,
         Err(e) => {
