@@ -478,8 +478,9 @@ struct Job<'a> {
 
 impl Job<'_> {
     /// Writes every table's rows of `units`: those of settled units to `*-settled-*` files,
-    /// those of open ones to `*-open-*` files. A table that gets no rows and is not in `held`
-    /// gets a file with no rows, when the export is not partitioned.
+    /// those of open ones to `*-open-*` files, in batches of units ([`units::batches`]). A table
+    /// that gets no rows and is not in `held` gets a file with no rows, when the export is not
+    /// partitioned.
     async fn write(
         &self,
         units: &[&Unit],
@@ -490,19 +491,23 @@ impl Job<'_> {
             key: p.key(),
             by_file: Arc::new(units::partition_values(units, p == PartitionBy::Run)),
         });
-        let passes: Vec<(&str, Vec<&Unit>)> = [("settled", false), ("open", true)]
-            .into_iter()
-            .map(|(name, open)| (name, units.iter().copied().filter(|u| u.open == open).collect::<Vec<_>>()))
-            .filter(|(_, units)| !units.is_empty())
-            .collect();
-        let total = passes.len() * self.tables.len();
+        let mut steps: Vec<(&str, usize, Vec<&Unit>)> = Vec::new();
+        for (name, open) in [("settled", false), ("open", true)] {
+            let pass: Vec<&Unit> = units.iter().copied().filter(|u| u.open == open).collect();
+            for (index, batch) in
+                units::batches(pass, self.partition_by == Some(PartitionBy::Date)).into_iter().enumerate()
+            {
+                steps.push((name, index, batch));
+            }
+        }
+        let total = steps.len() * self.tables.len();
         let mut written: HashSet<String> = HashSet::new();
-        for (pass, (name, pass_units)) in passes.iter().enumerate() {
-            let corpus = units::narrowed(&self.engine.corpus, pass_units);
+        for (step, (name, index, step_units)) in steps.iter().enumerate() {
+            let corpus = units::narrowed(&self.engine.corpus, step_units);
             let ctx = crate::session::session(&corpus).await?;
-            for (index, table) in self.tables.iter().enumerate() {
-                progress.start_table(&table.qualified(), pass * self.tables.len() + index + 1, total);
-                let prefix = format!("part-{:05}-{name}-", self.generation);
+            for (place, table) in self.tables.iter().enumerate() {
+                progress.start_table(&table.qualified(), step * self.tables.len() + place + 1, total);
+                let prefix = format!("part-{:05}-{name}-{index}-", self.generation);
                 if self.write_table(&ctx, table, &prefix, partitioning.clone(), progress).await? > 0 {
                     written.insert(table.qualified());
                 }

@@ -138,6 +138,37 @@ pub fn partition_values(units: &[&Unit], by_run: bool) -> HashMap<String, String
     values
 }
 
+/// Days written by one reading of the transcripts, when partitioning by date: fewer than the
+/// files a writer keeps open, so that each day's rows of a table go to one file.
+const DAYS_AT_ONCE: usize = 16;
+
+/// The units in the batches they are read in: by date, up to [`DAYS_AT_ONCE`] days of runs at a
+/// time (the transcripts come in path order, which visits a day once per folder and scan
+/// partition); otherwise all at once. No batch is empty.
+pub fn batches(mut units: Vec<&Unit>, by_date: bool) -> Vec<Vec<&Unit>> {
+    if units.is_empty() {
+        return Vec::new();
+    }
+    if !by_date {
+        return vec![units];
+    }
+    units.sort_by(|a, b| a.date.cmp(&b.date));
+    let mut batches: Vec<Vec<&Unit>> = Vec::new();
+    let mut days = 0;
+    for unit in units {
+        let new_day = batches.last().and_then(|b| b.last()).is_none_or(|last| last.date != unit.date);
+        if new_day {
+            days += 1;
+            if days > DAYS_AT_ONCE || batches.is_empty() {
+                batches.push(Vec::new());
+                days = 1;
+            }
+        }
+        batches.last_mut().expect("a batch was started").push(unit);
+    }
+    batches
+}
+
 /// `corpus` narrowed to the files of `units`: every table of a session over it holds only their
 /// rows (views included), with the same columns as over the whole corpus.
 pub fn narrowed(corpus: &Corpus, units: &[&Unit]) -> Corpus {
@@ -154,5 +185,37 @@ pub fn narrowed(corpus: &Corpus, units: &[&Unit]) -> Corpus {
         problems: corpus.problems.clone(),
         warnings: vec![],
         searched: corpus.searched.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn unit(day: Option<u32>) -> Unit {
+        Unit {
+            schema: "rupu",
+            id: format!("{day:?}"),
+            files: vec![],
+            bytes: 0,
+            open: false,
+            run_id: String::new(),
+            date: day.map(|d| format!("2026-01-{d:02}")),
+        }
+    }
+
+    #[test]
+    fn batches_hold_whole_days_up_to_a_limit() {
+        let units: Vec<Unit> =
+            (1..=20).flat_map(|d| [unit(Some(d)), unit(Some(d))]).chain([unit(None)]).collect();
+        let refs: Vec<&Unit> = units.iter().rev().collect();
+        let batches = batches(refs.clone(), true);
+        let days = |batch: &Vec<&Unit>| batch.iter().map(|u| u.date.clone()).collect::<BTreeSet<_>>();
+        assert_eq!(batches.iter().map(|b| days(b).len()).collect::<Vec<_>>(), [16, 5]);
+        assert!(days(&batches[0]).contains(&None), "units of no known day come first");
+        assert_eq!(batches.iter().map(Vec::len).sum::<usize>(), units.len());
+        assert_eq!(super::batches(refs, false).len(), 1);
+        assert!(super::batches(vec![], true).is_empty());
     }
 }

@@ -16,9 +16,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Files a writer keeps open; past that, the least recently written is finished.
-const MAX_OPEN_FILES: usize = 6;
+const MAX_OPEN_FILES: usize = 32;
 /// A file's buffered row group is written out once it holds this many bytes.
 const ROW_GROUP_BYTES: usize = 32 << 20;
+/// The rows buffered in all open files together stay under this many bytes: past it, the file
+/// holding the most writes its row group out.
+const BUFFERED_BYTES: usize = 64 << 20;
 /// The Hive value of a row whose partition is not known.
 pub const UNKNOWN_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
 
@@ -142,10 +145,18 @@ impl TableWriter {
         if file.writer.in_progress_size() >= ROW_GROUP_BYTES {
             file.writer.flush()?;
         }
-        let written = file.writer.bytes_written();
-        self.progress.add_bytes((written - file.counted_bytes) as u64);
-        file.counted_bytes = written;
         self.open.push(file);
+        let buffered: usize = self.open.iter().map(|f| f.writer.in_progress_size()).sum();
+        if buffered > BUFFERED_BYTES
+            && let Some(fullest) = self.open.iter_mut().max_by_key(|f| f.writer.in_progress_size())
+        {
+            fullest.writer.flush()?;
+        }
+        for file in &mut self.open {
+            let written = file.writer.bytes_written();
+            self.progress.add_bytes((written - file.counted_bytes) as u64);
+            file.counted_bytes = written;
+        }
         Ok(())
     }
 
@@ -220,7 +231,7 @@ mod tests {
             Field::new("file", DataType::Utf8, true),
             Field::new("n", DataType::Int64, true),
         ]));
-        let files: Vec<String> = (0..10).map(|i| format!("f{i}")).collect();
+        let files: Vec<String> = (0..MAX_OPEN_FILES + 8).map(|i| format!("f{i}")).collect();
         let by_file = files.iter().map(|f| (f.clone(), format!("day{}", &f[1..]))).collect();
         let partitioning = Partitioning { key: "date", by_file: Arc::new(by_file) };
         let progress = Arc::new(Progress::default());
@@ -232,7 +243,7 @@ mod tests {
             progress.clone(),
         )
         .unwrap();
-        // Rows of ten partitions, interleaved twice: more partitions than files kept open.
+        // Rows of more partitions than files kept open, interleaved twice.
         for _ in 0..2 {
             let names: Vec<&str> = files.iter().flat_map(|f| [f.as_str(), f.as_str()]).collect();
             let numbers: Vec<i64> = (0..names.len() as i64).collect();
@@ -244,7 +255,8 @@ mod tests {
             writer.write(&batch).unwrap();
         }
         let written = writer.finish().unwrap();
-        assert_eq!(progress.rows(), 40);
+        assert_eq!(progress.rows(), 4 * files.len() as u64);
+        assert!(written.len() > files.len(), "files closed to stay under the limit were opened anew");
         let mut rows_by_folder: HashMap<String, usize> = HashMap::new();
         for path in &written {
             let folder = path.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned();
@@ -259,7 +271,7 @@ mod tests {
                 *rows_by_folder.entry(folder.clone()).or_default() += batch.num_rows();
             }
         }
-        assert_eq!(rows_by_folder.len(), 10);
+        assert_eq!(rows_by_folder.len(), files.len());
         assert!(rows_by_folder.values().all(|n| *n == 4));
     }
 }
