@@ -362,7 +362,7 @@ fn append_adds_new_runs_and_redoes_whole_those_still_being_written() {
         .map(|e| e.unwrap().into_path())
         .find(|p| p.is_file())
         .unwrap();
-    std::fs::copy(&usage_file, out.join("rupu/usage/part-00003-settled-000.parquet")).unwrap();
+    std::fs::copy(&usage_file, out.join("rupu/usage/part-00003-settled-0-000.parquet")).unwrap();
     let third =
         export(&["--out", out.to_str().unwrap(), "--append", transcripts.to_str().unwrap()], work.path());
     assert_eq!(third.code, 0, "{}", third.stderr);
@@ -378,12 +378,15 @@ fn existing_folders_are_never_clobbered_by_mistake() {
     let out = work.path().join("out");
     let path = transcripts.to_str().unwrap();
 
+    let crashed = work.path().join(".out.txq-partial-999999");
+    std::fs::create_dir_all(crashed.join("rupu")).unwrap();
     let unknown = export(&["--out", out.to_str().unwrap(), "--tables", "nosuch", path], work.path());
     assert_eq!(unknown.code, 2);
     assert!(unknown.stderr.contains("no table nosuch"), "{}", unknown.stderr);
     assert!(!out.exists(), "a failed export leaves no OUT");
 
     assert_eq!(export(&["--out", out.to_str().unwrap(), "--tables", "usage", path], work.path()).code, 0);
+    assert!(!crashed.exists(), "what an export cut short left beside OUT is removed");
     let again = export(&["--out", out.to_str().unwrap(), "--tables", "usage", path], work.path());
     assert_eq!(again.code, 2);
     assert!(again.stderr.contains("--append") && again.stderr.contains("--overwrite"), "{}", again.stderr);

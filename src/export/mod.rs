@@ -219,6 +219,24 @@ fn beside(out: &Path, what: &str) -> Result<PathBuf, ExportError> {
     Ok(parent.join(format!(".{}.txq-{what}-{}", name.to_string_lossy(), std::process::id())))
 }
 
+/// Removes what an export into the same OUT that never finished left beside it: folders named
+/// like `partial`, for any process.
+fn remove_stale_siblings(partial: &Path) -> Result<(), ExportError> {
+    let name = partial.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let Some((stem, _pid)) = name.rsplit_once("-partial-") else { return Ok(()) };
+    let parent = partial.parent().unwrap_or(Path::new("."));
+    for entry in std::fs::read_dir(parent).map_err(io_error(parent))? {
+        let path = entry.map_err(io_error(parent))?.path();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let left =
+            [format!("{stem}-partial-"), format!("{stem}-old-")].iter().any(|p| name.starts_with(p.as_str()));
+        if left && path.is_dir() {
+            std::fs::remove_dir_all(&path).map_err(io_error(&path))?;
+        }
+    }
+    Ok(())
+}
+
 /// Writes a whole new dataset beside OUT, then puts it in OUT's place.
 async fn fresh(
     engine: &Engine,
@@ -233,9 +251,7 @@ async fn fresh(
     };
     let units = units::find(engine).await?;
     let partial = beside(&options.out, "partial")?;
-    if partial.exists() {
-        std::fs::remove_dir_all(&partial).map_err(io_error(&partial))?;
-    }
+    remove_stale_siblings(&partial)?;
     std::fs::create_dir_all(&partial).map_err(io_error(&partial))?;
     let mut manifest =
         Manifest::new(options.partition_by.map(|p| p.key().to_string()), options.tables.is_empty());
