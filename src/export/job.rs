@@ -1,0 +1,108 @@
+//! One export's writing: every table of a set of units, read in batches through a session over
+//! just those transcripts, written by a partitioning writer under the export's folder.
+
+use super::progress::Progress;
+use super::tables::ExportTable;
+use super::units::{self, Unit};
+use super::writer::{self, Partitioning, TableWriter};
+use super::{ExportError, PartitionBy, io_error};
+use crate::session::{CATALOG, Engine};
+use datafusion::common::TableReference;
+use futures::StreamExt;
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+
+/// One export's writing: tables, partitioning, generation, and the folder the files go to.
+pub(super) struct Job<'a> {
+    pub(super) engine: &'a Engine,
+    pub(super) tables: &'a [ExportTable],
+    pub(super) partition_by: Option<PartitionBy>,
+    pub(super) generation: u32,
+    pub(super) root: &'a Path,
+}
+
+impl Job<'_> {
+    /// Writes every table's rows of `units`: those of settled units to `*-settled-*` files,
+    /// those of open ones to `*-open-*` files, in batches of units ([`units::batches`]). A table
+    /// that gets no rows and is not in `held` gets a file with no rows, when the export is not
+    /// partitioned.
+    pub(super) async fn write(
+        &self,
+        units: &[&Unit],
+        progress: &Arc<Progress>,
+        held: &HashSet<String>,
+    ) -> Result<(), ExportError> {
+        let partitioning = self.partition_by.map(|p| Partitioning {
+            key: p.key(),
+            by_file: Arc::new(units::partition_values(units, p == PartitionBy::Run)),
+        });
+        let mut steps: Vec<(&str, usize, Vec<&Unit>)> = Vec::new();
+        for (name, open) in [("settled", false), ("open", true)] {
+            let pass: Vec<&Unit> = units.iter().copied().filter(|u| u.open == open).collect();
+            for (index, batch) in
+                units::batches(pass, self.partition_by == Some(PartitionBy::Date)).into_iter().enumerate()
+            {
+                steps.push((name, index, batch));
+            }
+        }
+        let total = steps.len() * self.tables.len();
+        let mut written: HashSet<String> = HashSet::new();
+        for (step, (name, index, step_units)) in steps.iter().enumerate() {
+            let corpus = units::narrowed(&self.engine.corpus, step_units);
+            let ctx = crate::session::session(&corpus).await?;
+            for (place, table) in self.tables.iter().enumerate() {
+                progress.start_table(&table.qualified(), step * self.tables.len() + place + 1, total);
+                let prefix = format!("part-{:05}-{name}-{index}-", self.generation);
+                if self.write_table(&ctx, table, &prefix, partitioning.clone(), progress).await? > 0 {
+                    written.insert(table.qualified());
+                }
+            }
+        }
+        if self.partition_by.is_none() {
+            for table in self
+                .tables
+                .iter()
+                .filter(|t| !written.contains(&t.qualified()) && !held.contains(&t.qualified()))
+            {
+                let dir = self.root.join(table.schema).join(&table.name);
+                std::fs::create_dir_all(&dir).map_err(io_error(&dir))?;
+                let path = dir.join(format!("part-{:05}-settled-empty.parquet", self.generation));
+                writer::write_empty(&path, table.columns.clone())?;
+                progress.add_file();
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes one table of a session (its scan's partitions merged into one stream, so that a
+    /// partition's rows go to as few files as can be); returns the number of files written.
+    async fn write_table(
+        &self,
+        ctx: &datafusion::prelude::SessionContext,
+        table: &ExportTable,
+        prefix: &str,
+        partitioning: Option<Partitioning>,
+        progress: &Arc<Progress>,
+    ) -> Result<usize, ExportError> {
+        let frame = ctx.table(TableReference::full(CATALOG, table.schema, table.name.as_str())).await?;
+        let same = frame.schema().fields().len() == table.columns.fields().len()
+            && frame
+                .schema()
+                .fields()
+                .iter()
+                .zip(table.columns.fields())
+                .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
+        if !same {
+            return Err(ExportError::Write(format!("{}: columns differ between passes", table.qualified())));
+        }
+        let dir = self.root.join(table.schema).join(&table.name);
+        let mut stream = frame.execute_stream().await?;
+        let mut writer =
+            TableWriter::new(dir, prefix.to_string(), table.columns.clone(), partitioning, progress.clone())?;
+        while let Some(batch) = stream.next().await {
+            writer.write(&batch?)?;
+        }
+        Ok(writer.finish()?.len())
+    }
+}
