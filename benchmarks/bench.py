@@ -22,21 +22,21 @@ QUESTIONS = [
         "txq": "select model, sum(input_tokens) as i, sum(output_tokens) as o from usage group by model order by model",
         "duckdb": "select data->>'model' as model, sum((data->>'input_tokens')::bigint) as i, "
         "sum((data->>'output_tokens')::bigint) as o from {src} where type = 'usage' group by 1 order by 1",
-        "jq": 'reduce (inputs | select(.type == "usage") | .data) as $d ({}; .[$d.model] |= '
+        "jq": 'reduce (EVENTS | select(.type == "usage") | .data) as $d ({}; .[$d.model] |= '
         '{i: ((.i // 0) + $d.input_tokens), o: ((.o // 0) + $d.output_tokens)})',
     },
     {
         "name": "events by type",
         "txq": "select type, count(*) as n from events group by type order by type",
         "duckdb": "select type, count(*) as n from {src} group by type order by type",
-        "jq": "reduce (inputs | .type) as $t ({}; .[$t] += 1)",
+        "jq": "reduce (EVENTS | .type | tostring) as $t ({}; .[$t] += 1)",
     },
     {
         "name": "bytes by host",
         "txq": "select host, sum(bytes_in) as b from net_flow group by host order by host",
         "duckdb": "select data->'flow'->>'host' as host, sum((data->'flow'->>'bytes_in')::bigint) as b "
         "from {src} where type = 'net_flow' group by 1 order by 1",
-        "jq": 'reduce (inputs | select(.type == "net_flow") | .data.flow) as $f ({}; .[$f.host] += ($f.bytes_in // 0))',
+        "jq": 'reduce (EVENTS | select(.type == "net_flow") | .data.flow) as $f ({}; .[$f.host] += ($f.bytes_in // 0))',
     },
     {
         "name": "failed tools (join)",
@@ -77,7 +77,7 @@ def measured(cmd):
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{err.decode(errors='replace')[-2000:]}")
+        sys.exit(f"failed ({proc.returncode}): {' '.join(cmd[:6])} ...\n{err.decode(errors='replace')[-2000:]}")
     return elapsed, usage.ru_maxrss / 1024.0, out
 
 
@@ -116,7 +116,9 @@ def main():
                        q["duckdb"].format(src=src, srcf=srcf, run_id=run_id)],
         }
         if q["jq"]:
-            out["jq"] = ["jq", "-n", "-c", q["jq"]] + files
+            # Each line parsed on its own, so that a damaged line is skipped instead of ending jq.
+            events = "(inputs | (try fromjson catch empty) | objects)"
+            out["jq"] = ["jq", "-R", "-n", "-c", q["jq"].replace("EVENTS", events)] + files
         return out
 
     os.environ["TXQ_CACHE_DIR"] = cache

@@ -11,7 +11,7 @@ cargo build --release --quiet
 txq="${CARGO_TARGET_DIR:-target}/release/txq"
 data="benchmarks/data/$size"
 if [ ! -d "$data" ]; then
-  "$txq" generate --out "$data" --size "$size" --seed 7 --tool-output-bytes 1000,20000
+  "$txq" generate --out "$data" --size "$size" --seed 7 --tool-output-bytes 1000,20000 --reeval-runs 0
 fi
 python3 benchmarks/bench.py --corpus "$data/.rupu/transcripts" --txq "$txq" --runs "$runs" \
   --results benchmarks/RESULTS.md --command "benchmarks/run.sh $size $runs"
