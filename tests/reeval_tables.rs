@@ -155,15 +155,18 @@ fn raw_parts_per_file() {
 
 #[test]
 fn absent_ok_on_web_search_is_success() {
-    let got = rows("select count(*) filter (where not ok) f, count(*) filter (where ok is null) n from web_search");
+    let got =
+        rows("select count(*) filter (where not ok) f, count(*) filter (where ok is null) n from web_search");
     assert_eq!(int(&got[0], "f"), Some(corpus().expected.web_search_failures as i64));
     assert_eq!(int(&got[0], "n"), Some(0));
 }
 
 #[test]
 fn side_files_are_not_transcripts() {
-    let files: Vec<String> =
-        rows("select file from reeval.files union all select distinct file from raw").iter().map(|r| text(r, "file")).collect();
+    let files: Vec<String> = rows("select file from reeval.files union all select distinct file from raw")
+        .iter()
+        .map(|r| text(r, "file"))
+        .collect();
     for side in &corpus().expected.side_files {
         assert!(!files.iter().any(|f| f == side), "{side} was read");
     }

@@ -24,6 +24,9 @@ fn committed_sample_matches_the_generator() {
     let names = |files: &[(String, Vec<u8>)]| files.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
     assert_eq!(names(&a), names(&b), "regenerate with: cargo run -- generate --out examples/sample");
     for ((name, bytes_a), (_, bytes_b)) in a.iter().zip(&b) {
-        assert!(bytes_a == bytes_b, "{name} differs: regenerate with: cargo run -- generate --out examples/sample");
+        assert!(
+            bytes_a == bytes_b,
+            "{name} differs: regenerate with: cargo run -- generate --out examples/sample"
+        );
     }
 }

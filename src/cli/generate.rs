@@ -41,7 +41,8 @@ pub fn run(out: &Path, options: &Options) -> Result<(), String> {
     );
     if options.reeval_runs > 0 {
         let reeval = sample_reeval_options(options);
-        let expected = write_reeval_corpus(out, &reeval).map_err(|e| format!("{}: cannot write: {e}", out.display()))?;
+        let expected =
+            write_reeval_corpus(out, &reeval).map_err(|e| format!("{}: cannot write: {e}", out.display()))?;
         eprintln!("txq: wrote {} reeval attempts under {}", expected.attempts.len(), out.display());
     }
     Ok(())

@@ -213,7 +213,12 @@ impl LineReader {
             let _ = checker.finish();
         }
         for problem in problems {
-            self.problem_row(number, &format!("{type_name}.{}: {}", problem.column, problem.why), text, decoder);
+            self.problem_row(
+                number,
+                &format!("{type_name}.{}: {}", problem.column, problem.why),
+                text,
+                decoder,
+            );
         }
     }
 
