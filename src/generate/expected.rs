@@ -248,13 +248,15 @@ fn sorted(fields: &Map<String, Value>) -> Vec<(&String, &Value)> {
     entries
 }
 
-fn push_entry(out: &mut String, key: &str, value: &Value) {
+/// Writes `"key":value` with the value's object keys sorted.
+pub(in crate::generate) fn push_entry(out: &mut String, key: &str, value: &Value) {
     out.push_str(&Value::from(key).to_string());
     out.push(':');
     push_json(out, value);
 }
 
-fn push_json(out: &mut String, value: &Value) {
+/// Writes `value` as compact JSON with object keys sorted, so bytes never depend on map order.
+pub(in crate::generate) fn push_json(out: &mut String, value: &Value) {
     match value {
         Value::Object(fields) => {
             out.push('{');

@@ -1,6 +1,7 @@
 //! The lines of generated reeval files: flat JSON objects whose keys keep the order they were
 //! given in, the damaged lines among them, and their bytes.
 
+use crate::generate::expected::{push_entry, push_json};
 use serde_json::Value;
 
 /// A flat object's entries in written order.
@@ -99,40 +100,6 @@ pub(super) fn pretty_object(fields: &[(&str, Value)]) -> String {
         })
         .collect();
     format!("{{\n{}\n}}\n", entries.join(",\n"))
-}
-
-fn push_entry(out: &mut String, key: &str, value: &Value) {
-    out.push_str(&Value::from(key).to_string());
-    out.push(':');
-    push_json(out, value);
-}
-
-fn push_json(out: &mut String, value: &Value) {
-    match value {
-        Value::Object(object) => {
-            let mut entries: Vec<_> = object.iter().collect();
-            entries.sort_by_key(|(key, _)| *key);
-            out.push('{');
-            for (position, (key, value)) in entries.into_iter().enumerate() {
-                if position > 0 {
-                    out.push(',');
-                }
-                push_entry(out, key, value);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (position, item) in items.iter().enumerate() {
-                if position > 0 {
-                    out.push(',');
-                }
-                push_json(out, item);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
 }
 
 /// The first half of `text`, cut at a char boundary: never valid JSON when `text` is an object.
