@@ -85,12 +85,13 @@ impl LineSplitter {
         let rest = &block[start..];
         // A line is held until it is longer than the limit with one byte to spare, for the CR
         // of a CRLF ending, which does not count.
-        if self.overflow == 0 && self.carry.len() + rest.len() > self.max_line_bytes.saturating_add(1) {
-            self.overflow = self.carry.len() as u64;
-            self.overflow_cr = self.carry.last() == Some(&b'\r');
-            self.carry.truncate(HEAD_BYTES);
-        }
         if self.overflow > 0 {
+            self.overflow_more(rest);
+        } else if self.carry.len() + rest.len() > self.max_line_bytes.saturating_add(1) {
+            // From here on only the count and the head are kept (`rest` is not empty, so the
+            // count is not 0 after it).
+            self.overflow = self.carry.len() as u64;
+            self.carry.truncate(HEAD_BYTES);
             self.overflow_more(rest);
         } else {
             self.carry.extend_from_slice(rest);
@@ -218,6 +219,17 @@ mod tests {
         assert_eq!(split(&[b"short\n0123456789abc\nok\n"], 8), ["1:short", "2!13:0123456789abc", "3:ok"]);
         assert_eq!(split(&[b"0123", b"456789", b"ab\nok\n"], 8), ["1!12:0123456789ab", "2:ok"]);
         assert_eq!(split(&[b"0123456789"], 8), ["1!10:0123456789"]);
+    }
+
+    #[test]
+    fn an_over_long_line_starting_a_block_is_not_held() {
+        // Regression (found by fuzzing): a line longer than the limit that began a block was
+        // held whole, and read as blank when it was.
+        let mut splitter = LineSplitter::new(8);
+        splitter.feed(&[b'x'; 1000], &mut |_| {});
+        assert!(splitter.carry.len() <= HEAD_BYTES, "held {} bytes", splitter.carry.len());
+        assert_eq!(split(&[b"  "], 0), ["1!2:  "]);
+        assert_eq!(split(&[b" ", b" "], 0), ["1!2:  "]);
     }
 
     #[test]

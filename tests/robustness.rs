@@ -1064,3 +1064,12 @@ fn a_crlf_line_one_byte_over_the_limit_is_cut_the_same_in_any_blocks() {
     assert_eq!(harness::split(bytes, 4, 8), harness::split(bytes, 100, 8));
     assert_eq!(harness::split(bytes, 9, 8), ["1 whole \"01234567\"", "2 whole \"abc\""]);
 }
+
+#[test]
+fn an_over_long_line_that_starts_a_block_is_cut_the_same_in_any_blocks() {
+    // Regression (found by `cargo fuzz run lines`): a line over the limit that began a block was
+    // held whole instead of counted, and so read as blank when it was.
+    assert_eq!(harness::split(b"  ", 1, 0), ["1 too long 2 \"  \""]);
+    assert_eq!(harness::split(b"  ", 2, 0), ["1 too long 2 \"  \""]);
+    assert_eq!(harness::split(b"0123456789\n", 11, 8), harness::split(b"0123456789\n", 3, 8));
+}
