@@ -27,17 +27,21 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for RawObject<'a> {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a JSON object")
             }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(8));
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    let value: &'de RawValue = map.next_value()?;
-                    entries.push((key, value));
-                }
-                Ok(RawObject { entries })
+            fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Self::Value, M::Error> {
+                raw_entries(map)
             }
         }
         deserializer.deserialize_map(ObjectVisitor)
     }
+}
+
+/// An object's keys and raw values, in the order written.
+fn raw_entries<'de, M: MapAccess<'de>>(mut map: M) -> Result<RawObject<'de>, M::Error> {
+    let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(8));
+    while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        entries.push((key, map.next_value::<&'de RawValue>()?));
+    }
+    Ok(RawObject { entries })
 }
 
 /// Why a line is not an event.
@@ -172,12 +176,8 @@ impl<'de> serde::de::DeserializeSeed<'de> for FieldsSeed {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("the event's fields")
             }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(8));
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    entries.push((key, map.next_value::<&'de RawValue>()?));
-                }
-                Ok(FieldsValue::Object(RawObject { entries }))
+            fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Self::Value, M::Error> {
+                raw_entries(map).map(FieldsValue::Object)
             }
             fn visit_unit<E>(self) -> Result<Self::Value, E> {
                 Ok(FieldsValue::Object(RawObject::default()))

@@ -63,7 +63,7 @@ impl Drop for Corpus {
 }
 
 /// Every file under `dir`: path relative to it, `/`-separated → bytes.
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(in crate::generate) fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut found = BTreeMap::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(folder) = pending.pop() {

@@ -1,8 +1,9 @@
 //! Tests of the reeval generator: determinism, its expected answers against an independent
 //! re-reading of the written files, and every event type and edge case in the default corpus.
 
+use crate::generate::tests::files;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
@@ -49,25 +50,6 @@ impl Drop for Corpus {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-/// Every file under `dir`: path relative to it, `/`-separated → bytes.
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut found = BTreeMap::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(folder) = pending.pop() {
-        for entry in std::fs::read_dir(folder).expect("readable dir") {
-            let path = entry.expect("dir entry").path();
-            if path.is_dir() {
-                pending.push(path);
-            } else {
-                let relative =
-                    path.strip_prefix(dir).expect("under dir").to_string_lossy().replace('\\', "/");
-                found.insert(relative, std::fs::read(&path).expect("readable file"));
-            }
-        }
-    }
-    found
 }
 
 /// What a minimal independent reader finds in one file.
