@@ -163,7 +163,7 @@ def main():
     if args.results:
         with open(args.results, "w") as f:
             f.write("# Benchmark results\n\n")
-            f.write("Written by `benchmarks/run.sh`; never edit the figures by hand.\n\n")
+            f.write("Written by `benchmarks/bench.py` (which `benchmarks/run.sh` runs); never edit the figures by hand.\n\n")
             f.write(f"Run on {datetime.date.today().isoformat()} with: `{args.command}`\n\n")
             f.write(table + "\n")
 
