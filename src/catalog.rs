@@ -198,7 +198,7 @@ pub fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
                 format.common_fields.iter().for_each(|f| columns.add_spec(f, true));
             }
             spec.iter().flat_map(|s| &s.fields).for_each(|f| columns.add_spec(f, true));
-            columns.add_found(found.map_or(&[][..], |t| &t.fields), type_key);
+            columns.add_found(found.map_or(&[][..], |t| t.fields.as_slice()), type_key);
             EventTable {
                 name: format.table_naming.apply(type_name),
                 rows: Rows::Type(type_name.to_string()),

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The set of shapes a field's values took.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Shapes(u8);
 
 impl Shapes {
@@ -20,6 +20,16 @@ impl Shapes {
     }
     pub fn union(&mut self, other: Shapes) {
         self.0 |= other.0;
+    }
+    fn union_of(self, other: Shapes) -> Shapes {
+        Shapes(self.0 | other.0)
+    }
+    /// The set as one byte (for the cache).
+    pub fn bits(self) -> u8 {
+        self.0
+    }
+    pub fn from_bits(bits: u8) -> Shapes {
+        Shapes(bits)
     }
     pub fn contains(&self, shape: Shape) -> bool {
         self.0 & (1 << shape as u8) != 0
@@ -41,40 +51,53 @@ impl Shapes {
     }
 }
 
+/// Each key found among a type's fields, in the order first seen, with its values' shapes.
+pub type FieldShapes = Vec<(String, Shapes)>;
+
 /// What one event type looked like in the data.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct TypeStats {
     /// How many valid events of the type.
     pub events: u64,
-    /// Each key found among its fields, in the order first seen, with its values' shapes.
-    pub fields: Vec<(String, Shapes)>,
+    /// Its fields: shared between the files whose fields look the same (as the cache reads them).
+    pub fields: Arc<FieldShapes>,
 }
 
 impl TypeStats {
     fn field(&mut self, key: &str, shape: Shape) {
-        match self.fields.iter_mut().find(|(k, _)| k == key) {
+        let fields = Arc::make_mut(&mut self.fields);
+        match fields.iter_mut().find(|(k, _)| k == key) {
             Some((_, shapes)) => shapes.add(shape),
             None => {
                 let mut shapes = Shapes::default();
                 shapes.add(shape);
-                self.fields.push((key.to_string(), shapes));
+                fields.push((key.to_string(), shapes));
             }
         }
     }
 
     fn merge(&mut self, other: &TypeStats) {
         self.events += other.events;
-        for (key, shapes) in &other.fields {
-            match self.fields.iter_mut().find(|(k, _)| k == key) {
-                Some((_, mine)) => mine.union(*shapes),
-                None => self.fields.push((key.clone(), *shapes)),
-            }
+        merge_fields(&mut self.fields, &other.fields);
+    }
+}
+
+fn merge_fields(mine: &mut Arc<FieldShapes>, other: &FieldShapes) {
+    if mine.is_empty() {
+        *mine = Arc::new(other.clone());
+        return;
+    }
+    for (key, shapes) in other {
+        match mine.iter().position(|(k, _)| k == key) {
+            Some(at) if mine[at].1.union_of(*shapes) == mine[at].1 => {}
+            Some(at) => Arc::make_mut(mine)[at].1.union(*shapes),
+            None => Arc::make_mut(mine).push((key.clone(), *shapes)),
         }
     }
 }
 
 /// What one file holds.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct FileStats {
     /// Event types by name as written, in the whole lines.
     pub types: BTreeMap<String, TypeStats>,
@@ -89,13 +112,10 @@ pub struct FileStats {
     pub lines: u64,
     /// The first line is damaged, or an event of a type the format does not document: a
     /// transcript whose first line (rupu's `run_start`) was lost to damage.
-    #[serde(default)]
     pub lost_start: bool,
-    /// The line limit of the read: a longer line was damage (0 in a cache written before).
-    #[serde(default)]
+    /// The line limit of the read: a longer line was damage.
     pub max_line_bytes: usize,
     /// A problem that stopped the read (the file is then left out).
-    #[serde(skip)]
     pub unreadable: Option<String>,
 }
 
@@ -122,12 +142,23 @@ impl FileStats {
 #[derive(Debug, Clone, Default)]
 pub struct FormatStats {
     pub types: BTreeMap<String, TypeStats>,
+    /// For each type, the shared field lists merged already (by address): files read from the
+    /// cache share a handful, and each is merged once. (A list of one file's own is not kept.)
+    merged: BTreeMap<String, Vec<Arc<FieldShapes>>>,
 }
 
 impl FormatStats {
     pub fn add(&mut self, file: &FileStats) {
         for (name, stats) in file.types.iter().chain(&file.tail_types) {
-            self.types.entry(name.clone()).or_default().merge(stats);
+            let merged = self.merged.entry(name.clone()).or_default();
+            let mine = self.types.entry(name.clone()).or_default();
+            mine.events += stats.events;
+            if !merged.iter().any(|m| Arc::ptr_eq(m, &stats.fields)) {
+                merge_fields(&mut mine.fields, &stats.fields);
+                if Arc::strong_count(&stats.fields) > 1 {
+                    merged.push(stats.fields.clone());
+                }
+            }
         }
     }
 }

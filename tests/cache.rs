@@ -44,3 +44,29 @@ fn a_rewritten_transcript_is_read_again_whole() {
     assert_eq!(count(dir.path(), "select count(*) n from usage"), 0);
     assert_eq!(count(dir.path(), "select count(region) n from notice"), 1);
 }
+
+/// The cache keeps each type's field list once for all the files that share it: a query read
+/// from it must see the same tables, columns and counts as one that reads every file.
+#[test]
+fn a_cached_read_sees_the_same_catalog_as_a_fresh_one() {
+    let corpus = crate::util::default_corpus();
+    let dir = corpus.transcripts();
+    let sql = "select table_schema, table_name, column_name, data_type from information_schema.columns \
+               where table_schema <> 'information_schema' order by 1, 2, 3; \
+               select type, count(*) n from events group by type order by type; \
+               select count(*) n from errors";
+    let run = |extra: &[&str]| {
+        let mut args = vec!["-q", "--format", "csv", "-e", sql];
+        args.extend_from_slice(extra);
+        args.push(".");
+        let out = txq(&args, &dir);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout
+    };
+    let fresh = run(&["--no-cache"]);
+    assert!(fresh.contains("rupu,usage,input_tokens,Int64"), "{fresh}");
+    let writes_cache = run(&[]);
+    let reads_cache = run(&[]);
+    assert_eq!(writes_cache, fresh);
+    assert_eq!(reads_cache, fresh);
+}
