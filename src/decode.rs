@@ -4,7 +4,7 @@
 use crate::catalog::{Column, ColumnSource, EventTable};
 use crate::discover::SourceFile;
 use crate::format::{Absent, ContextSource, Derive, Kind, MarkerPart};
-use crate::json::{RawObject, Shape};
+use crate::json::{Raw, RawObject, Shape};
 use datafusion::arrow::array::{
     ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
 };
@@ -14,8 +14,6 @@ use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
-use serde_json::value::RawValue;
-use std::borrow::Cow;
 use std::sync::Arc;
 
 /// What a line offers to the columns of a table.
@@ -136,7 +134,7 @@ impl Builder {
     }
 
     /// Appends one field value; on a value that does not fit, appends null and says why.
-    fn field(&mut self, kind: &Kind, raw: Option<&RawValue>, absent: Absent) -> Result<(), String> {
+    fn field(&mut self, kind: &Kind, raw: Option<Raw<'_>>, absent: Absent) -> Result<(), String> {
         let Some(raw) = raw.filter(|r| Shape::of(r) != Shape::Null) else {
             match (self, absent, raw) {
                 (Builder::Bool(b), Absent::Bool(v), None) => b.append_value(v),
@@ -145,7 +143,7 @@ impl Builder {
             }
             return Ok(());
         };
-        let shape = Shape::of(raw);
+        let shape = Shape::of(&raw);
         let text = raw.get();
         let fit = match (&mut *self, kind) {
             (Builder::Int(b), _) => match shape {
@@ -182,15 +180,15 @@ impl Builder {
                 b.append_value(text);
                 true
             }
-            (Builder::Str(b), _) => match serde_json::from_str::<Cow<str>>(text) {
-                Ok(s) if shape == Shape::Str => {
+            (Builder::Str(b), _) => match crate::json::string(raw) {
+                Some(s) if shape == Shape::Str => {
                     b.append_value(s);
                     true
                 }
                 _ => false,
             },
-            (Builder::Timestamp(b), _) => match serde_json::from_str::<Cow<str>>(text) {
-                Ok(s) if shape == Shape::Str => match string_to_timestamp_nanos(&s) {
+            (Builder::Timestamp(b), _) => match crate::json::string(raw) {
+                Some(s) if shape == Shape::Str => match string_to_timestamp_nanos(&s) {
                     Ok(nanos) => {
                         b.append_value(nanos.div_euclid(1000));
                         true
@@ -229,7 +227,7 @@ impl Builder {
     }
 
     /// Appends a value computed from a field's raw value.
-    fn derived(&mut self, derive: &Derive, raw: Option<&RawValue>) {
+    fn derived(&mut self, derive: &Derive, raw: Option<Raw<'_>>) {
         let Derive::TruncationMarker { prefix, part } = derive;
         let text = raw.filter(|r| Shape::of(r) == Shape::Str).map(|r| r.get());
         let marker = text.and_then(|t| truncation_marker(t, prefix));

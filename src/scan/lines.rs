@@ -8,7 +8,7 @@ use crate::decode::{FileContext, LineValues, RowDecoder, ValueProblem, excerpt};
 use crate::discover::SourceFile;
 use crate::format::ContextSource;
 use crate::infer::descend;
-use crate::json::{Damage, RawObject, Shape, Want, parse_event, quick_type};
+use crate::json::{Damage, Shape, Want, parse_event, quick_type};
 use crate::lines::Line;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -107,7 +107,6 @@ impl LineReader {
                 return self.damaged(number, &String::from_utf8_lossy(bytes), &damage, decoder);
             }
         };
-        let text = std::str::from_utf8(bytes).unwrap_or_default();
         if let Some((event_type, field)) = self.turn_from
             && event.type_name == event_type
         {
@@ -115,7 +114,7 @@ impl LineReader {
             let fields = match self.want {
                 Want::Fields => &event.fields,
                 Want::Text => {
-                    parsed = serde_json::from_str::<RawObject>(event.fields_text).unwrap_or_default();
+                    parsed = crate::json::parse_object_text(event.fields_text).unwrap_or_default();
                     &parsed
                 }
             };
@@ -159,7 +158,11 @@ impl LineReader {
                 }
             }
             Rows::Lines => {}
-            Rows::Problems => self.check_values(number, type_name, fields, text, decoder),
+            Rows::Problems => {
+                // A line that parsed is valid UTF-8.
+                let text = std::str::from_utf8(bytes).unwrap_or_default();
+                self.check_values(number, type_name, fields, text, decoder)
+            }
         }
     }
 

@@ -1,20 +1,39 @@
 //! Reading one JSON line: its type found cheaply, its top-level object split into raw fields,
-//! and the shape of a raw value told without decoding it.
+//! and the shape of a raw value told without decoding it. A byte-level scanner reads the lines
+//! written the usual way; serde_json reads the rest, and says what is wrong with a damaged line.
+
+mod scanner;
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
 
+/// The text of one valid JSON value, as written (no whitespace around it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Raw<'a>(&'a str);
+
+impl<'a> Raw<'a> {
+    pub fn get(&self) -> &'a str {
+        self.0
+    }
+}
+
+impl<'a> From<&'a RawValue> for Raw<'a> {
+    fn from(raw: &'a RawValue) -> Self {
+        Raw(raw.get())
+    }
+}
+
 /// The keys and raw values of one JSON object, in the order written.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct RawObject<'a> {
-    pub entries: Vec<(Cow<'a, str>, &'a RawValue)>,
+    pub entries: Vec<(Cow<'a, str>, Raw<'a>)>,
 }
 
 impl<'a> RawObject<'a> {
     /// The raw value of `key` (the first one, if the key repeats).
-    pub fn get(&self, key: &str) -> Option<&'a RawValue> {
+    pub fn get(&self, key: &str) -> Option<Raw<'a>> {
         self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
     }
 }
@@ -39,7 +58,7 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for RawObject<'a> {
 fn raw_entries<'de, M: MapAccess<'de>>(mut map: M) -> Result<RawObject<'de>, M::Error> {
     let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(8));
     while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-        entries.push((key, map.next_value::<&'de RawValue>()?));
+        entries.push((key, Raw::from(map.next_value::<&'de RawValue>()?)));
     }
     Ok(RawObject { entries })
 }
@@ -92,7 +111,7 @@ pub enum Shape {
 
 impl Shape {
     /// The shape of a raw (already validated) JSON value.
-    pub fn of(raw: &RawValue) -> Shape {
+    pub fn of(raw: &Raw<'_>) -> Shape {
         let text = raw.get();
         match text.as_bytes().first() {
             Some(b'n') => Shape::Null,
@@ -133,7 +152,7 @@ pub fn quick_type<'a>(line: &'a [u8], type_key: &str) -> Option<&'a str> {
 }
 
 /// A line split into its event type and its fields.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Event<'a> {
     pub type_name: Cow<'a, str>,
     /// The event's fields, when asked for.
@@ -165,7 +184,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for FieldsSeed {
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         if self.0 == Want::Text {
             let raw: &'de RawValue = serde::Deserialize::deserialize(deserializer)?;
-            return Ok(match Shape::of(raw) {
+            return Ok(match Shape::of(&Raw::from(raw)) {
                 Shape::Object | Shape::Null => FieldsValue::Text(raw),
                 other => FieldsValue::Other(other),
             });
@@ -253,8 +272,21 @@ pub fn parse_event<'a>(
     fields_key: Option<&str>,
     want: Want,
 ) -> Result<Event<'a>, Damage> {
+    match scanner::event(line, type_key, fields_key, want) {
+        Some(event) => Ok(event),
+        None => parse_event_serde(line, type_key, fields_key, want),
+    }
+}
+
+/// [`parse_event`] by serde_json alone.
+fn parse_event_serde<'a>(
+    line: &'a [u8],
+    type_key: &str,
+    fields_key: Option<&str>,
+    want: Want,
+) -> Result<Event<'a>, Damage> {
     let Some(fields_key) = fields_key else {
-        let top = parse_line_object(line)?;
+        let top = parse_line_object_serde(line)?;
         let type_name = type_string(top.get(type_key))?;
         // A line that parsed is valid UTF-8.
         let text = std::str::from_utf8(line).unwrap_or_default();
@@ -270,7 +302,7 @@ pub fn parse_event<'a>(
         Err(e) if e.is_data() => return Err(not_an_object(line)),
         Err(e) => return Err(Damage::Malformed(e.to_string())),
     };
-    let type_name = type_string(nested.type_raw)?;
+    let type_name = type_string(nested.type_raw.map(Raw::from))?;
     let (fields, fields_text) = match nested.fields {
         None => (RawObject::default(), "{}"),
         Some(FieldsValue::Object(fields)) => (fields, ""),
@@ -282,6 +314,13 @@ pub fn parse_event<'a>(
 
 /// Parses a line that must be a JSON object.
 pub fn parse_line_object(line: &[u8]) -> Result<RawObject<'_>, Damage> {
+    match scanner::line_object(line) {
+        Some(object) => Ok(object),
+        None => parse_line_object_serde(line),
+    }
+}
+
+fn parse_line_object_serde(line: &[u8]) -> Result<RawObject<'_>, Damage> {
     match serde_json::from_slice(line) {
         Ok(top) => Ok(top),
         Err(e) if e.is_data() => Err(not_an_object(line)),
@@ -289,10 +328,13 @@ pub fn parse_line_object(line: &[u8]) -> Result<RawObject<'_>, Damage> {
     }
 }
 
-fn type_string(raw: Option<&RawValue>) -> Result<Cow<'_, str>, Damage> {
+fn type_string(raw: Option<Raw<'_>>) -> Result<Cow<'_, str>, Damage> {
     let raw = raw.ok_or(Damage::NoType)?;
-    match Shape::of(raw) {
-        Shape::Str => serde_json::from_str(raw.get()).map_err(|e| Damage::Malformed(e.to_string())),
+    match Shape::of(&raw) {
+        Shape::Str => string(raw).ok_or_else(|| {
+            let e = serde_json::from_str::<Cow<str>>(raw.get()).err();
+            Damage::Malformed(e.map_or_else(String::new, |e| e.to_string()))
+        }),
         other => Err(Damage::TypeNotString(other)),
     }
 }
@@ -300,15 +342,31 @@ fn type_string(raw: Option<&RawValue>) -> Result<Cow<'_, str>, Damage> {
 /// The damage of a line that is not a JSON object: valid JSON of another shape, or not JSON.
 fn not_an_object(line: &[u8]) -> Damage {
     match serde_json::from_slice::<&RawValue>(line) {
-        Ok(raw) => Damage::NotAnObject(Shape::of(raw)),
+        Ok(raw) => Damage::NotAnObject(Shape::of(&Raw::from(raw))),
         Err(e) => Damage::Malformed(e.to_string()),
     }
 }
 
+/// The value of a JSON string, unescaped (borrowed when it holds no escape); `None` for a string
+/// that serde_json would not read (a lone surrogate escape).
+pub fn string(raw: Raw<'_>) -> Option<Cow<'_, str>> {
+    let text = raw.get();
+    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(inner) if !inner.contains('\\') => Some(Cow::Borrowed(inner)),
+        _ => serde_json::from_str(text).ok(),
+    }
+}
+
+/// Parses JSON text that must be an object (spaces around it allowed).
+pub fn parse_object_text(text: &str) -> Option<RawObject<'_>> {
+    scanner::object(text).or_else(|| serde_json::from_str(text).ok())
+}
+
 /// Parses a raw value that must be an object (or null, read as an empty object).
-pub fn parse_object(raw: &RawValue) -> Result<RawObject<'_>, Shape> {
-    match Shape::of(raw) {
-        Shape::Object => serde_json::from_str(raw.get()).map_err(|_| Shape::Object),
+pub fn parse_object(raw: Raw<'_>) -> Result<RawObject<'_>, Shape> {
+    match Shape::of(&raw) {
+        Shape::Object => scanner::object(raw.get())
+            .map_or_else(|| serde_json::from_str(raw.get()).map_err(|_| Shape::Object), Ok),
         Shape::Null => Ok(RawObject::default()),
         other => Err(other),
     }
@@ -362,7 +420,7 @@ mod tests {
 
     #[test]
     fn shapes() {
-        let shape = |s: &str| Shape::of(serde_json::from_str::<&RawValue>(s).unwrap());
+        let shape = |s: &str| Shape::of(&Raw::from(serde_json::from_str::<&RawValue>(s).unwrap()));
         assert_eq!(shape("12"), Shape::Int);
         assert_eq!(shape("-3"), Shape::Int);
         assert_eq!(shape("1.5"), Shape::Float);

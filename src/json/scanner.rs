@@ -1,0 +1,319 @@
+//! A byte-level JSON reader for lines written the usual way (no control bytes, valid UTF-8):
+//! it validates what it returns as serde_json would, finds strings' ends with memchr, and splits
+//! objects into keys and raw values without building anything per value. It declines (`None`)
+//! whatever it does not read, valid or not: serde_json then reads the line, and names its damage.
+
+use super::{Event, Raw, RawObject, Want, string};
+use std::borrow::Cow;
+
+/// The text of a line the scanner reads: valid UTF-8 with no byte below 0x20 (which JSON allows
+/// only as whitespace between tokens, and writers do not put there).
+fn line_text(line: &[u8]) -> Option<&str> {
+    if has_control_byte(line) {
+        return None;
+    }
+    simdutf8::basic::from_utf8(line).ok()
+}
+
+/// Whether any byte is below 0x20, in blocks the compiler vectorises.
+fn has_control_byte(bytes: &[u8]) -> bool {
+    let mut blocks = bytes.chunks_exact(64);
+    for block in &mut blocks {
+        if block.iter().fold(false, |any, &b| any | (b < 0x20)) {
+            return true;
+        }
+    }
+    blocks.remainder().iter().any(|&b| b < 0x20)
+}
+
+/// A line as one object: its entries.
+pub(super) fn line_object(line: &[u8]) -> Option<RawObject<'_>> {
+    object(line_text(line)?)
+}
+
+/// Text that is one object (with spaces around it): its entries.
+pub(super) fn object(text: &str) -> Option<RawObject<'_>> {
+    let at = spaces(text.as_bytes(), 0);
+    let (object, end) = object_at(text, at)?;
+    (spaces(text.as_bytes(), end) == text.len()).then_some(object)
+}
+
+/// A line as an event: the type's string under `type_key`; the fields under `fields_key`, or the
+/// whole object when the fields are beside the type. Declines the lines serde_json would read as
+/// damage, so that it names the damage.
+pub(super) fn event<'a>(
+    line: &'a [u8],
+    type_key: &str,
+    fields_key: Option<&str>,
+    want: Want,
+) -> Option<Event<'a>> {
+    let text = line_text(line)?;
+    let Some(fields_key) = fields_key else {
+        let fields = object(text)?;
+        let type_name = type_name(fields.get(type_key)?)?;
+        return Some(Event { type_name, fields, fields_text: text });
+    };
+    let b = text.as_bytes();
+    let mut at = spaces(b, 0);
+    let mut type_raw = None;
+    let mut fields: Option<(RawObject<'a>, &'a str)> = None;
+    at = open(b, at, b'{')?;
+    if b.get(at) == Some(&b'}') {
+        at += 1;
+    } else {
+        loop {
+            let (key, value_at) = key(text, at)?;
+            if key == type_key && type_raw.is_none() {
+                at = value_end(b, value_at)?;
+                type_raw = Some(Raw(&text[value_at..at]));
+            } else if key == fields_key && fields.is_none() {
+                fields = Some(match (*b.get(value_at)?, want) {
+                    (b'{', Want::Fields) => {
+                        let (object, end) = object_at(text, value_at)?;
+                        at = end;
+                        (object, "")
+                    }
+                    (b'n', Want::Fields) => {
+                        at = literal(b, value_at, b"null")?;
+                        (RawObject::default(), "")
+                    }
+                    (b'{' | b'n', Want::Text) => {
+                        at = value_end(b, value_at)?;
+                        (RawObject::default(), &text[value_at..at])
+                    }
+                    // Fields of another shape are damage.
+                    _ => return None,
+                });
+            } else {
+                at = value_end(b, value_at)?;
+            }
+            at = spaces(b, at);
+            match b.get(at)? {
+                b',' => at = spaces(b, at + 1),
+                b'}' => {
+                    at += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    if spaces(b, at) != b.len() {
+        return None;
+    }
+    let type_name = type_name(type_raw?)?;
+    let (fields, fields_text) = fields.unwrap_or((RawObject::default(), "{}"));
+    Some(Event { type_name, fields, fields_text })
+}
+
+/// A type's value, when it is a string.
+fn type_name(raw: Raw<'_>) -> Option<Cow<'_, str>> {
+    raw.get().starts_with('"').then(|| string(raw)).flatten()
+}
+
+/// Past `opening` and the spaces after it.
+fn open(b: &[u8], at: usize, opening: u8) -> Option<usize> {
+    (*b.get(at)? == opening).then(|| spaces(b, at + 1))
+}
+
+fn spaces(b: &[u8], mut at: usize) -> usize {
+    while b.get(at) == Some(&b' ') {
+        at += 1;
+    }
+    at
+}
+
+/// The object starting at `at`: its entries and the offset past it.
+fn object_at(text: &str, at: usize) -> Option<(RawObject<'_>, usize)> {
+    let b = text.as_bytes();
+    let mut at = open(b, at, b'{')?;
+    let mut entries = Vec::new();
+    if b.get(at) == Some(&b'}') {
+        return Some((RawObject { entries }, at + 1));
+    }
+    loop {
+        let (key, value_at) = key(text, at)?;
+        let end = value_end(b, value_at)?;
+        entries.push((key, Raw(&text[value_at..end])));
+        at = spaces(b, end);
+        match b.get(at)? {
+            b',' => at = spaces(b, at + 1),
+            b'}' => return Some((RawObject { entries }, at + 1)),
+            _ => return None,
+        }
+    }
+}
+
+/// The key starting at `at`, and where its value starts (past the colon and spaces).
+fn key(text: &str, at: usize) -> Option<(Cow<'_, str>, usize)> {
+    let b = text.as_bytes();
+    if b.get(at) != Some(&b'"') {
+        return None;
+    }
+    let end = string_end(b, at)?;
+    let key = string(Raw(&text[at..end]))?;
+    let colon = spaces(b, end);
+    (b.get(colon) == Some(&b':')).then(|| (key, spaces(b, colon + 1)))
+}
+
+/// The offset past the string starting at `at` (a quote), its escapes checked.
+fn string_end(b: &[u8], at: usize) -> Option<usize> {
+    let mut from = at + 1;
+    loop {
+        let stop = from + memchr::memchr2(b'"', b'\\', b.get(from..)?)?;
+        if b[stop] == b'"' {
+            return Some(stop + 1);
+        }
+        from = match b.get(stop + 1)? {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => stop + 2,
+            b'u' if b.get(stop + 2..stop + 6)?.iter().all(u8::is_ascii_hexdigit) => stop + 6,
+            _ => return None,
+        };
+    }
+}
+
+fn literal(b: &[u8], at: usize, word: &[u8]) -> Option<usize> {
+    b.get(at..)?.starts_with(word).then_some(at + word.len())
+}
+
+fn digits(b: &[u8], mut at: usize) -> usize {
+    while b.get(at).is_some_and(u8::is_ascii_digit) {
+        at += 1;
+    }
+    at
+}
+
+/// The offset past the number at `at`: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+fn number_end(b: &[u8], mut at: usize) -> Option<usize> {
+    if b.get(at) == Some(&b'-') {
+        at += 1;
+    }
+    at = match b.get(at)? {
+        b'0' => at + 1,
+        b'1'..=b'9' => digits(b, at + 1),
+        _ => return None,
+    };
+    if b.get(at) == Some(&b'.') {
+        let end = digits(b, at + 1);
+        if end == at + 1 {
+            return None;
+        }
+        at = end;
+    }
+    if matches!(b.get(at), Some(b'e' | b'E')) {
+        at += 1;
+        if matches!(b.get(at), Some(b'+' | b'-')) {
+            at += 1;
+        }
+        let end = digits(b, at);
+        if end == at {
+            return None;
+        }
+        at = end;
+    }
+    Some(at)
+}
+
+/// The open arrays and objects around a value: a bit each, in a word while they fit.
+#[derive(Default)]
+struct Nesting {
+    depth: usize,
+    bits: u64,
+    deeper: Vec<bool>,
+}
+
+impl Nesting {
+    fn push(&mut self, object: bool) {
+        if self.depth < 64 {
+            self.bits = (self.bits & !(1 << self.depth)) | (u64::from(object) << self.depth);
+        } else {
+            self.deeper.push(object);
+        }
+        self.depth += 1;
+    }
+
+    /// Whether the innermost is an object; `None` at the top.
+    fn top(&self) -> Option<bool> {
+        match self.depth {
+            0 => None,
+            d if d <= 64 => Some(self.bits & (1 << (d - 1)) != 0),
+            _ => self.deeper.last().copied(),
+        }
+    }
+
+    fn pop(&mut self) {
+        if self.depth > 64 {
+            self.deeper.pop();
+        }
+        self.depth -= 1;
+    }
+}
+
+/// The offset past the value starting at `at` (any depth, without recursion).
+fn value_end(b: &[u8], mut at: usize) -> Option<usize> {
+    let mut nesting = Nesting::default();
+    loop {
+        // A value.
+        at = match *b.get(at)? {
+            b'"' => string_end(b, at)?,
+            b'{' => {
+                let inside = spaces(b, at + 1);
+                if b.get(inside) == Some(&b'}') {
+                    inside + 1
+                } else {
+                    nesting.push(true);
+                    at = after_key(b, inside)?;
+                    continue;
+                }
+            }
+            b'[' => {
+                let inside = spaces(b, at + 1);
+                if b.get(inside) == Some(&b']') {
+                    inside + 1
+                } else {
+                    nesting.push(false);
+                    at = inside;
+                    continue;
+                }
+            }
+            b't' => literal(b, at, b"true")?,
+            b'f' => literal(b, at, b"false")?,
+            b'n' => literal(b, at, b"null")?,
+            b'-' | b'0'..=b'9' => number_end(b, at)?,
+            _ => return None,
+        };
+        // What follows it: the next value of the innermost array or object, or their ends.
+        loop {
+            let Some(in_object) = nesting.top() else { return Some(at) };
+            at = spaces(b, at);
+            match (*b.get(at)?, in_object) {
+                (b',', true) => {
+                    at = after_key(b, spaces(b, at + 1))?;
+                    break;
+                }
+                (b',', false) => {
+                    at = spaces(b, at + 1);
+                    break;
+                }
+                (b'}', true) | (b']', false) => {
+                    nesting.pop();
+                    at += 1;
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// Past the key at `at` (not decoded: serde_json checks no more of keys it skips), the colon and
+/// the spaces: where the value starts.
+fn after_key(b: &[u8], at: usize) -> Option<usize> {
+    if b.get(at) != Some(&b'"') {
+        return None;
+    }
+    let colon = spaces(b, string_end(b, at)?);
+    (b.get(colon) == Some(&b':')).then(|| spaces(b, colon + 1))
+}
+
+#[cfg(test)]
+mod tests;
