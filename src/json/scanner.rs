@@ -12,7 +12,7 @@ fn line_text(line: &[u8]) -> Option<&str> {
     if has_control_byte(line) {
         return None;
     }
-    simdutf8::basic::from_utf8(line).ok()
+    std::str::from_utf8(line).ok()
 }
 
 /// Whether any byte is below 0x20, in blocks the compiler vectorises.
