@@ -88,7 +88,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
         if meta.is_file() {
             let name = root.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
             match claim(&name) {
-                Some(i) => push(&mut out.files[i], &mut seen, root.clone(), &meta),
+                Some(i) => push(&mut out.files[i], &mut seen, root.clone(), None, &meta),
                 None => out
                     .warnings
                     .push(format!("{}: not read: no format reads files of this name", root.display())),
@@ -97,6 +97,9 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
         }
         out.searched.push(root.clone());
         let walk = walkdir::WalkDir::new(root).follow_links(true).sort_by_file_name();
+        // The canonical path of the last directory met: a file in it that is no symlink is that
+        // and its name (one canonicalisation a directory, not one a file).
+        let mut last_dir: Option<(PathBuf, PathBuf)> = None;
         for entry in walk {
             let entry = match entry {
                 Ok(entry) => entry,
@@ -117,15 +120,32 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
                         continue;
                     }
                 };
-                push(&mut out.files[i], &mut seen, entry.into_path(), &meta);
+                let canonical = match entry.path().parent() {
+                    Some(dir) if !entry.path_is_symlink() => {
+                        if last_dir.as_ref().is_none_or(|(d, _)| d != dir) {
+                            last_dir = std::fs::canonicalize(dir).ok().map(|c| (dir.to_path_buf(), c));
+                        }
+                        last_dir.as_ref().map(|(_, c)| c.join(entry.file_name()))
+                    }
+                    _ => None,
+                };
+                push(&mut out.files[i], &mut seen, entry.into_path(), canonical, &meta);
             }
         }
     }
     Ok(out)
 }
 
-fn push(files: &mut Vec<SourceFile>, seen: &mut HashSet<PathBuf>, path: PathBuf, meta: &std::fs::Metadata) {
-    let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+/// Adds a file once however it was reached; `canonical` when known already.
+fn push(
+    files: &mut Vec<SourceFile>,
+    seen: &mut HashSet<PathBuf>,
+    path: PathBuf,
+    canonical: Option<PathBuf>,
+    meta: &std::fs::Metadata,
+) {
+    let canonical =
+        canonical.unwrap_or_else(|| std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()));
     let modified = meta
         .modified()
         .ok()

@@ -544,6 +544,21 @@ fn symlink_loops_are_warned_once_and_not_followed_twice() {
     );
 }
 
+/// Discovery canonicalises a directory once for all its files: a file reached through a symlinked
+/// directory (and one in a directory whose own path runs through a symlink) is still known as one.
+#[test]
+fn a_directory_reached_through_a_symlink_is_read_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("real/inner")).unwrap();
+    let transcript = lines(&[START.as_bytes(), USAGE.as_bytes()]);
+    std::fs::write(dir.path().join("real/inner/run_1.jsonl"), &transcript).unwrap();
+    std::os::unix::fs::symlink("real", dir.path().join("alias")).unwrap();
+    std::os::unix::fs::symlink("real/inner", dir.path().join("inner_alias")).unwrap();
+    let (rows, stderr) = query(dir.path(), &[], "select count(*) as n from usage");
+    assert_eq!(rows[0]["n"], 1, "one file reached three ways is read once");
+    assert_eq!(stderr, "");
+}
+
 #[test]
 fn deep_nesting_is_walked_to_the_bottom() {
     let dir = tempfile::tempdir().unwrap();
