@@ -8,6 +8,7 @@ use crate::read::BlockReader;
 use object_store::ObjectStore;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,16 +16,19 @@ use std::sync::Arc;
 const FINGERPRINT_BYTES: u64 = 64;
 
 /// The start of the cache files' names; a new layout gets a new name.
-const FILE_NAME: &str = "inference-v3";
+const FILE_NAME: &str = "inference-v4";
 
-/// The cache file: each type's field list once, and per file only numbers that point into it.
-/// (Most files of a corpus share their field lists: writing them per file made the cache tens of
-/// megabytes, and reading it the slowest part of a query's start.)
+/// The cache file: each type's field list, format and directory once, and per file a row of
+/// numbers that point into them. (Most files of a corpus share their field lists and directory:
+/// written per file, they made the cache tens of megabytes, and reading it the slowest part of a
+/// query's start.)
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct CacheFile {
     /// Every distinct (type, fields) met.
     shapes: Vec<TypeShape>,
-    files: Vec<FileEntry>,
+    formats: Vec<String>,
+    dirs: Vec<String>,
+    files: Vec<Row>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -34,23 +38,36 @@ struct TypeShape {
     fields: Vec<(String, u8)>,
 }
 
+/// One file, written as a JSON array (no key names repeated for every file).
+#[derive(Debug, Serialize, Deserialize)]
+struct Row(
+    /// Its directory: an index into `dirs`.
+    u32,
+    /// Its name in that directory.
+    String,
+    FileEntry,
+);
+
+/// What is kept of one file, in memory and (as an array) on disk.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct FileEntry {
-    path: PathBuf,
-    format: String,
-    size: u64,
-    modified: Option<u64>,
+struct FileEntry(
+    /// The format: an index into `formats`.
+    u32,
+    /// Size and modification time (ns since the epoch) when read.
+    u64,
+    Option<u64>,
     /// A hash of the last bytes of the whole lines, to tell a grown file from a rewritten one.
-    fingerprint: u64,
-    /// Index into `shapes`, and the events of that type, in the whole lines and in the tail.
-    types: Vec<(u32, u64)>,
-    tail_types: Vec<(u32, u64)>,
-    complete_bytes: u64,
-    damaged_lines: u64,
-    lines: u64,
-    lost_start: bool,
-    max_line_bytes: usize,
-}
+    u64,
+    /// The types of the whole lines and of the tail: an index into `shapes` and the events.
+    Vec<(u32, u64)>,
+    Vec<(u32, u64)>,
+    /// `complete_bytes`, `damaged_lines`, `lines`, `lost_start`, `max_line_bytes` of [`FileStats`].
+    u64,
+    u64,
+    u64,
+    bool,
+    u64,
+);
 
 /// What the cache knows of a file now.
 pub enum Lookup {
@@ -66,10 +83,12 @@ pub enum Lookup {
 #[derive(Debug, Default)]
 pub struct InferenceCache {
     path: Option<PathBuf>,
-    /// The type shapes, each with its field list ready to share among files' stats.
-    shapes: Vec<(TypeShape, Arc<FieldShapes>)>,
+    /// The type shapes, with their names and field lists ready to share among files' stats.
+    shapes: Vec<(TypeShape, Arc<str>, Arc<FieldShapes>)>,
     shape_index: HashMap<TypeShape, u32>,
-    entries: HashMap<PathBuf, FileEntry>,
+    formats: Vec<String>,
+    /// By canonical path.
+    entries: HashMap<OsString, FileEntry>,
     changed: bool,
 }
 
@@ -93,19 +112,25 @@ impl InferenceCache {
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .filter(CacheFile::is_consistent)
             .unwrap_or_default();
-        let shapes: Vec<(TypeShape, Arc<FieldShapes>)> = file
+        let shapes: Vec<(TypeShape, Arc<str>, Arc<FieldShapes>)> = file
             .shapes
             .into_iter()
             .map(|shape| {
                 let fields =
                     shape.fields.iter().map(|(k, bits)| (k.clone(), Shapes::from_bits(*bits))).collect();
-                (shape, Arc::new(fields))
+                let name = Arc::from(shape.name.as_str());
+                (shape, name, Arc::new(fields))
             })
             .collect();
         let shape_index =
-            shapes.iter().enumerate().map(|(i, (shape, _))| (shape.clone(), i as u32)).collect();
-        let entries = file.files.into_iter().map(|entry| (entry.path.clone(), entry)).collect();
-        Self { path: Some(path), shapes, shape_index, entries, changed: false }
+            shapes.iter().enumerate().map(|(i, (shape, ..))| (shape.clone(), i as u32)).collect();
+        let dirs: Vec<PathBuf> = file.dirs.into_iter().map(PathBuf::from).collect();
+        let entries = file
+            .files
+            .into_iter()
+            .map(|Row(dir, name, entry)| (dirs[dir as usize].join(name).into_os_string(), entry))
+            .collect();
+        Self { path: Some(path), shapes, shape_index, formats: file.formats, entries, changed: false }
     }
 
     /// The default place: `$TXQ_CACHE_DIR`, else the user's cache directory (`~/.cache/txq`).
@@ -117,46 +142,60 @@ impl InferenceCache {
 
     /// What is known of `file` for `format`; a grown file is recognised by its fingerprint.
     pub async fn lookup(&self, store: &Arc<dyn ObjectStore>, format: &str, file: &SourceFile) -> Lookup {
-        let Some(entry) = self.entries.get(&file.canonical).filter(|e| e.format == format) else {
+        let Some(entry) = self
+            .entries
+            .get(file.canonical.as_os_str())
+            .filter(|e| self.formats.get(e.0 as usize).is_some_and(|f| f == format))
+        else {
             return Lookup::Unknown;
         };
-        if entry.size == file.size && entry.modified == file.modified && file.modified.is_some() {
+        let FileEntry(_, size, modified, fingerprint_then, .., complete, _, _, _, _) = *entry;
+        if size == file.size && modified == file.modified && file.modified.is_some() {
             return Lookup::Same(self.stats(entry));
         }
-        let complete = entry.complete_bytes;
-        if file.size <= entry.size || complete == 0 {
+        if file.size <= size || complete == 0 {
             return Lookup::Unknown;
         }
         match fingerprint(store, file, complete).await {
-            Some(now) if now == entry.fingerprint => Lookup::Grown(self.stats(entry), complete),
+            Some(now) if now == fingerprint_then => Lookup::Grown(self.stats(entry), complete),
             _ => Lookup::Unknown,
         }
     }
 
-    /// The stats an entry stands for, sharing the field lists.
+    /// The stats an entry stands for, sharing the type names and field lists.
     fn stats(&self, entry: &FileEntry) -> FileStats {
-        let types = |list: &[(u32, u64)]| -> BTreeMap<String, TypeStats> {
+        let types = |list: &[(u32, u64)]| -> BTreeMap<Arc<str>, TypeStats> {
             list.iter()
                 .map(|&(shape, events)| {
-                    let (shape, fields) = &self.shapes[shape as usize];
-                    (shape.name.clone(), TypeStats { events, fields: fields.clone() })
+                    let (_, name, fields) = &self.shapes[shape as usize];
+                    (name.clone(), TypeStats { events, fields: fields.clone() })
                 })
                 .collect()
         };
+        let FileEntry(
+            ..,
+            ref whole,
+            ref tail,
+            complete_bytes,
+            damaged_lines,
+            lines,
+            lost_start,
+            max_line_bytes,
+        ) = *entry;
         FileStats {
-            types: types(&entry.types),
-            tail_types: types(&entry.tail_types),
-            complete_bytes: entry.complete_bytes,
-            damaged_lines: entry.damaged_lines,
-            lines: entry.lines,
-            lost_start: entry.lost_start,
-            max_line_bytes: entry.max_line_bytes,
+            types: types(whole),
+            tail_types: types(tail),
+            complete_bytes,
+            damaged_lines,
+            lines,
+            lost_start,
+            max_line_bytes: max_line_bytes as usize,
             unreadable: None,
         }
     }
 
     /// The index of a type's shape, added when new.
-    fn shape(&mut self, name: &str, stats: &TypeStats) -> u32 {
+    fn shape(&mut self, name: &Arc<str>, stats: &TypeStats) -> u32 {
         let shape = TypeShape {
             name: name.to_string(),
             fields: stats.fields.iter().map(|(k, shapes)| (k.clone(), shapes.bits())).collect(),
@@ -165,7 +204,7 @@ impl InferenceCache {
             return index;
         }
         let index = self.shapes.len() as u32;
-        self.shapes.push((shape.clone(), stats.fields.clone()));
+        self.shapes.push((shape.clone(), name.clone(), stats.fields.clone()));
         self.shape_index.insert(shape, index);
         index
     }
@@ -182,50 +221,72 @@ impl InferenceCache {
             return;
         }
         let Some(fingerprint) = fingerprint(store, file, stats.complete_bytes).await else { return };
-        let mut types = |map: &BTreeMap<String, TypeStats>| -> Vec<(u32, u64)> {
+        let format = match self.formats.iter().position(|f| f == format) {
+            Some(at) => at,
+            None => {
+                self.formats.push(format.to_string());
+                self.formats.len() - 1
+            }
+        } as u32;
+        let mut types = |map: &BTreeMap<Arc<str>, TypeStats>| -> Vec<(u32, u64)> {
             map.iter().map(|(name, stats)| (self.shape(name, stats), stats.events)).collect()
         };
-        let entry = FileEntry {
-            path: file.canonical.clone(),
-            format: format.to_string(),
-            size: file.size,
-            modified: file.modified,
+        let entry = FileEntry(
+            format,
+            file.size,
+            file.modified,
             fingerprint,
-            types: types(&stats.types),
-            tail_types: types(&stats.tail_types),
-            complete_bytes: stats.complete_bytes,
-            damaged_lines: stats.damaged_lines,
-            lines: stats.lines,
-            lost_start: stats.lost_start,
-            max_line_bytes: stats.max_line_bytes,
-        };
-        self.entries.insert(file.canonical.clone(), entry);
+            types(&stats.types),
+            types(&stats.tail_types),
+            stats.complete_bytes,
+            stats.damaged_lines,
+            stats.lines,
+            stats.lost_start,
+            stats.max_line_bytes as u64,
+        );
+        self.entries.insert(file.canonical.clone().into_os_string(), entry);
         self.changed = true;
     }
 
-    /// Forgets every file but `files` (the ones this corpus holds now): deleted or moved files
-    /// leave the cache.
-    pub fn retain(&mut self, files: &std::collections::HashSet<&Path>) {
+    /// Forgets every file but `files` (the canonical paths this corpus holds now): deleted or
+    /// moved files leave the cache.
+    pub fn retain(&mut self, files: &std::collections::HashSet<&OsStr>) {
         let before = self.entries.len();
-        self.entries.retain(|path, _| files.contains(path.as_path()));
+        self.entries.retain(|path, _| files.contains(path.as_os_str()));
         self.changed |= self.entries.len() != before;
     }
 
-    /// The cache as written: the shapes the kept files use, renumbered in order.
+    /// The cache as written: the shapes the kept files use, renumbered in order, and each
+    /// directory once. A path that is not UTF-8 is not kept (JSON holds text).
     fn to_file(&self) -> CacheFile {
         let mut renumber: HashMap<u32, u32> = HashMap::new();
         let mut shapes = Vec::new();
-        let mut files: Vec<FileEntry> = self.entries.values().cloned().collect();
-        files.sort_by(|a, b| a.path.cmp(&b.path));
-        for entry in &mut files {
-            for (shape, _) in entry.types.iter_mut().chain(entry.tail_types.iter_mut()) {
+        let mut dirs: Vec<String> = Vec::new();
+        let mut dir_index: HashMap<String, u32> = HashMap::new();
+        let mut paths: Vec<&OsString> = self.entries.keys().collect();
+        paths.sort();
+        let mut files = Vec::new();
+        for path in paths {
+            let path = Path::new(path);
+            let (Some(dir), Some(name)) =
+                (path.parent().and_then(Path::to_str), path.file_name().and_then(|n| n.to_str()))
+            else {
+                continue;
+            };
+            let dir = *dir_index.entry(dir.to_string()).or_insert_with(|| {
+                dirs.push(dir.to_string());
+                dirs.len() as u32 - 1
+            });
+            let mut entry = self.entries[path.as_os_str()].clone();
+            for (shape, _) in entry.4.iter_mut().chain(entry.5.iter_mut()) {
                 *shape = *renumber.entry(*shape).or_insert_with(|| {
                     shapes.push(self.shapes[*shape as usize].0.clone());
                     shapes.len() as u32 - 1
                 });
             }
+            files.push(Row(dir, name.to_string(), entry));
         }
-        CacheFile { shapes, files }
+        CacheFile { shapes, formats: self.formats.clone(), dirs, files }
     }
 
     /// Writes the cache if anything changed: to a temporary file, renamed into place. A cache that
@@ -260,12 +321,13 @@ async fn fingerprint(store: &Arc<dyn ObjectStore>, file: &SourceFile, complete: 
 }
 
 impl CacheFile {
-    /// Whether every shape a file names is there (else the file is not ours, or damaged).
+    /// Whether every index points at something (else the file is not ours, or damaged).
     fn is_consistent(&self) -> bool {
-        let known = self.shapes.len() as u64;
-        self.files
-            .iter()
-            .flat_map(|f| f.types.iter().chain(&f.tail_types))
-            .all(|(s, _)| u64::from(*s) < known)
+        let shapes = self.shapes.len() as u64;
+        self.files.iter().all(|Row(dir, _, entry)| {
+            (*dir as usize) < self.dirs.len()
+                && (entry.0 as usize) < self.formats.len()
+                && entry.4.iter().chain(&entry.5).all(|(s, _)| u64::from(*s) < shapes)
+        })
     }
 }

@@ -183,7 +183,7 @@ pub fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
     let mut names: Vec<(&str, Option<&crate::format::EventSpec>)> =
         format.events.iter().map(|e| (e.type_name, Some(e))).collect();
     for type_name in stats.types.keys() {
-        if !format.events.iter().any(|e| e.type_name == type_name) {
+        if !format.events.iter().any(|e| e.type_name == type_name.as_ref()) {
             names.push((type_name, None));
         }
     }

@@ -40,7 +40,7 @@ pub struct FormatData {
     /// For each transcript, its damaged lines.
     pub file_damage: Vec<u64>,
     /// For each transcript, the event types it holds: a scan of one type reads no other file.
-    pub file_types: Vec<BTreeSet<String>>,
+    pub file_types: Vec<BTreeSet<Arc<str>>>,
     /// Files of its naming that hold no transcript (rupu step logs, netflow ledgers).
     pub not_transcripts: Vec<PathBuf>,
     /// Every event table, then `events`, then `errors`.
@@ -74,7 +74,7 @@ impl FormatData {
                 .files
                 .iter()
                 .zip(&self.file_types)
-                .filter(|(_, types)| types.contains(t))
+                .filter(|(_, types)| types.contains(t.as_str()))
                 .map(|(f, _)| f.clone())
                 .collect(),
             _ => self.files.clone(),
@@ -167,8 +167,8 @@ impl Corpus {
             .cache_dir
             .as_deref()
             .map_or_else(InferenceCache::disabled, |dir| InferenceCache::load(dir, &discovery.searched));
-        let all_files: std::collections::HashSet<PathBuf> =
-            discovery.files.iter().flatten().map(|f| f.canonical.clone()).collect();
+        // Deleted or moved files leave the cache.
+        cache.retain(&discovery.files.iter().flatten().map(|f| f.canonical.as_os_str()).collect());
         for (format, files) in formats.into_iter().zip(discovery.files) {
             let format = Arc::new(format);
             let cache_ref = &cache;
@@ -243,7 +243,6 @@ impl Corpus {
                 damaged_files,
             }));
         }
-        cache.retain(&all_files.iter().map(PathBuf::as_path).collect());
         if let Err(why) = cache.save() {
             warnings.push(why);
         }

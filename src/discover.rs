@@ -122,7 +122,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
                 };
                 let canonical = match entry.path().parent() {
                     Some(dir) if !entry.path_is_symlink() => {
-                        if last_dir.as_ref().is_none_or(|(d, _)| d != dir) {
+                        if last_dir.as_ref().is_none_or(|(d, _)| d.as_os_str() != dir.as_os_str()) {
                             last_dir = std::fs::canonicalize(dir).ok().map(|c| (dir.to_path_buf(), c));
                         }
                         last_dir.as_ref().map(|(_, c)| c.join(entry.file_name()))
@@ -139,7 +139,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
 /// Adds a file once however it was reached; `canonical` when known already.
 fn push(
     files: &mut Vec<SourceFile>,
-    seen: &mut HashSet<PathBuf>,
+    seen: &mut HashSet<std::ffi::OsString>,
     path: PathBuf,
     canonical: Option<PathBuf>,
     meta: &std::fs::Metadata,
@@ -151,7 +151,7 @@ fn push(
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_nanos() as u64);
-    if seen.insert(canonical.clone()) {
+    if seen.insert(canonical.clone().into_os_string()) {
         files.push(SourceFile { path, canonical, size: meta.len(), modified });
     }
 }

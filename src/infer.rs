@@ -100,10 +100,10 @@ fn merge_fields(mine: &mut Arc<FieldShapes>, other: &FieldShapes) {
 #[derive(Debug, Clone, Default)]
 pub struct FileStats {
     /// Event types by name as written, in the whole lines.
-    pub types: BTreeMap<String, TypeStats>,
+    pub types: BTreeMap<Arc<str>, TypeStats>,
     /// The event of an unterminated last line, if it is whole JSON: kept apart, since the next
     /// read of a growing file reads that line again.
-    pub tail_types: BTreeMap<String, TypeStats>,
+    pub tail_types: BTreeMap<Arc<str>, TypeStats>,
     /// The offset just past the last newline: what later reads of a growing file can skip.
     pub complete_bytes: u64,
     /// Damaged lines (the cut-off last line of a file is not damage).
@@ -141,10 +141,10 @@ impl FileStats {
 /// What a format's files hold, all together.
 #[derive(Debug, Clone, Default)]
 pub struct FormatStats {
-    pub types: BTreeMap<String, TypeStats>,
+    pub types: BTreeMap<Arc<str>, TypeStats>,
     /// For each type, the shared field lists merged already (by address): files read from the
     /// cache share a handful, and each is merged once. (A list of one file's own is not kept.)
-    merged: BTreeMap<String, Vec<Arc<FieldShapes>>>,
+    merged: BTreeMap<Arc<str>, Vec<Arc<FieldShapes>>>,
 }
 
 impl FormatStats {
@@ -257,7 +257,7 @@ fn documented_event(format: &Format, line: &[u8]) -> bool {
 }
 
 /// Notes one line's type and field shapes; false for a damaged line, which adds nothing.
-fn observe(format: &Format, line: &[u8], types: &mut BTreeMap<String, TypeStats>) -> bool {
+fn observe(format: &Format, line: &[u8], types: &mut BTreeMap<Arc<str>, TypeStats>) -> bool {
     if format.lines_table.is_some() {
         return crate::json::parse_line_object(line).is_ok();
     }
@@ -268,7 +268,7 @@ fn observe(format: &Format, line: &[u8], types: &mut BTreeMap<String, TypeStats>
     let fields = event.fields;
     let stats = match types.get_mut(event.type_name.as_ref()) {
         Some(stats) => stats,
-        None => types.entry(event.type_name.to_string()).or_default(),
+        None => types.entry(Arc::from(event.type_name.as_ref())).or_default(),
     };
     let path =
         format.events.iter().find(|e| e.type_name == event.type_name).map_or(&[][..], |e| e.fields_path);

@@ -79,11 +79,10 @@ async fn fill_schema(
     schema.register_table("files".into(), Arc::new(files_table(data)?))?;
     // A view's table names resolve in its own format's schema.
     let name = data.format.name;
-    let scoped =
-        SessionContext::new_with_config(ctx.copied_config().with_default_catalog_and_schema(CATALOG, name));
-    scoped.register_catalog_list(ctx.state().catalog_list().clone());
+    let mut scoped = ctx.state();
+    scoped.config_mut().options_mut().catalog.default_schema = name.to_string();
     for view in &data.format.views {
-        let plan = scoped.state().create_logical_plan(view.sql).await?;
+        let plan = scoped.create_logical_plan(view.sql).await?;
         schema.register_table(
             view.name.to_string(),
             Arc::new(ViewTable::new(plan, Some(view.sql.to_string()))),

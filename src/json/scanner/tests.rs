@@ -146,3 +146,29 @@ fn every_prefix_of_a_usual_line_is_declined_or_read_alike() {
         }
     }
 }
+
+/// The first quote or backslash is found wherever it falls in or across eight-byte steps, also
+/// behind bytes (0x22 + 0x100 borrows, non-ASCII) that could fool a word-wide comparison.
+#[test]
+fn the_first_quote_or_backslash_is_found_at_every_offset() {
+    use super::quote_or_backslash;
+    for len in 0..40 {
+        for filler in [b'a', 0x21, 0x23, 0x5b, 0x5d, 0xc3, 0xff] {
+            for (at, special) in (0..len).flat_map(|at| [(at, b'"'), (at, b'\\')]) {
+                let mut bytes = vec![filler; len];
+                bytes[at] = special;
+                // A later special byte must not hide the first one.
+                if at + 1 < len {
+                    bytes[len - 1] = b'"';
+                }
+                let found = (0..=at).find(|&from| quote_or_backslash(&bytes, from) > at);
+                assert_eq!(found, None, "overshot: len {len} at {at} filler {filler:#x}");
+                let mut from = 0;
+                while from < len && bytes[from] != b'"' && bytes[from] != b'\\' {
+                    from = quote_or_backslash(&bytes, from).max(from + 1);
+                }
+                assert_eq!(from, at, "len {len} filler {filler:#x}");
+            }
+        }
+    }
+}
