@@ -88,41 +88,32 @@ def files_of(root):
     return sorted(out)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", required=True, help="the transcripts directory")
-    ap.add_argument("--txq", required=True, help="the txq binary (release build)")
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--results", help="write RESULTS.md here")
-    ap.add_argument("--command", default="", help="the command line to record in RESULTS.md")
-    args = ap.parse_args()
-
-    files = files_of(args.corpus)
+def bench_corpus(corpus, args):
+    """Runs every question on one corpus; returns its facts and a row per question."""
+    files = files_of(corpus)
     total_bytes = sum(os.path.getsize(f) for f in files)
     run_id = os.path.basename(files[len(files) // 2])[: -len(".jsonl")]
-    glob = os.path.join(args.corpus, "**", "*.jsonl")
+    glob = os.path.join(corpus, "**", "*.jsonl")
     read = "read_ndjson('{g}', columns={{'type': 'VARCHAR', 'data': 'JSON'}}, ignore_errors=true{f})"
     src, srcf = read.format(g=glob, f=""), read.format(g=glob, f=", filename=true")
-    cache = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "txq-cache")
+    with_jq = total_bytes / 1e9 <= args.jq_up_to_gb
 
     def engines(q):
         sql = q["txq"].format(run_id=run_id)
         out = {
-            "txq": [args.txq, "-q", "--format", "csv", "-e", sql, args.corpus],
-            "txq --no-cache": [args.txq, "-q", "--no-cache", "--format", "csv", "-e", sql, args.corpus],
+            "txq": [args.txq, "-q", "--format", "csv", "-e", sql, corpus],
+            "txq --no-cache": [args.txq, "-q", "--no-cache", "--format", "csv", "-e", sql, corpus],
             "duckdb": [sys.executable, "-c",
                        "import duckdb,sys; c=duckdb.connect(); c.execute(\"SET threads=2\"); "
                        "print(c.execute(sys.argv[1]).fetchall())",
                        q["duckdb"].format(src=src, srcf=srcf, run_id=run_id)],
         }
-        if q["jq"]:
+        if q["jq"] and with_jq:
             # Each line parsed on its own, so that a damaged line is skipped instead of ending jq.
             events = "(inputs | (try fromjson catch empty) | objects)"
             out["jq"] = ["jq", "-R", "-n", "-c", q["jq"].replace("EVENTS", events)] + files
         return out
 
-    os.environ["TXQ_CACHE_DIR"] = cache
-    floor = []
     results = []
     for q in QUESTIONS:
         times, rss = {}, {}
@@ -137,18 +128,22 @@ def main():
         results.append((q["name"], {n: statistics.median(v) for n, v in times.items()},
                         {n: max(v) for n, v in rss.items()}))
         print(f"{q['name']}: " + ", ".join(f"{n} {statistics.median(v):.3f}s" for n, v in times.items()), flush=True)
+    floor = []
     for _ in range(args.runs):
         t, _, _ = measured(["sh", "-c", 'cat "$@" | wc -l', "sh"] + files)
         floor.append(t)
-    floor_s = statistics.median(floor)
+    facts = {"corpus": corpus, "files": len(files), "bytes": total_bytes, "floor": statistics.median(floor),
+             "jq": with_jq}
+    return facts, results
 
-    lines = []
-    lines.append(f"Corpus: {len(files)} files, {total_bytes / 1e9:.2f} GB ({args.corpus}); "
-                 f"median of {args.runs} interleaved runs after one warm-up run each; page cache warm.")
-    lines.append(f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; "
-                 f"DuckDB {__import__('duckdb').__version__} (threads=2), "
-                 f"{subprocess.run(['jq', '--version'], capture_output=True, text=True).stdout.strip()}.")
-    lines.append(f"Byte-scan floor (`cat | wc -l`): {floor_s:.3f} s ({total_bytes / 1e9 / floor_s:.2f} GB/s).")
+
+def corpus_section(facts, results, runs):
+    gb, floor_s = facts["bytes"] / 1e9, facts["floor"]
+    lines = [f"## {gb:.2f} GB", ""]
+    lines.append(f"Corpus: {facts['files']} files, {gb:.2f} GB ({facts['corpus']}); "
+                 f"median of {runs} interleaved runs after one warm-up run each; page cache warm"
+                 + ("." if facts["jq"] else "; jq not run at this size (--jq-up-to-gb)."))
+    lines.append(f"Byte-scan floor (`cat | wc -l`): {floor_s:.3f} s ({gb / floor_s:.2f} GB/s).")
     lines.append("")
     lines.append("| question | txq s | txq --no-cache s | DuckDB s | jq s | txq / DuckDB | txq / floor | txq MB | txq --no-cache MB | DuckDB MB | jq MB |")
     lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -158,7 +153,50 @@ def main():
         lines.append(f"| {name} | {t['txq']:.3f} | {t['txq --no-cache']:.3f} | {t['duckdb']:.3f} | {jq_t} | "
                      f"{t['txq'] / t['duckdb']:.2f} | {t['txq'] / floor_s:.2f} | {m['txq']:.0f} | "
                      f"{m['txq --no-cache']:.0f} | {m['duckdb']:.0f} | {jq_m} |")
-    table = "\n".join(lines)
+    return lines
+
+
+def scaling_section(measured_corpora):
+    """txq's time and peak RSS at each size against the smallest: linear time is the bytes' ratio."""
+    (base_facts, base), rest = measured_corpora[0], measured_corpora[1:]
+    lines = ["## Scaling", ""]
+    for facts, results in rest:
+        ratio = facts["bytes"] / base_facts["bytes"]
+        lines.append(f"{facts['bytes'] / 1e9:.2f} GB against {base_facts['bytes'] / 1e9:.2f} GB: "
+                     f"{ratio:.2f}x the bytes (floor {facts['floor'] / base_facts['floor']:.2f}x).")
+        lines.append("")
+        lines.append("| question | txq time ratio | txq --no-cache time ratio | DuckDB time ratio | txq MB | txq --no-cache MB |")
+        lines.append("|---|---|---|---|---|---|")
+        for (name, t0, m0), (_, t1, m1) in zip(base, results):
+            lines.append(f"| {name} | {t1['txq'] / t0['txq']:.2f} | {t1['txq --no-cache'] / t0['txq --no-cache']:.2f} | "
+                         f"{t1['duckdb'] / t0['duckdb']:.2f} | {m0['txq']:.0f} → {m1['txq']:.0f} | "
+                         f"{m0['txq --no-cache']:.0f} → {m1['txq --no-cache']:.0f} |")
+        lines.append("")
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", required=True, action="append",
+                    help="a transcripts directory (repeat for several sizes, smallest first)")
+    ap.add_argument("--txq", required=True, help="the txq binary (release build)")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--jq-up-to-gb", type=float, default=2.0,
+                    help="run jq only on corpora up to this size (it takes minutes a gigabyte)")
+    ap.add_argument("--results", help="write RESULTS.md here")
+    ap.add_argument("--command", default="", help="the command line to record in RESULTS.md")
+    args = ap.parse_args()
+    os.environ["TXQ_CACHE_DIR"] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "txq-cache")
+
+    measured_corpora = [bench_corpus(corpus, args) for corpus in args.corpus]
+    lines = [f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; "
+             f"DuckDB {__import__('duckdb').__version__} (threads=2), "
+             f"{subprocess.run(['jq', '--version'], capture_output=True, text=True).stdout.strip()}.", ""]
+    for facts, results in measured_corpora:
+        lines += corpus_section(facts, results, args.runs) + [""]
+    if len(measured_corpora) > 1:
+        lines += scaling_section(measured_corpora)
+    table = "\n".join(lines).rstrip()
     print(table)
     if args.results:
         with open(args.results, "w") as f:
