@@ -9,10 +9,11 @@ use crate::infer::{FileStats, FormatStats, infer_file, is_transcript};
 use futures::StreamExt;
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Settings of the reading.
 #[derive(Debug, Clone)]
@@ -39,8 +40,11 @@ pub struct FormatData {
     pub files: Vec<Arc<SourceFile>>,
     /// For each transcript, its damaged lines.
     pub file_damage: Vec<u64>,
-    /// For each transcript, the event types it holds: a scan of one type reads no other file.
-    pub file_types: Vec<BTreeSet<Arc<str>>>,
+    /// For each transcript, its events by type (whole lines, and a whole cut-off last line): a
+    /// scan of one type reads no other file, and one that needs no value of a line reads none.
+    pub file_types: Vec<BTreeMap<Arc<str>, u64>>,
+    /// Each transcript's index by canonical path (made when first asked).
+    by_path: OnceLock<HashMap<OsString, usize>>,
     /// Files of its naming that hold no transcript (rupu step logs, netflow ledgers).
     pub not_transcripts: Vec<PathBuf>,
     /// Every event table, then `events`, then `errors`.
@@ -51,6 +55,28 @@ pub struct FormatData {
 }
 
 impl FormatData {
+    /// A format's share: its transcripts with what the inference pass found in each (in the same
+    /// order), the files of its naming that are no transcripts, and its tables.
+    pub fn new(
+        format: Format,
+        transcripts: Vec<(Arc<SourceFile>, &FileStats)>,
+        not_transcripts: Vec<PathBuf>,
+        tables: Vec<Arc<EventTable>>,
+    ) -> FormatData {
+        let file_damage: Vec<u64> = transcripts.iter().map(|(_, s)| s.damaged_lines).collect();
+        FormatData {
+            format,
+            file_types: transcripts.iter().map(|(_, s)| s.events_by_type()).collect(),
+            files: transcripts.into_iter().map(|(f, _)| f).collect(),
+            by_path: OnceLock::new(),
+            not_transcripts,
+            tables,
+            damaged_lines: file_damage.iter().sum(),
+            damaged_files: file_damage.iter().filter(|d| **d > 0).count(),
+            file_damage,
+        }
+    }
+
     /// The same format over only the transcripts that `keep` keeps.
     pub fn narrowed(&self, keep: impl Fn(&SourceFile) -> bool) -> FormatData {
         let kept: Vec<usize> = (0..self.files.len()).filter(|&i| keep(&self.files[i])).collect();
@@ -59,6 +85,7 @@ impl FormatData {
             format: self.format.clone(),
             files: kept.iter().map(|&i| self.files[i].clone()).collect(),
             file_types: kept.iter().map(|&i| self.file_types[i].clone()).collect(),
+            by_path: OnceLock::new(),
             damaged_lines: file_damage.iter().sum(),
             damaged_files: file_damage.iter().filter(|d| **d > 0).count(),
             file_damage,
@@ -74,11 +101,19 @@ impl FormatData {
                 .files
                 .iter()
                 .zip(&self.file_types)
-                .filter(|(_, types)| types.contains(t.as_str()))
+                .filter(|(_, types)| types.contains_key(t.as_str()))
                 .map(|(f, _)| f.clone())
                 .collect(),
             _ => self.files.clone(),
         }
+    }
+
+    /// The events by type of one of the transcripts.
+    pub fn events_by_type(&self, file: &SourceFile) -> Option<&BTreeMap<Arc<str>, u64>> {
+        let by_path = self.by_path.get_or_init(|| {
+            self.files.iter().enumerate().map(|(i, f)| (f.canonical.clone().into_os_string(), i)).collect()
+        });
+        by_path.get(file.canonical.as_os_str()).map(|&i| &self.file_types[i])
     }
 
     /// The table this format's damaged lines are listed in.
@@ -202,20 +237,12 @@ impl Corpus {
             let mut stats = FormatStats::default();
             let mut transcripts = Vec::new();
             let mut not_transcripts = Vec::new();
-            let (mut damaged_lines, mut damaged_files) = (0, 0);
-            let mut file_damage = Vec::new();
-            let mut file_types = Vec::new();
-            for (file, file_stats, _) in results {
+            for (file, file_stats, _) in &results {
                 if let Some(why) = &file_stats.unreadable {
                     warnings.push(format!("{}: not read: {why}", file.path.display()));
-                } else if is_transcript(&format, &file_stats) {
-                    stats.add(&file_stats);
-                    damaged_lines += file_stats.damaged_lines;
-                    damaged_files += usize::from(file_stats.damaged_lines > 0);
-                    file_damage.push(file_stats.damaged_lines);
-                    file_types
-                        .push(file_stats.types.keys().chain(file_stats.tail_types.keys()).cloned().collect());
-                    transcripts.push(Arc::new(file));
+                } else if is_transcript(&format, file_stats) {
+                    stats.add(file_stats);
+                    transcripts.push((Arc::new(file.clone()), file_stats));
                 } else {
                     // A file of its naming with no event in it at all is not a side file of the
                     // format's but something else: binary, or not JSON Lines.
@@ -227,21 +254,12 @@ impl Corpus {
                             file_stats.lines
                         ));
                     }
-                    not_transcripts.push(file.path);
+                    not_transcripts.push(file.path.clone());
                 }
             }
             let format = Arc::unwrap_or_clone(format);
             let tables = all_tables(&format, &stats).into_iter().map(Arc::new).collect();
-            data.push(Arc::new(FormatData {
-                format,
-                files: transcripts,
-                file_damage,
-                file_types,
-                not_transcripts,
-                tables,
-                damaged_lines,
-                damaged_files,
-            }));
+            data.push(Arc::new(FormatData::new(format, transcripts, not_transcripts, tables)));
         }
         if let Err(why) = cache.save() {
             warnings.push(why);

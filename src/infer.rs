@@ -132,6 +132,15 @@ impl FileStats {
         self.unreadable = later.unreadable;
     }
 
+    /// Its events by type, whole lines and the tail together.
+    pub fn events_by_type(&self) -> BTreeMap<Arc<str>, u64> {
+        let mut events = BTreeMap::new();
+        for (name, stats) in self.types.iter().chain(&self.tail_types) {
+            *events.entry(name.clone()).or_insert(0) += stats.events;
+        }
+        events
+    }
+
     /// Whether a format needing `required` type finds it here.
     fn has_type(&self, required: &str) -> bool {
         self.types.contains_key(required) || self.tail_types.contains_key(required)

@@ -33,3 +33,52 @@ fn filtered_answers_equal_unfiltered_ones() {
     let rows = c.rows("select count(*) n from tool_call where archived");
     assert_eq!(int(&rows[0], "n"), Some(archived as i64));
 }
+
+/// A query that needs no value of a line (a count by type, by run, by file) is answered from the
+/// events by type the inference pass counted in each file, reading none: the answers must be those
+/// of a query that reads every line (asking for `line` forces the read), damaged files included.
+#[test]
+fn answers_from_event_counts_equal_answers_from_reading_the_lines() {
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample");
+    let c = default_corpus();
+    let corpora = [
+        (c.transcripts(), "rupu", "tool_call"),
+        (sample.clone(), "rupu", "tool_call"),
+        (sample, "reeval", "tool"),
+    ];
+    for (dir, schema, tool_calls) in corpora {
+        let pairs = [
+            (
+                format!("select type, count(*) n from {schema}.events group by type order by type"),
+                format!("select type, count(line) n from {schema}.events group by type order by type"),
+            ),
+            (
+                format!(
+                    "select run_id, count(*) n from {schema}.{tool_calls} group by run_id order by run_id"
+                ),
+                format!(
+                    "select run_id, count(line) n from {schema}.{tool_calls} group by run_id order by run_id"
+                ),
+            ),
+            (
+                format!("select count(*) n from {schema}.events where file like '%1%'"),
+                format!("select count(line) n from {schema}.events where file like '%1%'"),
+            ),
+        ];
+        for (counted, read) in pairs {
+            let run = |sql: &str| {
+                let out = txq(&["--format", "csv", "-e", sql, dir.to_str().unwrap()], &dir);
+                assert_eq!(out.code, 0, "{sql}: {}", out.stderr);
+                out
+            };
+            let explain = run(&format!("explain {counted}")).stdout;
+            assert!(explain.contains("rows from event counts"), "{explain}");
+            assert!(!run(&format!("explain {read}")).stdout.contains("rows from event counts"));
+            let (counted_out, read_out) = (run(&counted), run(&read));
+            assert!(counted_out.stdout.lines().count() > 1, "{counted}: {}", counted_out.stdout);
+            assert_eq!(counted_out.stdout, read_out.stdout, "{counted}");
+            // The damaged lines are still reported.
+            assert_eq!(counted_out.stderr, read_out.stderr, "{counted}");
+        }
+    }
+}

@@ -1,5 +1,5 @@
 //! A byte-level JSON reader for lines written the usual way (no control bytes, valid UTF-8):
-//! it validates what it returns as serde_json would, finds strings' ends eight bytes a step, and splits
+//! it validates what it returns as serde_json would, finds strings' ends 64 bytes a step, and splits
 //! objects into keys and raw values without building anything per value. It declines (`None`)
 //! whatever it does not read, valid or not: serde_json then reads the line, and names its damage.
 
@@ -156,46 +156,74 @@ fn key(text: &str, at: usize) -> Option<(Cow<'_, str>, usize)> {
     (b.get(colon) == Some(&b':')).then(|| (key, spaces(b, colon + 1)))
 }
 
-/// The offset past the string starting at `at` (a quote), its escapes checked.
+/// The offset past the string starting at `at` (a quote), its escapes checked: 64 bytes a step
+/// (tool outputs have an escape every dozen bytes, too often to stop at each), the rest a byte a
+/// step.
 fn string_end(b: &[u8], at: usize) -> Option<usize> {
     let mut at = at + 1;
+    // Whether the first byte of the next block is escaped (a backslash ended the last one).
+    let mut escaped_carry = 0;
+    while let Some(block) = b.get(at..at + 64).and_then(|w| <&[u8; 64]>::try_from(w).ok()) {
+        let escaped = escaped_bits(bits_equal(block, b'\\'), &mut escaped_carry);
+        let ends = bits_equal(block, b'"') & !escaped;
+        // The escapes inside the string (after its end, bytes are no longer in it).
+        let inside = if ends == 0 { u64::MAX } else { (1 << ends.trailing_zeros()) - 1 };
+        let mut escapes = escaped & inside;
+        while escapes != 0 {
+            escape_end(b, at + escapes.trailing_zeros() as usize)?;
+            escapes &= escapes - 1;
+        }
+        if ends != 0 {
+            return Some(at + ends.trailing_zeros() as usize + 1);
+        }
+        at += 64;
+    }
+    if escaped_carry != 0 {
+        at = escape_end(b, at)?;
+    }
     loop {
-        at = quote_or_backslash(b, at);
         at = match *b.get(at)? {
             b'"' => return Some(at + 1),
-            b'\\' => match b.get(at + 1)? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at + 2,
-                b'u' if b.get(at + 2..at + 6)?.iter().all(u8::is_ascii_hexdigit) => at + 6,
-                _ => return None,
-            },
+            b'\\' => escape_end(b, at + 1)?,
             _ => at + 1,
         };
     }
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-
-/// The first quote or backslash from `at` on, eight bytes a step (tool outputs have an escape
-/// every dozen bytes: too often for memchr, which starts again after each); near the end, the
-/// offset where fewer than eight bytes remain.
-fn quote_or_backslash(b: &[u8], mut at: usize) -> usize {
-    while let Some(word) = b.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
-        let word = u64::from_le_bytes(word);
-        let found = flagged(word, b'"') | flagged(word, b'\\');
-        if found != 0 {
-            return at + (found.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
+/// Past the escaped character at `at` (after a backslash): one of `"\/bfnrt`, or `u` and four
+/// hex digits.
+fn escape_end(b: &[u8], at: usize) -> Option<usize> {
+    match b.get(at)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(at + 1),
+        b'u' if b.get(at + 1..at + 5)?.iter().all(u8::is_ascii_hexdigit) => Some(at + 5),
+        _ => None,
     }
-    at
 }
 
-/// The bytes of `word` equal to `byte`, flagged by their high bit. The lowest flag is exact (a
-/// borrow can flag a byte above a match, never one below).
-fn flagged(word: u64, byte: u8) -> u64 {
-    let x = word ^ (ONES * u64::from(byte));
-    x.wrapping_sub(ONES) & !x & HIGH_BITS
+/// The bytes of `block` equal to `byte`, a bit each (compared in a loop the compiler vectorises,
+/// then eight bytes of 0/1 gathered into eight bits by one multiplication).
+fn bits_equal(block: &[u8; 64], byte: u8) -> u64 {
+    let mut equal = [0u8; 64];
+    for (e, &c) in equal.iter_mut().zip(block) {
+        *e = u8::from(c == byte);
+    }
+    equal.chunks_exact(8).enumerate().fold(0, |bits, (i, eight)| {
+        let eight = u64::from_le_bytes(<[u8; 8]>::try_from(eight).unwrap_or_default());
+        bits | (eight.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (i * 8)
+    })
+}
+
+/// The escaped bytes of a block (each after an odd run of backslashes), given its backslashes and
+/// whether its first byte is escaped; `carry` becomes whether the next block's first byte is.
+/// (simdjson's branchless escape finder.)
+fn escaped_bits(backslashes: u64, carry: &mut u64) -> u64 {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    let backslashes = backslashes & !*carry;
+    let follows_escape = (backslashes << 1) | *carry;
+    let odd_starts = backslashes & !EVEN & !follows_escape;
+    let (even_starts, overflow) = odd_starts.overflowing_add(backslashes);
+    *carry = u64::from(overflow);
+    (EVEN ^ (even_starts << 1)) & follows_escape
 }
 
 fn literal(b: &[u8], at: usize, word: &[u8]) -> Option<usize> {

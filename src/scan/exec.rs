@@ -3,9 +3,11 @@
 
 use super::ScanSource;
 use super::lines::LineReader;
+use crate::catalog::{ColumnSource, EventTable, Rows};
 use crate::corpus::Problem;
-use crate::decode::RowDecoder;
+use crate::decode::{LineValues, RowDecoder};
 use crate::discover::SourceFile;
+use crate::format::ContextSource;
 use crate::lines::LineSplitter;
 use crate::read::BlockReader;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -100,6 +102,9 @@ impl DisplayAs for ScanExec {
         if let Some(limit) = self.config.limit {
             write!(f, ", limit={limit}")?;
         }
+        if rows_from_counts(&self.source.table, self.config.projection.as_deref()) {
+            write!(f, ", rows from event counts")?;
+        }
         Ok(())
     }
 }
@@ -165,6 +170,9 @@ async fn scan_files(
     let mut sent = 0usize;
     let batch_size = config.batch_size.max(1);
     let done = |sent: usize| config.limit.is_some_and(|limit| sent >= limit);
+    if rows_from_counts(&source.table, config.projection.as_deref()) {
+        return counted_rows(&source, &files, &mut reader, &mut decoder, batch_size, &tx, done).await;
+    }
     for file in &files {
         if done(sent) {
             break;
@@ -203,6 +211,68 @@ async fn scan_files(
     }
     if decoder.rows() > 0 {
         send(&tx, decoder.finish(), batch_size).await;
+    }
+    Ok(())
+}
+
+/// Whether every column asked for is known without reading a line: the file's context and, for
+/// `events`, the type. (A type whose fields lie further down is read, to report where they are
+/// missing.) The rows then come from the events by type that the corpus holds for each file.
+fn rows_from_counts(table: &EventTable, projection: Option<&[usize]>) -> bool {
+    let all: Vec<usize>;
+    let projection = match projection {
+        Some(p) => p,
+        None => {
+            all = (0..table.columns.len()).collect();
+            &all
+        }
+    };
+    let wanted = |i: &usize| match table.columns.get(*i).map(|c| &c.source) {
+        Some(ColumnSource::Context(ContextSource::LineNumber | ContextSource::LastSeen { .. })) => false,
+        Some(ColumnSource::Context(_)) => true,
+        Some(ColumnSource::EventType) => table.rows == Rows::AllEvents,
+        _ => false,
+    };
+    match &table.rows {
+        Rows::AllEvents => projection.iter().all(wanted),
+        Rows::Type(_) => table.fields_path.is_empty() && projection.iter().all(wanted),
+        Rows::Lines | Rows::Problems => false,
+    }
+}
+
+/// The rows of `files` made from their events by type, without reading them.
+async fn counted_rows(
+    source: &Arc<ScanSource>,
+    files: &[Arc<SourceFile>],
+    reader: &mut LineReader,
+    decoder: &mut RowDecoder,
+    batch_size: usize,
+    tx: &Sender<Result<RecordBatch>>,
+    done: impl Fn(usize) -> bool,
+) -> Result<()> {
+    let mut sent = 0usize;
+    for file in files {
+        let Some(events) = source.data.events_by_type(file) else { continue };
+        reader.start_file(file, decoder);
+        source.problems.count_read(1, 0);
+        for (type_name, &count) in events {
+            if matches!(&source.table.rows, Rows::Type(t) if t.as_str() != type_name.as_ref()) {
+                continue;
+            }
+            let values = LineValues { type_name: Some(type_name), ..Default::default() };
+            for _ in 0..count {
+                decoder.push(&values, &mut Vec::new());
+                if decoder.rows() >= batch_size {
+                    sent += decoder.rows();
+                    if !send(tx, decoder.finish(), batch_size).await || done(sent) {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+    if decoder.rows() > 0 {
+        send(tx, decoder.finish(), batch_size).await;
     }
     Ok(())
 }

@@ -56,16 +56,8 @@ pub fn read_as_every_format(bytes: &[u8], block: usize, max_line_bytes: usize) -
         // Every table is read, transcript or not: any bytes must decode.
         let tables: Vec<_> = all_tables(&format, &stats).into_iter().map(Arc::new).collect();
         let name = format.name;
-        let data = Arc::new(FormatData {
-            format,
-            files: vec![file.clone()],
-            file_damage: vec![file_stats.damaged_lines],
-            file_types: vec![file_stats.types.keys().chain(file_stats.tail_types.keys()).cloned().collect()],
-            not_transcripts: vec![],
-            tables: tables.clone(),
-            damaged_lines: file_stats.damaged_lines,
-            damaged_files: usize::from(file_stats.damaged_lines > 0),
-        });
+        let data =
+            Arc::new(FormatData::new(format, vec![(file.clone(), &file_stats)], vec![], tables.clone()));
         for table in tables {
             let source = Arc::new(ScanSource {
                 data: data.clone(),

@@ -147,28 +147,55 @@ fn every_prefix_of_a_usual_line_is_declined_or_read_alike() {
     }
 }
 
-/// The first quote or backslash is found wherever it falls in or across eight-byte steps, also
-/// behind bytes (0x22 + 0x100 borrows, non-ASCII) that could fool a word-wide comparison.
+/// The end of a string, found 64 bytes a step, is where a byte-by-byte reading finds it, for
+/// strings of runs of backslashes, quotes and escapes falling in and across blocks.
 #[test]
-fn the_first_quote_or_backslash_is_found_at_every_offset() {
-    use super::quote_or_backslash;
-    for len in 0..40 {
-        for filler in [b'a', 0x21, 0x23, 0x5b, 0x5d, 0xc3, 0xff] {
-            for (at, special) in (0..len).flat_map(|at| [(at, b'"'), (at, b'\\')]) {
-                let mut bytes = vec![filler; len];
-                bytes[at] = special;
-                // A later special byte must not hide the first one.
-                if at + 1 < len {
-                    bytes[len - 1] = b'"';
-                }
-                let found = (0..=at).find(|&from| quote_or_backslash(&bytes, from) > at);
-                assert_eq!(found, None, "overshot: len {len} at {at} filler {filler:#x}");
-                let mut from = 0;
-                while from < len && bytes[from] != b'"' && bytes[from] != b'\\' {
-                    from = quote_or_backslash(&bytes, from).max(from + 1);
-                }
-                assert_eq!(from, at, "len {len} filler {filler:#x}");
-            }
+fn string_ends_are_found_as_byte_by_byte() {
+    fn byte_by_byte(b: &[u8]) -> Option<usize> {
+        let mut at = 1;
+        loop {
+            at = match *b.get(at)? {
+                b'"' => return Some(at + 1),
+                b'\\' => match *b.get(at + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at + 2,
+                    b'u' if b.get(at + 2..at + 6)?.iter().all(u8::is_ascii_hexdigit) => at + 6,
+                    _ => return None,
+                },
+                _ => at + 1,
+            };
         }
+    }
+    const PIECES: &[&[u8]] = &[
+        b"a",
+        b"\\",
+        b"\\\\",
+        b"\\\"",
+        b"\"",
+        b"\\n",
+        b"\\u00e9",
+        b"\\u00",
+        b"\\x",
+        b"x",
+        b"\xc3\xa9",
+        b"z",
+    ];
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    for _ in 0..20_000 {
+        let mut text = b"\"".to_vec();
+        let target = next(300);
+        while text.len() < target {
+            let piece = PIECES[next(PIECES.len())];
+            // Mostly plain bytes, so that strings run across blocks.
+            let piece = if next(3) == 0 { piece } else { &b"abcdefghij"[..next(10) + 1] };
+            text.extend_from_slice(piece);
+        }
+        text.extend_from_slice(b"\" tail \\\"");
+        assert_eq!(super::string_end(&text, 0), byte_by_byte(&text), "{:?}", String::from_utf8_lossy(&text));
     }
 }
