@@ -136,6 +136,23 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
     Ok(out)
 }
 
+/// The modification time, in nanoseconds since the epoch.
+fn modified_ns(meta: &std::fs::Metadata) -> Option<u64> {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as u64)
+}
+
+impl SourceFile {
+    /// Whether the file has still the size and modification time it had when found.
+    pub fn unchanged(&self) -> bool {
+        std::fs::metadata(&self.canonical).is_ok_and(|meta| {
+            meta.len() == self.size && self.modified.is_some() && modified_ns(&meta) == self.modified
+        })
+    }
+}
+
 /// Adds a file once however it was reached; `canonical` when known already.
 fn push(
     files: &mut Vec<SourceFile>,
@@ -146,11 +163,7 @@ fn push(
 ) {
     let canonical =
         canonical.unwrap_or_else(|| std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()));
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_nanos() as u64);
+    let modified = modified_ns(meta);
     if seen.insert(canonical.clone().into_os_string()) {
         files.push(SourceFile { path, canonical, size: meta.len(), modified });
     }

@@ -170,12 +170,19 @@ async fn scan_files(
     let mut sent = 0usize;
     let batch_size = config.batch_size.max(1);
     let done = |sent: usize| config.limit.is_some_and(|limit| sent >= limit);
-    if rows_from_counts(&source.table, config.projection.as_deref()) {
-        return counted_rows(&source, &files, &mut reader, &mut decoder, batch_size, &tx, done).await;
-    }
+    let counted = rows_from_counts(&source.table, config.projection.as_deref());
     for file in &files {
         if done(sent) {
             break;
+        }
+        // A file changed since the corpus was opened is read instead: its lines say what is there.
+        if counted && file.unchanged() {
+            if !counted_rows(&source, file, &mut reader, &mut decoder, batch_size, &tx, &mut sent).await
+                || done(sent)
+            {
+                return Ok(());
+            }
+            continue;
         }
         let mut blocks = match BlockReader::open(source.store.clone(), file) {
             Ok(blocks) => blocks,
@@ -240,41 +247,36 @@ fn rows_from_counts(table: &EventTable, projection: Option<&[usize]>) -> bool {
     }
 }
 
-/// The rows of `files` made from their events by type, without reading them.
+/// The rows of `file` made from its events by type, without reading it; false once the receiver
+/// is gone.
 async fn counted_rows(
     source: &Arc<ScanSource>,
-    files: &[Arc<SourceFile>],
+    file: &Arc<SourceFile>,
     reader: &mut LineReader,
     decoder: &mut RowDecoder,
     batch_size: usize,
     tx: &Sender<Result<RecordBatch>>,
-    done: impl Fn(usize) -> bool,
-) -> Result<()> {
-    let mut sent = 0usize;
-    for file in files {
-        let Some(events) = source.data.events_by_type(file) else { continue };
-        reader.start_file(file, decoder);
-        source.problems.count_read(1, 0);
-        for (type_name, &count) in events {
-            if matches!(&source.table.rows, Rows::Type(t) if t.as_str() != type_name.as_ref()) {
-                continue;
-            }
-            let values = LineValues { type_name: Some(type_name), ..Default::default() };
-            for _ in 0..count {
-                decoder.push(&values, &mut Vec::new());
-                if decoder.rows() >= batch_size {
-                    sent += decoder.rows();
-                    if !send(tx, decoder.finish(), batch_size).await || done(sent) {
-                        return Ok(());
-                    }
+    sent: &mut usize,
+) -> bool {
+    let Some(events) = source.data.events_by_type(file) else { return true };
+    reader.start_file(file, decoder);
+    source.problems.count_read(1, 0);
+    for (type_name, &count) in events {
+        if matches!(&source.table.rows, Rows::Type(t) if t.as_str() != type_name.as_ref()) {
+            continue;
+        }
+        let values = LineValues { type_name: Some(type_name), ..Default::default() };
+        for _ in 0..count {
+            decoder.push(&values, &mut Vec::new());
+            if decoder.rows() >= batch_size {
+                *sent += decoder.rows();
+                if !send(tx, decoder.finish(), batch_size).await {
+                    return false;
                 }
             }
         }
     }
-    if decoder.rows() > 0 {
-        send(tx, decoder.finish(), batch_size).await;
-    }
-    Ok(())
+    true
 }
 
 /// Sends a batch in slices of `batch_size` rows; false once the receiver is gone.
