@@ -32,6 +32,13 @@ QUESTIONS = [
         "jq": "reduce (EVENTS | .type | tostring) as $t ({}; .[$t] += 1)",
     },
     {
+        # Needs every line's fields: no count can answer it, so it shows the scan itself.
+        "name": "events and data bytes by type (full scan)",
+        "txq": "select type, count(*) as n, sum(length(data)) as b from events group by type order by type",
+        "duckdb": "select type, count(*) as n, sum(length(data::varchar)) as b from {src} group by type order by type",
+        "jq": None,
+    },
+    {
         "name": "bytes by host",
         "txq": "select host, sum(bytes_in) as b from net_flow group by host order by host",
         "duckdb": "select data->'flow'->>'host' as host, sum((data->'flow'->>'bytes_in')::bigint) as b "
