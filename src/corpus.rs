@@ -195,20 +195,35 @@ pub struct Corpus {
 impl Corpus {
     /// Reads what `discovery` found once, to learn each format's tables.
     pub async fn open(formats: Vec<Format>, discovery: Discovery, options: ReadOptions) -> Corpus {
+        let cache = Self::cache(&options, &discovery.searched);
+        Self::open_with_cache(formats, discovery, options, cache).await
+    }
+
+    /// The inference cache `options` ask for, for the directories `searched`.
+    pub fn cache(options: &ReadOptions, searched: &[PathBuf]) -> InferenceCache {
+        options
+            .cache_dir
+            .as_deref()
+            .map_or_else(InferenceCache::disabled, |dir| InferenceCache::load(dir, searched))
+    }
+
+    /// [`Corpus::open`] with the cache loaded already.
+    pub async fn open_with_cache(
+        formats: Vec<Format>,
+        discovery: Discovery,
+        options: ReadOptions,
+        mut cache: InferenceCache,
+    ) -> Corpus {
         let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
         let mut warnings = discovery.warnings;
         let mut data = Vec::new();
-        let mut cache = options
-            .cache_dir
-            .as_deref()
-            .map_or_else(InferenceCache::disabled, |dir| InferenceCache::load(dir, &discovery.searched));
         // Deleted or moved files leave the cache.
         cache.retain(&discovery.files.iter().flatten().map(|f| f.canonical.as_os_str()).collect());
         for (format, files) in formats.into_iter().zip(discovery.files) {
             let format = Arc::new(format);
             let cache_ref = &cache;
-            let results: Vec<(SourceFile, FileStats, bool)> =
-                futures::stream::iter(files.into_iter().map(|file| {
+            let results: Vec<(Arc<SourceFile>, FileStats, bool)> =
+                futures::stream::iter(files.into_iter().map(Arc::new).map(|file| {
                     let (store, format, max) = (store.clone(), format.clone(), options.max_line_bytes);
                     async move {
                         // What a read found depends on the line limit: a line too long then
@@ -242,7 +257,7 @@ impl Corpus {
                     warnings.push(format!("{}: not read: {why}", file.path.display()));
                 } else if is_transcript(&format, file_stats) {
                     stats.add(file_stats);
-                    transcripts.push((Arc::new(file.clone()), file_stats));
+                    transcripts.push((file.clone(), file_stats));
                 } else {
                     // A file of its naming with no event in it at all is not a side file of the
                     // format's but something else: binary, or not JSON Lines.

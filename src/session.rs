@@ -201,8 +201,15 @@ pub async fn open(
     options: crate::corpus::ReadOptions,
 ) -> std::result::Result<Engine, OpenError> {
     let formats = crate::format::all();
-    let discovery = crate::discover::discover(&formats, paths)?;
-    let corpus = Corpus::open(formats, discovery, options).await;
+    // The cache file is read while the directories are walked: its name depends on them only.
+    let searched: Vec<std::path::PathBuf> =
+        paths.iter().filter(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_file())).cloned().collect();
+    let (discovery, cache) = std::thread::scope(|scope| {
+        let cache = scope.spawn(|| Corpus::cache(&options, &searched));
+        let discovery = crate::discover::discover(&formats, paths);
+        (discovery, cache.join().unwrap_or_else(|_| crate::cache::InferenceCache::disabled()))
+    });
+    let corpus = Corpus::open_with_cache(formats, discovery?, options, cache).await;
     let ctx = session(&corpus).await?;
     Ok(Engine { corpus, ctx })
 }
