@@ -42,7 +42,7 @@ pub struct FormatData {
     pub file_damage: Vec<u64>,
     /// For each transcript, its events by type (whole lines, and a whole cut-off last line): a
     /// scan of one type reads no other file, and one that needs no value of a line reads none.
-    pub file_types: Vec<BTreeMap<Arc<str>, u64>>,
+    pub file_events: Vec<BTreeMap<Arc<str>, u64>>,
     /// Each transcript's index by canonical path (made when first asked).
     by_path: OnceLock<HashMap<OsString, usize>>,
     /// Files of its naming that hold no transcript (rupu step logs, netflow ledgers).
@@ -66,7 +66,7 @@ impl FormatData {
         let file_damage: Vec<u64> = transcripts.iter().map(|(_, s)| s.damaged_lines).collect();
         FormatData {
             format,
-            file_types: transcripts.iter().map(|(_, s)| s.events_by_type()).collect(),
+            file_events: transcripts.iter().map(|(_, s)| s.events_by_type()).collect(),
             files: transcripts.into_iter().map(|(f, _)| f).collect(),
             by_path: OnceLock::new(),
             not_transcripts,
@@ -84,7 +84,7 @@ impl FormatData {
         FormatData {
             format: self.format.clone(),
             files: kept.iter().map(|&i| self.files[i].clone()).collect(),
-            file_types: kept.iter().map(|&i| self.file_types[i].clone()).collect(),
+            file_events: kept.iter().map(|&i| self.file_events[i].clone()).collect(),
             by_path: OnceLock::new(),
             damaged_lines: file_damage.iter().sum(),
             damaged_files: file_damage.iter().filter(|d| **d > 0).count(),
@@ -100,7 +100,7 @@ impl FormatData {
             crate::catalog::Rows::Type(t) => self
                 .files
                 .iter()
-                .zip(&self.file_types)
+                .zip(&self.file_events)
                 .filter(|(_, types)| types.contains_key(t.as_str()))
                 .map(|(f, _)| f.clone())
                 .collect(),
@@ -113,7 +113,7 @@ impl FormatData {
         let by_path = self.by_path.get_or_init(|| {
             self.files.iter().enumerate().map(|(i, f)| (f.canonical.clone().into_os_string(), i)).collect()
         });
-        by_path.get(file.canonical.as_os_str()).map(|&i| &self.file_types[i])
+        by_path.get(file.canonical.as_os_str()).map(|&i| &self.file_events[i])
     }
 
     /// The table this format's damaged lines are listed in.
