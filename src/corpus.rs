@@ -131,6 +131,23 @@ impl FormatData {
     }
 }
 
+/// The distinct field lists met, each shared by every file whose list is the same.
+#[derive(Default)]
+struct FieldLists(HashSet<Arc<crate::infer::FieldShapes>>);
+
+impl FieldLists {
+    fn share(&mut self, stats: &mut FileStats) {
+        for type_stats in stats.types.values_mut().chain(stats.tail_types.values_mut()) {
+            match self.0.get(type_stats.fields.as_ref()) {
+                Some(shared) => type_stats.fields = shared.clone(),
+                None => {
+                    self.0.insert(type_stats.fields.clone());
+                }
+            }
+        }
+    }
+}
+
 /// A problem met while reading, once per place.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Problem {
@@ -222,28 +239,36 @@ impl Corpus {
         for (format, files) in formats.into_iter().zip(discovery.files) {
             let format = Arc::new(format);
             let cache_ref = &cache;
-            let results: Vec<(Arc<SourceFile>, FileStats, bool)> =
-                futures::stream::iter(files.into_iter().map(Arc::new).map(|file| {
-                    let (store, format, max) = (store.clone(), format.clone(), options.max_line_bytes);
-                    async move {
-                        // What a read found depends on the line limit: a line too long then
-                        // may be read now.
-                        match cache_ref.lookup(&store, format.name, &file).await {
-                            Lookup::Same(stats) if stats.max_line_bytes == max => (file, stats, false),
-                            Lookup::Grown(mut stats, from) if stats.max_line_bytes == max => {
-                                stats.extend(infer_file(store, &format, &file, max, from).await);
-                                (file, stats, true)
-                            }
-                            _ => {
-                                let stats = infer_file(store, &format, &file, max, 0).await;
-                                (file, stats, true)
-                            }
+            let mut reads = futures::stream::iter(files.into_iter().map(Arc::new).map(|file| {
+                let (store, format, max) = (store.clone(), format.clone(), options.max_line_bytes);
+                async move {
+                    // What a read found depends on the line limit: a line too long then
+                    // may be read now.
+                    match cache_ref.lookup(&store, format.name, &file).await {
+                        Lookup::Same(stats) if stats.max_line_bytes == max => (file, stats, false),
+                        Lookup::Grown(mut stats, from) if stats.max_line_bytes == max => {
+                            stats.extend(infer_file(store, &format, &file, max, from).await);
+                            (file, stats, true)
+                        }
+                        _ => {
+                            let stats = infer_file(store, &format, &file, max, 0).await;
+                            (file, stats, true)
                         }
                     }
-                }))
-                .buffered(options.parallel_files.max(1))
-                .collect()
-                .await;
+                }
+            }))
+            .buffered(options.parallel_files.max(1));
+            // Files read now share their field lists as they come, as the cache's do: tens of
+            // thousands of files hold a handful of different lists.
+            let mut field_lists = FieldLists::default();
+            let mut results: Vec<(Arc<SourceFile>, FileStats, bool)> = Vec::new();
+            while let Some((file, mut stats, read)) = reads.next().await {
+                if read {
+                    field_lists.share(&mut stats);
+                }
+                results.push((file, stats, read));
+            }
+            drop(reads);
             for (file, stats, read) in &results {
                 if *read {
                     cache.remember(&store, format.name, file, stats).await;
