@@ -54,51 +54,31 @@ pub(super) fn event<'a>(
         return Some(Event { type_name, fields, fields_text: text });
     };
     let b = text.as_bytes();
-    let mut at = spaces(b, 0);
     let mut type_raw = None;
     let mut fields: Option<(RawObject<'a>, &'a str)> = None;
-    at = open(b, at, b'{')?;
-    if b.get(at) == Some(&b'}') {
-        at += 1;
-    } else {
-        loop {
-            let (key, value_at) = key(text, at)?;
-            if key == type_key && type_raw.is_none() {
-                at = value_end(b, value_at)?;
-                type_raw = Some(Raw(&text[value_at..at]));
-            } else if key == fields_key && fields.is_none() {
-                fields = Some(match (*b.get(value_at)?, want) {
-                    (b'{', Want::Fields) => {
-                        let (object, end) = object_at(text, value_at)?;
-                        at = end;
-                        (object, "")
-                    }
-                    (b'n', Want::Fields) => {
-                        at = literal(b, value_at, b"null")?;
-                        (RawObject::default(), "")
-                    }
-                    (b'{' | b'n', Want::Text) => {
-                        at = value_end(b, value_at)?;
-                        (RawObject::default(), &text[value_at..at])
-                    }
-                    // Fields of another shape are damage.
-                    _ => return None,
-                });
-            } else {
-                at = value_end(b, value_at)?;
-            }
-            at = spaces(b, at);
-            match b.get(at)? {
-                b',' => at = spaces(b, at + 1),
-                b'}' => {
-                    at += 1;
-                    break;
-                }
-                _ => return None,
-            }
+    let end = entries(text, spaces(b, 0), |key, value_at| {
+        if key == type_key && type_raw.is_none() {
+            let end = value_end(b, value_at)?;
+            type_raw = Some(Raw(&text[value_at..end]));
+            return Some(end);
         }
-    }
-    if spaces(b, at) != b.len() {
+        if key != fields_key || fields.is_some() {
+            return value_end(b, value_at);
+        }
+        let (found, end) = match (*b.get(value_at)?, want) {
+            (b'{', Want::Fields) => object_at(text, value_at).map(|(object, end)| ((object, ""), end))?,
+            (b'n', Want::Fields) => ((RawObject::default(), ""), literal(b, value_at, b"null")?),
+            (b'{' | b'n', Want::Text) => {
+                let end = value_end(b, value_at)?;
+                ((RawObject::default(), &text[value_at..end]), end)
+            }
+            // Fields of another shape are damage.
+            _ => return None,
+        };
+        fields = Some(found);
+        Some(end)
+    })?;
+    if spaces(b, end) != b.len() {
         return None;
     }
     let type_name = type_name(type_raw?)?;
@@ -125,20 +105,33 @@ fn spaces(b: &[u8], mut at: usize) -> usize {
 
 /// The object starting at `at`: its entries and the offset past it.
 fn object_at(text: &str, at: usize) -> Option<(RawObject<'_>, usize)> {
+    let mut object = RawObject::default();
+    let end = entries(text, at, |key, value_at| {
+        let end = value_end(text.as_bytes(), value_at)?;
+        object.entries.push((key, Raw(&text[value_at..end])));
+        Some(end)
+    })?;
+    Some((object, end))
+}
+
+/// Walks the object starting at `at`: for each entry, `on_entry` gets its key and where its value
+/// starts, and says where the value ends. The offset past the object.
+fn entries<'a>(
+    text: &'a str,
+    at: usize,
+    mut on_entry: impl FnMut(Cow<'a, str>, usize) -> Option<usize>,
+) -> Option<usize> {
     let b = text.as_bytes();
     let mut at = open(b, at, b'{')?;
-    let mut entries = Vec::new();
     if b.get(at) == Some(&b'}') {
-        return Some((RawObject { entries }, at + 1));
+        return Some(at + 1);
     }
     loop {
         let (key, value_at) = key(text, at)?;
-        let end = value_end(b, value_at)?;
-        entries.push((key, Raw(&text[value_at..end])));
-        at = spaces(b, end);
+        at = spaces(b, on_entry(key, value_at)?);
         match b.get(at)? {
             b',' => at = spaces(b, at + 1),
-            b'}' => return Some((RawObject { entries }, at + 1)),
+            b'}' => return Some(at + 1),
             _ => return None,
         }
     }
@@ -310,23 +303,14 @@ fn value_end(b: &[u8], mut at: usize) -> Option<usize> {
         // A value.
         at = match *b.get(at)? {
             b'"' => string_end(b, at)?,
-            b'{' => {
-                let inside = spaces(b, at + 1);
-                if b.get(inside) == Some(&b'}') {
+            opening @ (b'{' | b'[') => {
+                let (object, inside) = (opening == b'{', spaces(b, at + 1));
+                let closing = if object { b'}' } else { b']' };
+                if b.get(inside) == Some(&closing) {
                     inside + 1
                 } else {
-                    nesting.push(true);
-                    at = after_key(b, inside)?;
-                    continue;
-                }
-            }
-            b'[' => {
-                let inside = spaces(b, at + 1);
-                if b.get(inside) == Some(&b']') {
-                    inside + 1
-                } else {
-                    nesting.push(false);
-                    at = inside;
+                    nesting.push(object);
+                    at = if object { after_key(b, inside)? } else { inside };
                     continue;
                 }
             }

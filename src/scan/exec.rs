@@ -226,14 +226,8 @@ async fn scan_files(
 /// `events`, the type. (A type whose fields lie further down is read, to report where they are
 /// missing.) The rows then come from the events by type that the corpus holds for each file.
 fn rows_from_counts(table: &EventTable, projection: Option<&[usize]>) -> bool {
-    let all: Vec<usize>;
-    let projection = match projection {
-        Some(p) => p,
-        None => {
-            all = (0..table.columns.len()).collect();
-            &all
-        }
-    };
+    let projection: Vec<usize> =
+        projection.map_or_else(|| (0..table.columns.len()).collect(), <[usize]>::to_vec);
     let wanted = |i: &usize| match table.columns.get(*i).map(|c| &c.source) {
         Some(ColumnSource::Context(ContextSource::LineNumber | ContextSource::LastSeen { .. })) => false,
         Some(ColumnSource::Context(_)) => true,

@@ -3,6 +3,7 @@
 
 use super::super::{Want, parse_event_serde, parse_line_object_serde};
 use super::{event, line_object};
+use crate::generate::rng::Rng;
 
 const ENVELOPES: [Option<&str>; 2] = [Some("data"), None];
 
@@ -106,13 +107,8 @@ fn mutated_lines_read_alike() {
         b"\"", b"\\", b",", b":", b"{", b"}", b"[", b"]", b"0", b"-", b".", b"e", b"u", b" ", b"null",
         b"\\u00",
     ];
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
+    let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
+    let mut next = |n: usize| rng.size(0, n - 1);
     let (mut read, mut total) = (0, 0);
     for _ in 0..40_000 {
         let mut line = USUAL[next(USUAL.len())].as_bytes().to_vec();
@@ -179,13 +175,8 @@ fn string_ends_are_found_as_byte_by_byte() {
         b"\xc3\xa9",
         b"z",
     ];
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
+    let mut next = |n: usize| rng.size(0, n - 1);
     for _ in 0..20_000 {
         let mut text = b"\"".to_vec();
         let target = next(300);
