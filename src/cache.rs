@@ -3,11 +3,12 @@
 //! was appended (transcripts are append-only).
 
 use crate::discover::SourceFile;
-use crate::infer::{FieldShapes, FileStats, Shapes, TypeStats};
+use crate::infer::Shapes;
 use crate::read::BlockReader;
+use crate::shapes::{FileSummary, ShapeId, ShapeTable, TypeShape};
 use object_store::ObjectStore;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -25,14 +26,14 @@ const FILE_NAME: &str = "inference-v4";
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct CacheFile {
     /// Every distinct (type, fields) met.
-    shapes: Vec<TypeShape>,
+    shapes: Vec<DiskShape>,
     formats: Vec<String>,
     dirs: Vec<String>,
     files: Vec<Row>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-struct TypeShape {
+#[derive(Debug, Serialize, Deserialize)]
+struct DiskShape {
     name: String,
     /// Each field's key and its shapes' bits.
     fields: Vec<(String, u8)>,
@@ -61,7 +62,7 @@ struct FileEntry(
     /// The types of the whole lines and of the tail: an index into `shapes` and the events.
     Vec<(u32, u64)>,
     Vec<(u32, u64)>,
-    /// `complete_bytes`, `damaged_lines`, `lines`, `lost_start`, `max_line_bytes` of [`FileStats`].
+    /// `complete_bytes`, `damaged_lines`, `lines`, `lost_start`, `max_line_bytes` of [`FileSummary`].
     u64,
     u64,
     u64,
@@ -69,33 +70,102 @@ struct FileEntry(
     u64,
 );
 
+impl FileEntry {
+    fn new(format: u32, file: &SourceFile, fingerprint: u64, summary: &FileSummary) -> FileEntry {
+        FileEntry(
+            format,
+            file.size,
+            file.modified,
+            fingerprint,
+            summary.whole.clone(),
+            summary.tail.clone(),
+            summary.complete_bytes,
+            summary.damaged_lines,
+            summary.lines,
+            summary.lost_start,
+            summary.max_line_bytes,
+        )
+    }
+
+    fn summary(&self) -> FileSummary {
+        let FileEntry(.., ref whole, ref tail, complete_bytes, damaged_lines, lines, lost_start, max_line_bytes) =
+            *self;
+        FileSummary {
+            whole: whole.clone(),
+            tail: tail.clone(),
+            complete_bytes,
+            damaged_lines,
+            lines,
+            lost_start,
+            max_line_bytes,
+        }
+    }
+
+    fn shape_ids(&mut self) -> impl Iterator<Item = &mut ShapeId> {
+        self.4.iter_mut().chain(self.5.iter_mut()).map(|(shape, _)| shape)
+    }
+}
+
 /// What the cache knows of a file now.
 pub enum Lookup {
-    /// The same file: its stats.
-    Same(FileStats),
-    /// The same file with more appended: its stats so far, and the offset to read on from.
-    Grown(FileStats, u64),
+    /// The same file: what it holds.
+    Same(FileSummary),
+    /// The same file with more appended: what it held, and the offset to read on from.
+    Grown(FileSummary, u64),
     /// Unknown, or changed: read it whole.
     Unknown,
+}
+
+/// The files the cache knows, by canonical path (what lookups read).
+#[derive(Debug, Default)]
+pub struct KnownFiles {
+    formats: Vec<String>,
+    entries: HashMap<OsString, FileEntry>,
+}
+
+impl KnownFiles {
+    /// What is known of `file` for `format`; a grown file is recognised by its fingerprint.
+    pub async fn lookup(&self, store: &Arc<dyn ObjectStore>, format: &str, file: &SourceFile) -> Lookup {
+        let Some(entry) = self
+            .entries
+            .get(file.canonical.as_os_str())
+            .filter(|e| self.formats.get(e.0 as usize).is_some_and(|f| f == format))
+        else {
+            return Lookup::Unknown;
+        };
+        let FileEntry(_, size, modified, fingerprint_then, .., complete, _, _, _, _) = *entry;
+        if size == file.size && modified == file.modified && file.modified.is_some() {
+            return Lookup::Same(entry.summary());
+        }
+        if file.size <= size || complete == 0 {
+            return Lookup::Unknown;
+        }
+        match fingerprint(store, file, complete).await {
+            Some(now) if now == fingerprint_then => Lookup::Grown(entry.summary(), complete),
+            _ => Lookup::Unknown,
+        }
+    }
 }
 
 /// The cache, loaded from and saved to one file.
 #[derive(Debug, Default)]
 pub struct InferenceCache {
     path: Option<PathBuf>,
-    /// The type shapes, with their names and field lists ready to share among files' stats.
-    shapes: Vec<(TypeShape, Arc<str>, Arc<FieldShapes>)>,
-    shape_index: HashMap<TypeShape, u32>,
-    formats: Vec<String>,
-    /// By canonical path.
-    entries: HashMap<OsString, FileEntry>,
+    known: KnownFiles,
+    /// The shapes the known files name, and those of files read since.
+    shapes: ShapeTable,
     changed: bool,
 }
 
 impl InferenceCache {
-    /// A cache that remembers nothing.
+    /// A cache that remembers nothing (but still numbers the shapes of the files read).
     pub fn disabled() -> Self {
         Self::default()
+    }
+
+    /// Whether what is read is remembered.
+    pub fn is_enabled(&self) -> bool {
+        self.path.is_some()
     }
 
     /// The cache in `dir` for the directories `roots` (created when saved): one file per set of
@@ -112,25 +182,26 @@ impl InferenceCache {
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .filter(CacheFile::is_consistent)
             .unwrap_or_default();
-        let shapes: Vec<(TypeShape, Arc<str>, Arc<FieldShapes>)> = file
+        let mut shapes = ShapeTable::default();
+        let renumber: Vec<ShapeId> = file
             .shapes
             .into_iter()
             .map(|shape| {
                 let fields =
-                    shape.fields.iter().map(|(k, bits)| (k.clone(), Shapes::from_bits(*bits))).collect();
-                let name = Arc::from(shape.name.as_str());
-                (shape, name, Arc::new(fields))
+                    shape.fields.into_iter().map(|(k, bits)| (k, Shapes::from_bits(bits))).collect();
+                shapes.intern(TypeShape { name: Arc::from(shape.name), fields: Arc::new(fields) })
             })
             .collect();
-        let shape_index =
-            shapes.iter().enumerate().map(|(i, (shape, ..))| (shape.clone(), i as u32)).collect();
         let dirs: Vec<PathBuf> = file.dirs.into_iter().map(PathBuf::from).collect();
         let entries = file
             .files
             .into_iter()
-            .map(|Row(dir, name, entry)| (dirs[dir as usize].join(name).into_os_string(), entry))
+            .map(|Row(dir, name, mut entry)| {
+                entry.shape_ids().for_each(|id| *id = renumber[*id as usize]);
+                (dirs[dir as usize].join(name).into_os_string(), entry)
+            })
             .collect();
-        Self { path: Some(path), shapes, shape_index, formats: file.formats, entries, changed: false }
+        Self { path: Some(path), known: KnownFiles { formats: file.formats, entries }, shapes, changed: false }
     }
 
     /// The default place: `$TXQ_CACHE_DIR`, else the user's cache directory (`~/.cache/txq`).
@@ -140,130 +211,50 @@ impl InferenceCache {
             .or_else(|| dirs::cache_dir().map(|d| d.join("txq")))
     }
 
-    /// What is known of `file` for `format`; a grown file is recognised by its fingerprint.
-    pub async fn lookup(&self, store: &Arc<dyn ObjectStore>, format: &str, file: &SourceFile) -> Lookup {
-        let Some(entry) = self
-            .entries
-            .get(file.canonical.as_os_str())
-            .filter(|e| self.formats.get(e.0 as usize).is_some_and(|f| f == format))
-        else {
-            return Lookup::Unknown;
-        };
-        let FileEntry(_, size, modified, fingerprint_then, .., complete, _, _, _, _) = *entry;
-        if size == file.size && modified == file.modified && file.modified.is_some() {
-            return Lookup::Same(self.stats(entry));
-        }
-        if file.size <= size || complete == 0 {
-            return Lookup::Unknown;
-        }
-        match fingerprint(store, file, complete).await {
-            Some(now) if now == fingerprint_then => Lookup::Grown(self.stats(entry), complete),
-            _ => Lookup::Unknown,
-        }
+    /// The files known (for lookups) and the shapes (for numbering what is read meanwhile).
+    pub fn parts(&mut self) -> (&KnownFiles, &mut ShapeTable) {
+        (&self.known, &mut self.shapes)
     }
 
-    /// The stats an entry stands for, sharing the type names and field lists.
-    fn stats(&self, entry: &FileEntry) -> FileStats {
-        let types = |list: &[(u32, u64)]| -> BTreeMap<Arc<str>, TypeStats> {
-            list.iter()
-                .map(|&(shape, events)| {
-                    let (_, name, fields) = &self.shapes[shape as usize];
-                    (name.clone(), TypeStats { events, fields: fields.clone() })
-                })
-                .collect()
-        };
-        let FileEntry(
-            ..,
-            ref whole,
-            ref tail,
-            complete_bytes,
-            damaged_lines,
-            lines,
-            lost_start,
-            max_line_bytes,
-        ) = *entry;
-        FileStats {
-            types: types(whole),
-            tail_types: types(tail),
-            complete_bytes,
-            damaged_lines,
-            lines,
-            lost_start,
-            max_line_bytes: max_line_bytes as usize,
-            unreadable: None,
-        }
+    pub fn shapes(&self) -> &ShapeTable {
+        &self.shapes
     }
 
-    /// The index of a type's shape, added when new.
-    fn shape(&mut self, name: &Arc<str>, stats: &TypeStats) -> u32 {
-        let shape = TypeShape {
-            name: name.to_string(),
-            fields: stats.fields.iter().map(|(k, shapes)| (k.clone(), shapes.bits())).collect(),
-        };
-        if let Some(&index) = self.shape_index.get(&shape) {
-            return index;
-        }
-        let index = self.shapes.len() as u32;
-        self.shapes.push((shape.clone(), name.clone(), stats.fields.clone()));
-        self.shape_index.insert(shape, index);
-        index
-    }
-
-    /// Remembers what a read of `file` found.
-    pub async fn remember(
-        &mut self,
-        store: &Arc<dyn ObjectStore>,
-        format: &str,
-        file: &SourceFile,
-        stats: &FileStats,
-    ) {
-        if self.path.is_none() || stats.unreadable.is_some() {
+    /// Remembers what a read of `file` found (its shapes numbered in this cache's table), with
+    /// the fingerprint of its whole lines' last bytes.
+    pub fn remember(&mut self, format: &str, file: &SourceFile, fingerprint: u64, summary: &FileSummary) {
+        if self.path.is_none() {
             return;
         }
-        let Some(fingerprint) = fingerprint(store, file, stats.complete_bytes).await else { return };
-        let format = match self.formats.iter().position(|f| f == format) {
+        let known = &mut self.known;
+        let format = match known.formats.iter().position(|f| f == format) {
             Some(at) => at,
             None => {
-                self.formats.push(format.to_string());
-                self.formats.len() - 1
+                known.formats.push(format.to_string());
+                known.formats.len() - 1
             }
         } as u32;
-        let mut types = |map: &BTreeMap<Arc<str>, TypeStats>| -> Vec<(u32, u64)> {
-            map.iter().map(|(name, stats)| (self.shape(name, stats), stats.events)).collect()
-        };
-        let entry = FileEntry(
-            format,
-            file.size,
-            file.modified,
-            fingerprint,
-            types(&stats.types),
-            types(&stats.tail_types),
-            stats.complete_bytes,
-            stats.damaged_lines,
-            stats.lines,
-            stats.lost_start,
-            stats.max_line_bytes as u64,
-        );
-        self.entries.insert(file.canonical.clone().into_os_string(), entry);
+        let entry = FileEntry::new(format, file, fingerprint, summary);
+        known.entries.insert(file.canonical.clone().into_os_string(), entry);
         self.changed = true;
     }
 
     /// Forgets every file but `files` (the canonical paths this corpus holds now): deleted or
     /// moved files leave the cache.
     pub fn retain(&mut self, files: &std::collections::HashSet<&OsStr>) {
-        let before = self.entries.len();
-        self.entries.retain(|path, _| files.contains(path.as_os_str()));
-        self.changed |= self.entries.len() != before;
+        let before = self.known.entries.len();
+        self.known.entries.retain(|path, _| files.contains(path.as_os_str()));
+        self.changed |= self.known.entries.len() != before;
     }
 
     /// The cache as written: the shapes the kept files use, renumbered in order, and each
     /// directory once. A path that is not UTF-8 is not kept (JSON holds text).
     fn to_file(&self) -> CacheFile {
-        let mut renumber: HashMap<u32, u32> = HashMap::new();
+        let mut renumber: HashMap<ShapeId, ShapeId> = HashMap::new();
         let mut shapes = Vec::new();
         let mut dirs: Vec<String> = Vec::new();
         let mut dir_index: HashMap<String, u32> = HashMap::new();
-        let mut paths: Vec<&OsString> = self.entries.keys().collect();
+        let mut paths: Vec<&OsString> = self.known.entries.keys().collect();
         paths.sort();
         let mut files = Vec::new();
         for path in paths {
@@ -277,16 +268,22 @@ impl InferenceCache {
                 dirs.push(dir.to_string());
                 dirs.len() as u32 - 1
             });
-            let mut entry = self.entries[path.as_os_str()].clone();
-            for (shape, _) in entry.4.iter_mut().chain(entry.5.iter_mut()) {
-                *shape = *renumber.entry(*shape).or_insert_with(|| {
-                    shapes.push(self.shapes[*shape as usize].0.clone());
-                    shapes.len() as u32 - 1
-                });
+            let mut entry = self.known.entries[path.as_os_str()].clone();
+            for id in entry.shape_ids() {
+                if let Some(&renumbered) = renumber.get(id) {
+                    *id = renumbered;
+                } else if let Some(shape) = self.shapes.get(*id) {
+                    shapes.push(DiskShape {
+                        name: shape.name.to_string(),
+                        fields: shape.fields.iter().map(|(k, s)| (k.clone(), s.bits())).collect(),
+                    });
+                    renumber.insert(*id, shapes.len() as u32 - 1);
+                    *id = shapes.len() as u32 - 1;
+                }
             }
             files.push(Row(dir, name.to_string(), entry));
         }
-        CacheFile { shapes, formats: self.formats.clone(), dirs, files }
+        CacheFile { shapes, formats: self.known.formats.clone(), dirs, files }
     }
 
     /// Writes the cache if anything changed: to a temporary file, renamed into place. A cache that
@@ -305,7 +302,7 @@ impl InferenceCache {
 }
 
 /// A hash (64-bit FNV-1a: the same in every build) of the last bytes before `complete`.
-async fn fingerprint(store: &Arc<dyn ObjectStore>, file: &SourceFile, complete: u64) -> Option<u64> {
+pub async fn fingerprint(store: &Arc<dyn ObjectStore>, file: &SourceFile, complete: u64) -> Option<u64> {
     let bytes = match complete {
         0 => bytes::Bytes::new(),
         _ => {

@@ -6,6 +6,7 @@ use crate::format::{FieldsAt, Format};
 use crate::json::{Shape, Want, parse_event, parse_object};
 use crate::lines::{Line, LineSplitter};
 use crate::read::BlockReader;
+use crate::shapes::{FileSummary, ShapeTable, TypeShape};
 use object_store::ObjectStore;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -78,11 +79,11 @@ impl TypeStats {
 
     fn merge(&mut self, other: &TypeStats) {
         self.events += other.events;
-        merge_fields(&mut self.fields, &other.fields);
+        merge_fields_into(&mut self.fields, &other.fields);
     }
 }
 
-fn merge_fields(mine: &mut Arc<FieldShapes>, other: &FieldShapes) {
+fn merge_fields_into(mine: &mut Arc<FieldShapes>, other: &FieldShapes) {
     if mine.is_empty() {
         *mine = Arc::new(other.clone());
         return;
@@ -131,43 +132,32 @@ impl FileStats {
         self.lines += later.lines;
         self.unreadable = later.unreadable;
     }
-
-    /// Its events by type, whole lines and the tail together.
-    pub fn events_by_type(&self) -> BTreeMap<Arc<str>, u64> {
-        let mut events = BTreeMap::new();
-        for (name, stats) in self.types.iter().chain(&self.tail_types) {
-            *events.entry(name.clone()).or_insert(0) += stats.events;
-        }
-        events
-    }
-
-    /// Whether a format needing `required` type finds it here.
-    fn has_type(&self, required: &str) -> bool {
-        self.types.contains_key(required) || self.tail_types.contains_key(required)
-    }
 }
 
 /// What a format's files hold, all together.
 #[derive(Debug, Clone, Default)]
 pub struct FormatStats {
     pub types: BTreeMap<Arc<str>, TypeStats>,
-    /// For each type, the shared field lists merged already (by address): files read from the
-    /// cache share a handful, and each is merged once. (A list of one file's own is not kept.)
-    merged: BTreeMap<Arc<str>, Vec<Arc<FieldShapes>>>,
 }
 
 impl FormatStats {
+    /// Adds a file's events of one shape; its fields are merged when `merge_fields` (a shape met
+    /// before is merged already: tens of thousands of files share a handful of shapes).
+    pub fn add_shape(&mut self, shape: &TypeShape, events: u64, merge_fields: bool) {
+        let mine = match self.types.get_mut(&shape.name) {
+            Some(mine) => mine,
+            None => self.types.entry(shape.name.clone()).or_default(),
+        };
+        mine.events += events;
+        if merge_fields {
+            merge_fields_into(&mut mine.fields, &shape.fields);
+        }
+    }
+
+    /// Adds everything one file holds.
     pub fn add(&mut self, file: &FileStats) {
         for (name, stats) in file.types.iter().chain(&file.tail_types) {
-            let merged = self.merged.entry(name.clone()).or_default();
-            let mine = self.types.entry(name.clone()).or_default();
-            mine.events += stats.events;
-            if !merged.iter().any(|m| Arc::ptr_eq(m, &stats.fields)) {
-                merge_fields(&mut mine.fields, &stats.fields);
-                if Arc::strong_count(&stats.fields) > 1 {
-                    merged.push(stats.fields.clone());
-                }
-            }
+            self.add_shape(&TypeShape { name: name.clone(), fields: stats.fields.clone() }, stats.events, true);
         }
     }
 }
@@ -246,11 +236,12 @@ pub async fn infer_file(
 /// or it is damaged (a damaged line, or a first line of a type no document names) and holds
 /// events the format documents: a transcript whose required line was lost to damage. A step log
 /// or a ledger holds no documented event.
-pub fn is_transcript(format: &Format, stats: &FileStats) -> bool {
+pub fn is_transcript(format: &Format, file: &FileSummary, shapes: &ShapeTable) -> bool {
     format.required_type.is_none_or(|required| {
-        stats.has_type(required)
-            || ((stats.lost_start || stats.damaged_lines > 0)
-                && stats.types.keys().chain(stats.tail_types.keys()).any(|t| is_documented(format, t)))
+        let damaged = file.lost_start || file.damaged_lines > 0;
+        file.shapes().filter_map(|(id, _)| shapes.get(id)).any(|shape| {
+            shape.name.as_ref() == required || (damaged && is_documented(format, &shape.name))
+        })
     })
 }
 

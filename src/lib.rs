@@ -19,3 +19,4 @@ pub mod queries;
 pub mod read;
 pub mod scan;
 pub mod session;
+pub mod shapes;

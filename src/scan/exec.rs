@@ -255,7 +255,7 @@ async fn counted_rows(
     let Some(events) = source.data.events_by_type(file) else { return true };
     reader.start_file(file, decoder);
     source.problems.count_read(1, 0);
-    for (type_name, &count) in events {
+    for (type_name, count) in events {
         if matches!(&source.table.rows, Rows::Type(t) if t.as_str() != type_name.as_ref()) {
             continue;
         }

@@ -13,6 +13,7 @@ use txq::decode::RowDecoder;
 use txq::discover::SourceFile;
 use txq::format::Format;
 use txq::infer::{FormatStats, infer_file};
+use txq::shapes::ShapeTable;
 use txq::lines::{Line, LineSplitter};
 use txq::scan::{LineReader, ScanSource};
 
@@ -56,8 +57,10 @@ pub fn read_as_every_format(bytes: &[u8], block: usize, max_line_bytes: usize) -
         // Every table is read, transcript or not: any bytes must decode.
         let tables: Vec<_> = all_tables(&format, &stats).into_iter().map(Arc::new).collect();
         let name = format.name;
+        let mut shapes = ShapeTable::default();
+        let summary = shapes.summarize(&file_stats);
         let data =
-            Arc::new(FormatData::new(format, vec![(file.clone(), &file_stats)], vec![], tables.clone()));
+            Arc::new(FormatData::new(format, vec![(file.clone(), summary)], &shapes, vec![], tables.clone()));
         for table in tables {
             let source = Arc::new(ScanSource {
                 data: data.clone(),

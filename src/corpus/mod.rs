@@ -1,15 +1,20 @@
 //! A corpus: the transcript files found for every format, what the inference pass learned about
 //! them, their tables, and the log of problems met while reading them.
 
-use crate::cache::{InferenceCache, Lookup};
+mod file_events;
+
+pub use file_events::FileEvents;
+
+use crate::cache::{InferenceCache, Lookup, fingerprint};
 use crate::catalog::{EventTable, all_tables};
 use crate::discover::{Discovery, SourceFile};
 use crate::format::Format;
 use crate::infer::{FileStats, FormatStats, infer_file, is_transcript};
+use crate::shapes::{FileSummary, ShapeTable};
 use futures::StreamExt;
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,7 +47,7 @@ pub struct FormatData {
     pub file_damage: Vec<u64>,
     /// For each transcript, its events by type (whole lines, and a whole cut-off last line): a
     /// scan of one type reads no other file, and one that needs no value of a line reads none.
-    pub file_events: Vec<BTreeMap<Arc<str>, u64>>,
+    pub file_events: FileEvents,
     /// Each transcript's index by canonical path (made when first asked).
     by_path: OnceLock<HashMap<OsString, usize>>,
     /// Files of its naming that hold no transcript (rupu step logs, netflow ledgers).
@@ -56,17 +61,19 @@ pub struct FormatData {
 
 impl FormatData {
     /// A format's share: its transcripts with what the inference pass found in each (in the same
-    /// order), the files of its naming that are no transcripts, and its tables.
+    /// order, their shapes numbered in `shapes`), the files of its naming that are no
+    /// transcripts, and its tables.
     pub fn new(
         format: Format,
-        transcripts: Vec<(Arc<SourceFile>, &FileStats)>,
+        transcripts: Vec<(Arc<SourceFile>, FileSummary)>,
+        shapes: &ShapeTable,
         not_transcripts: Vec<PathBuf>,
         tables: Vec<Arc<EventTable>>,
     ) -> FormatData {
         let file_damage: Vec<u64> = transcripts.iter().map(|(_, s)| s.damaged_lines).collect();
         FormatData {
             format,
-            file_events: transcripts.iter().map(|(_, s)| s.events_by_type()).collect(),
+            file_events: FileEvents::new(transcripts.iter().map(|(_, s)| s), shapes),
             files: transcripts.into_iter().map(|(f, _)| f).collect(),
             by_path: OnceLock::new(),
             not_transcripts,
@@ -84,7 +91,7 @@ impl FormatData {
         FormatData {
             format: self.format.clone(),
             files: kept.iter().map(|&i| self.files[i].clone()).collect(),
-            file_events: kept.iter().map(|&i| self.file_events[i].clone()).collect(),
+            file_events: self.file_events.narrowed(&kept),
             by_path: OnceLock::new(),
             damaged_lines: file_damage.iter().sum(),
             damaged_files: file_damage.iter().filter(|d| **d > 0).count(),
@@ -97,23 +104,19 @@ impl FormatData {
     /// The transcripts that may hold rows of `table`: for one event type, those holding it.
     pub fn files_for(&self, table: &EventTable) -> Vec<Arc<SourceFile>> {
         match &table.rows {
-            crate::catalog::Rows::Type(t) => self
-                .files
-                .iter()
-                .zip(&self.file_events)
-                .filter(|(_, types)| types.contains_key(t.as_str()))
-                .map(|(f, _)| f.clone())
-                .collect(),
+            crate::catalog::Rows::Type(t) => {
+                self.file_events.files_holding(t).map(|i| self.files[i].clone()).collect()
+            }
             _ => self.files.clone(),
         }
     }
 
-    /// The events by type of one of the transcripts.
-    pub fn events_by_type(&self, file: &SourceFile) -> Option<&BTreeMap<Arc<str>, u64>> {
+    /// The events by type of one of the transcripts, in name order.
+    pub fn events_by_type(&self, file: &SourceFile) -> Option<impl Iterator<Item = (&Arc<str>, u64)> + '_> {
         let by_path = self.by_path.get_or_init(|| {
             self.files.iter().enumerate().map(|(i, f)| (f.canonical.clone().into_os_string(), i)).collect()
         });
-        by_path.get(file.canonical.as_os_str()).map(|&i| &self.file_events[i])
+        by_path.get(file.canonical.as_os_str()).map(|&i| self.file_events.of(i))
     }
 
     /// The table this format's damaged lines are listed in.
@@ -131,21 +134,13 @@ impl FormatData {
     }
 }
 
-/// The distinct field lists met, each shared by every file whose list is the same.
-#[derive(Default)]
-struct FieldLists(HashSet<Arc<crate::infer::FieldShapes>>);
-
-impl FieldLists {
-    fn share(&mut self, stats: &mut FileStats) {
-        for type_stats in stats.types.values_mut().chain(stats.tail_types.values_mut()) {
-            match self.0.get(type_stats.fields.as_ref()) {
-                Some(shared) => type_stats.fields = shared.clone(),
-                None => {
-                    self.0.insert(type_stats.fields.clone());
-                }
-            }
-        }
-    }
+/// What the inference pass found of one file.
+enum Found {
+    /// The cache knew it.
+    Known(FileSummary),
+    /// It was read (after `before`, what the cache knew of it, when it grew), with the
+    /// fingerprint to remember it by when the cache is on.
+    Read { before: Option<FileSummary>, stats: FileStats, fingerprint: Option<u64> },
 }
 
 /// A problem met while reading, once per place.
@@ -236,62 +231,86 @@ impl Corpus {
         let mut data = Vec::new();
         // Deleted or moved files leave the cache.
         cache.retain(&discovery.files.iter().flatten().map(|f| f.canonical.as_os_str()).collect());
+        let remember = cache.is_enabled();
         for (format, files) in formats.into_iter().zip(discovery.files) {
             let format = Arc::new(format);
-            let cache_ref = &cache;
+            let (known, shapes) = cache.parts();
+            let max = options.max_line_bytes;
             let mut reads = futures::stream::iter(files.into_iter().map(Arc::new).map(|file| {
-                let (store, format, max) = (store.clone(), format.clone(), options.max_line_bytes);
+                let (store, format) = (store.clone(), format.clone());
                 async move {
                     // What a read found depends on the line limit: a line too long then
                     // may be read now.
-                    match cache_ref.lookup(&store, format.name, &file).await {
-                        Lookup::Same(stats) if stats.max_line_bytes == max => (file, stats, false),
-                        Lookup::Grown(mut stats, from) if stats.max_line_bytes == max => {
-                            stats.extend(infer_file(store, &format, &file, max, from).await);
-                            (file, stats, true)
+                    let (before, from) = match known.lookup(&store, format.name, &file).await {
+                        Lookup::Same(summary) if summary.max_line_bytes == max as u64 => {
+                            return (file, Found::Known(summary));
                         }
-                        _ => {
-                            let stats = infer_file(store, &format, &file, max, 0).await;
-                            (file, stats, true)
+                        Lookup::Grown(summary, from) if summary.max_line_bytes == max as u64 => {
+                            (Some(summary), from)
                         }
-                    }
+                        _ => (None, 0),
+                    };
+                    let stats = infer_file(store.clone(), &format, &file, max, from).await;
+                    let fingerprint = match remember && stats.unreadable.is_none() {
+                        true => fingerprint(&store, &file, stats.complete_bytes).await,
+                        false => None,
+                    };
+                    (file, Found::Read { before, stats, fingerprint })
                 }
             }))
             .buffered(options.parallel_files.max(1));
-            // Files read now share their field lists as they come, as the cache's do: tens of
-            // thousands of files hold a handful of different lists.
-            let mut field_lists = FieldLists::default();
-            let mut results: Vec<(Arc<SourceFile>, FileStats, bool)> = Vec::new();
-            while let Some((file, mut stats, read)) = reads.next().await {
-                if read {
-                    field_lists.share(&mut stats);
+            // What each file holds, its shapes numbered as they come: tens of thousands of files
+            // hold a handful of shapes, and a file is then a few numbers.
+            let mut results: Vec<(Arc<SourceFile>, FileSummary)> = Vec::new();
+            let mut to_remember: Vec<(usize, u64)> = Vec::new();
+            while let Some((file, found)) = reads.next().await {
+                let (mut stats, fingerprint) = match found {
+                    Found::Known(summary) => {
+                        results.push((file, summary));
+                        continue;
+                    }
+                    Found::Read { before: None, stats, fingerprint } => (stats, fingerprint),
+                    Found::Read { before: Some(before), stats: later, fingerprint } => {
+                        let mut stats = shapes.stats(&before);
+                        stats.extend(later);
+                        (stats, fingerprint)
+                    }
+                };
+                if let Some(why) = stats.unreadable.take() {
+                    warnings.push(format!("{}: not read: {why}", file.path.display()));
+                    continue;
                 }
-                results.push((file, stats, read));
+                if let Some(fingerprint) = fingerprint {
+                    to_remember.push((results.len(), fingerprint));
+                }
+                results.push((file, shapes.summarize(&stats)));
             }
             drop(reads);
-            for (file, stats, read) in &results {
-                if *read {
-                    cache.remember(&store, format.name, file, stats).await;
-                }
+            for (at, fingerprint) in to_remember {
+                let (file, summary) = &results[at];
+                cache.remember(format.name, file, fingerprint, summary);
             }
+            let shapes = cache.shapes();
             let mut stats = FormatStats::default();
+            let mut merged = vec![false; shapes.len()];
             let mut transcripts = Vec::new();
             let mut not_transcripts = Vec::new();
-            for (file, file_stats, _) in &results {
-                if let Some(why) = &file_stats.unreadable {
-                    warnings.push(format!("{}: not read: {why}", file.path.display()));
-                } else if is_transcript(&format, file_stats) {
-                    stats.add(file_stats);
-                    transcripts.push((file.clone(), file_stats));
+            for (file, summary) in results {
+                if is_transcript(&format, &summary, shapes) {
+                    for (id, events) in summary.shapes() {
+                        let Some(shape) = shapes.get(id) else { continue };
+                        let first = !std::mem::replace(&mut merged[id as usize], true);
+                        stats.add_shape(shape, events, first);
+                    }
+                    transcripts.push((file, summary));
                 } else {
                     // A file of its naming with no event in it at all is not a side file of the
                     // format's but something else: binary, or not JSON Lines.
-                    let no_event = file_stats.types.is_empty() && file_stats.tail_types.is_empty();
-                    if no_event && file_stats.damaged_lines > 0 {
+                    if summary.whole.is_empty() && summary.tail.is_empty() && summary.damaged_lines > 0 {
                         warnings.push(format!(
                             "{}: not read: not JSON Lines (none of its {} lines is a JSON event)",
                             file.path.display(),
-                            file_stats.lines
+                            summary.lines
                         ));
                     }
                     not_transcripts.push(file.path.clone());
@@ -299,7 +318,7 @@ impl Corpus {
             }
             let format = Arc::unwrap_or_clone(format);
             let tables = all_tables(&format, &stats).into_iter().map(Arc::new).collect();
-            data.push(Arc::new(FormatData::new(format, transcripts, not_transcripts, tables)));
+            data.push(Arc::new(FormatData::new(format, transcripts, shapes, not_transcripts, tables)));
         }
         if let Err(why) = cache.save() {
             warnings.push(why);

@@ -1,0 +1,163 @@
+//! Type shapes (a type's name and field list) numbered once per corpus, and what one file holds
+//! by shape: the compact form that the cache keeps and the corpus is built from. Tens of
+//! thousands of files hold a handful of shapes; a file is then a few numbers.
+
+use crate::infer::{FieldShapes, FileStats, TypeStats};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// A shape's number in its [`ShapeTable`].
+pub type ShapeId = u32;
+
+/// A type as one file's events showed it: its name and its fields with their values' shapes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TypeShape {
+    pub name: Arc<str>,
+    pub fields: Arc<FieldShapes>,
+}
+
+/// Every shape met, each once.
+#[derive(Debug, Default)]
+pub struct ShapeTable {
+    shapes: Vec<TypeShape>,
+    index: HashMap<TypeShape, ShapeId>,
+}
+
+impl ShapeTable {
+    /// The number of a shape, added when new.
+    pub fn intern(&mut self, shape: TypeShape) -> ShapeId {
+        if let Some(&id) = self.index.get(&shape) {
+            return id;
+        }
+        let id = self.shapes.len() as ShapeId;
+        self.shapes.push(shape.clone());
+        self.index.insert(shape, id);
+        id
+    }
+
+    pub fn get(&self, id: ShapeId) -> Option<&TypeShape> {
+        self.shapes.get(id as usize)
+    }
+
+    pub fn len(&self) -> usize {
+        self.shapes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.shapes.is_empty()
+    }
+
+    /// What a read of a file found, by shape.
+    pub fn summarize(&mut self, stats: &FileStats) -> FileSummary {
+        let mut by_shape = |types: &BTreeMap<Arc<str>, TypeStats>| -> Vec<(ShapeId, u64)> {
+            types
+                .iter()
+                .map(|(name, t)| {
+                    (self.intern(TypeShape { name: name.clone(), fields: t.fields.clone() }), t.events)
+                })
+                .collect()
+        };
+        FileSummary {
+            whole: by_shape(&stats.types),
+            tail: by_shape(&stats.tail_types),
+            complete_bytes: stats.complete_bytes,
+            damaged_lines: stats.damaged_lines,
+            lines: stats.lines,
+            lost_start: stats.lost_start,
+            max_line_bytes: stats.max_line_bytes as u64,
+        }
+    }
+
+    /// The stats a summary stands for (to extend them with a read of what was appended). Its
+    /// shapes are this table's.
+    pub fn stats(&self, summary: &FileSummary) -> FileStats {
+        let types = |list: &[(ShapeId, u64)]| -> BTreeMap<Arc<str>, TypeStats> {
+            list.iter()
+                .filter_map(|&(id, events)| {
+                    let shape = self.get(id)?;
+                    Some((shape.name.clone(), TypeStats { events, fields: shape.fields.clone() }))
+                })
+                .collect()
+        };
+        FileStats {
+            types: types(&summary.whole),
+            tail_types: types(&summary.tail),
+            complete_bytes: summary.complete_bytes,
+            damaged_lines: summary.damaged_lines,
+            lines: summary.lines,
+            lost_start: summary.lost_start,
+            max_line_bytes: summary.max_line_bytes as usize,
+            unreadable: None,
+        }
+    }
+}
+
+/// What one file holds: [`FileStats`] with each type's name and fields as a shape's number.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileSummary {
+    /// The shapes of the whole lines' events, and how many events each.
+    pub whole: Vec<(ShapeId, u64)>,
+    /// The same for an unterminated last line that is whole JSON.
+    pub tail: Vec<(ShapeId, u64)>,
+    pub complete_bytes: u64,
+    pub damaged_lines: u64,
+    pub lines: u64,
+    pub lost_start: bool,
+    pub max_line_bytes: u64,
+}
+
+impl FileSummary {
+    /// Every shape with its events, the whole lines' then the tail's.
+    pub fn shapes(&self) -> impl Iterator<Item = (ShapeId, u64)> + '_ {
+        self.whole.iter().chain(&self.tail).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::infer::Shapes;
+
+    fn stats(types: &[(&str, u64, &[&str])], tail: &[(&str, u64, &[&str])]) -> FileStats {
+        let map = |list: &[(&str, u64, &[&str])]| {
+            list.iter()
+                .map(|(name, events, keys)| {
+                    let fields: FieldShapes =
+                        keys.iter().map(|k| (k.to_string(), Shapes::from_bits(16))).collect();
+                    (Arc::from(*name), TypeStats { events: *events, fields: Arc::new(fields) })
+                })
+                .collect()
+        };
+        FileStats {
+            types: map(types),
+            tail_types: map(tail),
+            complete_bytes: 10,
+            damaged_lines: 2,
+            lines: 9,
+            lost_start: true,
+            max_line_bytes: 1000,
+            unreadable: None,
+        }
+    }
+
+    #[test]
+    fn files_with_the_same_fields_share_a_shape() {
+        let mut table = ShapeTable::default();
+        let a = table.summarize(&stats(&[("usage", 3, &["model", "tokens"])], &[]));
+        let b = table.summarize(&stats(&[("usage", 5, &["model", "tokens"])], &[("usage", 1, &["model"])]));
+        assert_eq!(table.len(), 2);
+        assert_eq!(a.whole, vec![(0, 3)]);
+        assert_eq!(b.whole, vec![(0, 5)]);
+        assert_eq!(b.tail, vec![(1, 1)]);
+        assert_eq!(b.shapes().collect::<Vec<_>>(), vec![(0, 5), (1, 1)]);
+    }
+
+    #[test]
+    fn a_summary_stands_for_its_stats() {
+        let mut table = ShapeTable::default();
+        let original = stats(&[("a", 1, &["x"]), ("b", 2, &[])], &[("c", 1, &["y", "z"])]);
+        let summary = table.summarize(&original);
+        let back = table.stats(&summary);
+        assert_eq!(format!("{back:?}"), format!("{original:?}"));
+    }
+}
