@@ -88,7 +88,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
         if meta.is_file() {
             let name = root.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
             match claim(&name) {
-                Some(i) => push(&mut out.files[i], &mut seen, root.clone(), None, &meta),
+                Some(i) => push(&mut out.files[i], &mut seen, root.clone(), None, meta.len(), modified_ns(&meta)),
                 None => out
                     .warnings
                     .push(format!("{}: not read: no format reads files of this name", root.display())),
@@ -96,7 +96,10 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
             continue;
         }
         out.searched.push(root.clone());
-        let walk = walkdir::WalkDir::new(root).follow_links(true).sort_by_file_name();
+        // Walked in the file system's order and sorted once after: a walk sorted by name
+        // compares names by parsing paths, tens of times a file.
+        let walk = walkdir::WalkDir::new(root).follow_links(true);
+        let mut found: Vec<(usize, PathBuf, Option<PathBuf>, u64, Option<u64>)> = Vec::new();
         // The canonical path of the last directory met: a file in it that is no symlink is that
         // and its name (one canonicalisation a directory, not one a file).
         let mut last_dir: Option<(PathBuf, PathBuf)> = None;
@@ -129,11 +132,27 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
                     }
                     _ => None,
                 };
-                push(&mut out.files[i], &mut seen, entry.into_path(), canonical, &meta);
+                found.push((i, entry.into_path(), canonical, meta.len(), modified_ns(&meta)));
             }
+        }
+        let below = root.as_os_str().len();
+        found.sort_unstable_by(|(_, a, ..), (_, b, ..)| {
+            let (a, b) = (a.as_os_str().as_encoded_bytes(), b.as_os_str().as_encoded_bytes());
+            walk_order(a.get(below..).unwrap_or(a), b.get(below..).unwrap_or(b))
+        });
+        for (i, path, canonical, size, modified) in found {
+            push(&mut out.files[i], &mut seen, path, canonical, size, modified);
         }
     }
     Ok(out)
+}
+
+/// The order of a walk that visits each directory's entries by name: paths compared component
+/// by component (a separator sorts before any byte of a name).
+fn walk_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let rank = |rest: &[u8]| rest.first().map(|&c| if c == b'/' { 0 } else { u16::from(c) + 1 });
+    rank(&a[common..]).cmp(&rank(&b[common..]))
 }
 
 /// The modification time, in nanoseconds since the epoch.
@@ -159,13 +178,13 @@ fn push(
     seen: &mut HashSet<std::ffi::OsString>,
     path: PathBuf,
     canonical: Option<PathBuf>,
-    meta: &std::fs::Metadata,
+    size: u64,
+    modified: Option<u64>,
 ) {
     let canonical =
         canonical.unwrap_or_else(|| std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()));
-    let modified = modified_ns(meta);
     if seen.insert(canonical.clone().into_os_string()) {
-        files.push(SourceFile { path, canonical, size: meta.len(), modified });
+        files.push(SourceFile { path, canonical, size, modified });
     }
 }
 
@@ -183,6 +202,16 @@ fn walk_warning(e: &walkdir::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_are_in_the_order_of_a_walk_by_name() {
+        let mut paths = vec!["a.x/1", "a/b/2", "ab", "a/c", "a b/3", "a/b", "b", "a/b/1"];
+        paths.sort_by(|a, b| walk_order(a.as_bytes(), b.as_bytes()));
+        assert_eq!(paths, vec!["a/b", "a/b/1", "a/b/2", "a/c", "a b/3", "a.x/1", "ab", "b"]);
+        let mut by_components = paths.clone();
+        by_components.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
+        assert_eq!(paths, by_components);
+    }
 
     #[test]
     fn tilde_means_home() {

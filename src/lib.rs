@@ -9,6 +9,7 @@ pub mod decode;
 pub mod discover;
 pub mod docs;
 pub mod export;
+pub mod files_table;
 pub mod format;
 pub mod generate;
 pub mod infer;

@@ -1,17 +1,12 @@
 //! The SQL session over a corpus: a schema per format holding its tables and views, a default
 //! schema where unqualified names find the format that has the table, and the JSON functions.
 
-use crate::catalog::{Column, ColumnSource, EventTable, Rows, context_columns};
 use crate::corpus::{Corpus, FormatData};
-use crate::decode::{FileContext, LineValues, RowDecoder};
-use crate::format::ContextSource;
+use crate::files_table::FilesTable;
 use crate::scan::ScanTable;
 use async_trait::async_trait;
-use datafusion::arrow::array::{Int64Array, RecordBatch};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::view::ViewTable;
 use datafusion::catalog::{MemorySchemaProvider, SchemaProvider, TableProvider};
-use datafusion::datasource::MemTable;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use std::sync::Arc;
@@ -76,7 +71,7 @@ async fn fill_schema(
     if data.format.lines_table.is_some() {
         return Ok(());
     }
-    schema.register_table("files".into(), Arc::new(files_table(data)?))?;
+    schema.register_table("files".into(), Arc::new(FilesTable::new(data.clone())?))?;
     // A view's table names resolve in its own format's schema.
     let name = data.format.name;
     let mut scoped = ctx.state();
@@ -89,45 +84,6 @@ async fn fill_schema(
         )?;
     }
     Ok(())
-}
-
-/// The `files` table: one row per transcript, with what its place says, its size and its damage.
-fn files_table(data: &FormatData) -> Result<MemTable> {
-    let context: Vec<Column> = context_columns(&data.format)
-        .into_iter()
-        .filter(|c| {
-            !matches!(
-                c.source,
-                ColumnSource::Context(ContextSource::LineNumber | ContextSource::LastSeen { .. })
-            )
-        })
-        .collect();
-    let table = EventTable {
-        name: "files".into(),
-        rows: Rows::AllEvents,
-        about: String::new(),
-        fields_path: vec![],
-        columns: context,
-        events: None,
-        documented: true,
-    };
-    let mut decoder = RowDecoder::new(&table, None);
-    for file in &data.files {
-        decoder.start_file(FileContext::new(&table.columns, file));
-        decoder.push(&LineValues::default(), &mut Vec::new());
-    }
-    let batch = decoder.finish()?;
-    let bytes = Int64Array::from_iter_values(data.files.iter().map(|f| f.size as i64));
-    let damaged = Int64Array::from_iter_values(data.file_damage.iter().map(|d| *d as i64));
-    let mut fields: Vec<Field> = batch.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
-    fields.push(Field::new("bytes", DataType::Int64, false));
-    fields.push(Field::new("damaged_lines", DataType::Int64, false));
-    let mut columns = batch.columns().to_vec();
-    columns.push(Arc::new(bytes));
-    columns.push(Arc::new(damaged));
-    let schema = Arc::new(Schema::new(fields));
-    let batch = RecordBatch::try_new(schema.clone(), columns)?;
-    MemTable::try_new(schema, vec![vec![batch]])
 }
 
 /// The default schema: tables created in the session, then each format's tables.

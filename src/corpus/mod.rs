@@ -291,16 +291,21 @@ impl Corpus {
                 cache.remember(format.name, file, fingerprint, summary);
             }
             let shapes = cache.shapes();
-            let mut stats = FormatStats::default();
-            let mut merged = vec![false; shapes.len()];
+            // Each shape's events, and the shapes in the order first met (the order in which
+            // their fields become columns).
+            let mut shape_events = vec![0u64; shapes.len()];
+            let mut shape_met = vec![false; shapes.len()];
+            let mut shape_order = Vec::new();
             let mut transcripts = Vec::new();
             let mut not_transcripts = Vec::new();
             for (file, summary) in results {
                 if is_transcript(&format, &summary, shapes) {
                     for (id, events) in summary.shapes() {
-                        let Some(shape) = shapes.get(id) else { continue };
-                        let first = !std::mem::replace(&mut merged[id as usize], true);
-                        stats.add_shape(shape, events, first);
+                        let Some(total) = shape_events.get_mut(id as usize) else { continue };
+                        if !std::mem::replace(&mut shape_met[id as usize], true) {
+                            shape_order.push(id);
+                        }
+                        *total += events;
                     }
                     transcripts.push((file, summary));
                 } else {
@@ -314,6 +319,12 @@ impl Corpus {
                         ));
                     }
                     not_transcripts.push(file.path.clone());
+                }
+            }
+            let mut stats = FormatStats::default();
+            for id in shape_order {
+                if let Some(shape) = shapes.get(id) {
+                    stats.add_shape(shape, shape_events[id as usize], true);
                 }
             }
             let format = Arc::unwrap_or_clone(format);

@@ -1,0 +1,100 @@
+//! The `files` table: one row per transcript, with what its place says, its size and its damage,
+//! made when a statement first reads it (tens of thousands of rows most statements never need).
+
+use crate::catalog::{Column, ColumnSource, EventTable, Rows, context_columns};
+use crate::corpus::FormatData;
+use crate::decode::{FileContext, LineValues, RowDecoder};
+use crate::format::ContextSource;
+use async_trait::async_trait;
+use datafusion::arrow::array::{Int64Array, RecordBatch};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::datasource::MemTable;
+use datafusion::error::Result;
+use datafusion::logical_expr::{Expr, TableType};
+use datafusion::physical_plan::ExecutionPlan;
+use std::sync::{Arc, OnceLock};
+
+/// A format's `files` table.
+#[derive(Debug)]
+pub struct FilesTable {
+    data: Arc<FormatData>,
+    schema: SchemaRef,
+    rows: OnceLock<Arc<MemTable>>,
+}
+
+impl FilesTable {
+    pub fn new(data: Arc<FormatData>) -> Result<Self> {
+        let schema = rows(&data, 0)?.schema();
+        Ok(Self { data, schema, rows: OnceLock::new() })
+    }
+
+    /// The rows, made once.
+    fn table(&self) -> Result<Arc<MemTable>> {
+        if let Some(table) = self.rows.get() {
+            return Ok(table.clone());
+        }
+        let batch = rows(&self.data, self.data.files.len())?;
+        let table = Arc::new(MemTable::try_new(batch.schema(), vec![vec![batch]])?);
+        Ok(self.rows.get_or_init(|| table).clone())
+    }
+}
+
+/// The rows of the first `n` transcripts of `data`.
+fn rows(data: &FormatData, n: usize) -> Result<RecordBatch> {
+    let context: Vec<Column> = context_columns(&data.format)
+        .into_iter()
+        .filter(|c| {
+            !matches!(
+                c.source,
+                ColumnSource::Context(ContextSource::LineNumber | ContextSource::LastSeen { .. })
+            )
+        })
+        .collect();
+    let table = EventTable {
+        name: "files".into(),
+        rows: Rows::AllEvents,
+        about: String::new(),
+        fields_path: vec![],
+        columns: context,
+        events: None,
+        documented: true,
+    };
+    let files = &data.files[..n];
+    let mut decoder = RowDecoder::new(&table, None);
+    for file in files {
+        decoder.start_file(FileContext::new(&table.columns, file));
+        decoder.push(&LineValues::default(), &mut Vec::new());
+    }
+    let batch = decoder.finish()?;
+    let bytes = Int64Array::from_iter_values(files.iter().map(|f| f.size as i64));
+    let damaged = Int64Array::from_iter_values(data.file_damage[..n].iter().map(|d| *d as i64));
+    let mut fields: Vec<Field> = batch.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(Field::new("bytes", DataType::Int64, false));
+    fields.push(Field::new("damaged_lines", DataType::Int64, false));
+    let mut columns = batch.columns().to_vec();
+    columns.push(Arc::new(bytes));
+    columns.push(Arc::new(damaged));
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?)
+}
+
+#[async_trait]
+impl TableProvider for FilesTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.table()?.scan(state, projection, filters, limit).await
+    }
+}
