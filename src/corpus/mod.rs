@@ -9,7 +9,7 @@ use crate::cache::{InferenceCache, Lookup, fingerprint};
 use crate::catalog::{EventTable, all_tables};
 use crate::discover::{Discovery, SourceFile};
 use crate::format::Format;
-use crate::infer::{FileStats, FormatStats, infer_file, is_transcript};
+use crate::infer::{FormatStats, infer_file, is_transcript};
 use crate::shapes::{FileSummary, ShapeTable};
 use futures::StreamExt;
 use object_store::ObjectStore;
@@ -65,7 +65,7 @@ impl FormatData {
     /// transcripts, and its tables.
     pub fn new(
         format: Format,
-        transcripts: Vec<(Arc<SourceFile>, FileSummary)>,
+        transcripts: Vec<(Arc<SourceFile>, &FileSummary)>,
         shapes: &ShapeTable,
         not_transcripts: Vec<PathBuf>,
         tables: Vec<Arc<EventTable>>,
@@ -73,7 +73,7 @@ impl FormatData {
         let file_damage: Vec<u64> = transcripts.iter().map(|(_, s)| s.damaged_lines).collect();
         FormatData {
             format,
-            file_events: FileEvents::new(transcripts.iter().map(|(_, s)| s), shapes),
+            file_events: FileEvents::new(transcripts.iter().map(|(_, s)| *s), shapes),
             files: transcripts.into_iter().map(|(f, _)| f).collect(),
             by_path: OnceLock::new(),
             not_transcripts,
@@ -135,12 +135,15 @@ impl FormatData {
 }
 
 /// What the inference pass found of one file.
-enum Found {
+enum Found<'a> {
+    /// Nothing yet: to be read, or looked up with a read.
+    Unread,
     /// The cache knew it.
-    Known(FileSummary),
-    /// It was read (after `before`, what the cache knew of it, when it grew), with the
-    /// fingerprint to remember it by when the cache is on.
-    Read { before: Option<FileSummary>, stats: FileStats, fingerprint: Option<u64> },
+    Known(&'a FileSummary),
+    /// It was read, with the fingerprint to remember it by when the cache is on.
+    Read(FileSummary, Option<u64>),
+    /// It could not be read.
+    Unreadable,
 }
 
 /// A problem met while reading, once per place.
@@ -232,65 +235,60 @@ impl Corpus {
         // Deleted or moved files leave the cache.
         cache.retain(&discovery.files.iter().flatten().map(|f| f.canonical.as_os_str()).collect());
         let remember = cache.is_enabled();
+        // What a read found depends on the line limit: a line too long then may be read now.
+        let max = options.max_line_bytes;
         for (format, files) in formats.into_iter().zip(discovery.files) {
-            let format = Arc::new(format);
+            let files: Vec<Arc<SourceFile>> = files.into_iter().map(Arc::new).collect();
             let (known, shapes) = cache.parts();
-            let max = options.max_line_bytes;
-            let mut reads = futures::stream::iter(files.into_iter().map(Arc::new).map(|file| {
-                let (store, format) = (store.clone(), format.clone());
+            // Files the cache knows unchanged need no read and no task.
+            let mut found: Vec<Found> = files
+                .iter()
+                .map(|file| match known.lookup_now(format.name, file) {
+                    Some(Lookup::Same(summary)) if summary.max_line_bytes == max as u64 => Found::Known(summary),
+                    _ => Found::Unread,
+                })
+                .collect();
+            let unread: Vec<usize> = (0..files.len()).filter(|&i| matches!(found[i], Found::Unread)).collect();
+            let format_ref = &format;
+            let mut reads = futures::stream::iter(unread.into_iter().map(|i| {
+                let (store, file) = (store.clone(), files[i].clone());
                 async move {
-                    // What a read found depends on the line limit: a line too long then
-                    // may be read now.
-                    let (before, from) = match known.lookup(&store, format.name, &file).await {
-                        Lookup::Same(summary) if summary.max_line_bytes == max as u64 => {
-                            return (file, Found::Known(summary));
-                        }
+                    let (before, from) = match known.lookup(&store, format_ref.name, &file).await {
                         Lookup::Grown(summary, from) if summary.max_line_bytes == max as u64 => {
                             (Some(summary), from)
                         }
                         _ => (None, 0),
                     };
-                    let stats = infer_file(store.clone(), &format, &file, max, from).await;
+                    let stats = infer_file(store.clone(), format_ref, &file, max, from).await;
                     let fingerprint = match remember && stats.unreadable.is_none() {
                         true => fingerprint(&store, &file, stats.complete_bytes).await,
                         false => None,
                     };
-                    (file, Found::Read { before, stats, fingerprint })
+                    (i, before, stats, fingerprint)
                 }
             }))
             .buffered(options.parallel_files.max(1));
-            // What each file holds, its shapes numbered as they come: tens of thousands of files
-            // hold a handful of shapes, and a file is then a few numbers.
-            let mut results: Vec<(Arc<SourceFile>, FileSummary)> = Vec::new();
-            let mut to_remember: Vec<(usize, u64)> = Vec::new();
-            while let Some((file, found)) = reads.next().await {
-                let (mut stats, fingerprint) = match found {
-                    Found::Known(summary) => {
-                        results.push((file, summary));
-                        continue;
-                    }
-                    Found::Read { before: None, stats, fingerprint } => (stats, fingerprint),
-                    Found::Read { before: Some(before), stats: later, fingerprint } => {
-                        let mut stats = shapes.stats(&before);
+            // Each read's shapes are numbered as it comes: tens of thousands of files hold a
+            // handful of shapes, and a file is then a few numbers.
+            while let Some((i, before, later, fingerprint)) = reads.next().await {
+                let mut stats = match before {
+                    Some(before) => {
+                        let mut stats = shapes.stats(before);
                         stats.extend(later);
-                        (stats, fingerprint)
+                        stats
                     }
+                    None => later,
                 };
-                if let Some(why) = stats.unreadable.take() {
-                    warnings.push(format!("{}: not read: {why}", file.path.display()));
-                    continue;
-                }
-                if let Some(fingerprint) = fingerprint {
-                    to_remember.push((results.len(), fingerprint));
-                }
-                results.push((file, shapes.summarize(&stats)));
+                found[i] = match stats.unreadable.take() {
+                    Some(why) => {
+                        warnings.push(format!("{}: not read: {why}", files[i].path.display()));
+                        Found::Unreadable
+                    }
+                    None => Found::Read(shapes.summarize(&stats), fingerprint),
+                };
             }
             drop(reads);
-            for (at, fingerprint) in to_remember {
-                let (file, summary) = &results[at];
-                cache.remember(format.name, file, fingerprint, summary);
-            }
-            let shapes = cache.shapes();
+            let shapes = &*shapes;
             // Each shape's events, and the shapes in the order first met (the order in which
             // their fields become columns).
             let mut shape_events = vec![0u64; shapes.len()];
@@ -298,8 +296,13 @@ impl Corpus {
             let mut shape_order = Vec::new();
             let mut transcripts = Vec::new();
             let mut not_transcripts = Vec::new();
-            for (file, summary) in results {
-                if is_transcript(&format, &summary, shapes) {
+            for (file, found) in files.iter().zip(&found) {
+                let summary = match found {
+                    Found::Known(summary) => *summary,
+                    Found::Read(summary, _) => summary,
+                    Found::Unread | Found::Unreadable => continue,
+                };
+                if is_transcript(&format, summary, shapes) {
                     for (id, events) in summary.shapes() {
                         let Some(total) = shape_events.get_mut(id as usize) else { continue };
                         if !std::mem::replace(&mut shape_met[id as usize], true) {
@@ -307,7 +310,7 @@ impl Corpus {
                         }
                         *total += events;
                     }
-                    transcripts.push((file, summary));
+                    transcripts.push((file.clone(), summary));
                 } else {
                     // A file of its naming with no event in it at all is not a side file of the
                     // format's but something else: binary, or not JSON Lines.
@@ -327,9 +330,20 @@ impl Corpus {
                     stats.add_shape(shape, shape_events[id as usize], true);
                 }
             }
-            let format = Arc::unwrap_or_clone(format);
             let tables = all_tables(&format, &stats).into_iter().map(Arc::new).collect();
+            let name = format.name;
             data.push(Arc::new(FormatData::new(format, transcripts, shapes, not_transcripts, tables)));
+            let reads: Vec<(Arc<SourceFile>, FileSummary, u64)> = files
+                .into_iter()
+                .zip(found)
+                .filter_map(|(file, found)| match found {
+                    Found::Read(summary, Some(fingerprint)) => Some((file, summary, fingerprint)),
+                    _ => None,
+                })
+                .collect();
+            for (file, summary, fingerprint) in reads {
+                cache.remember(name, &file, fingerprint, summary);
+            }
         }
         if let Err(why) = cache.save() {
             warnings.push(why);

@@ -60,7 +60,7 @@ pub fn read_as_every_format(bytes: &[u8], block: usize, max_line_bytes: usize) -
         let mut shapes = ShapeTable::default();
         let summary = shapes.summarize(&file_stats);
         let data =
-            Arc::new(FormatData::new(format, vec![(file.clone(), summary)], &shapes, vec![], tables.clone()));
+            Arc::new(FormatData::new(format, vec![(file.clone(), &summary)], &shapes, vec![], tables.clone()));
         for table in tables {
             let source = Arc::new(ScanSource {
                 data: data.clone(),

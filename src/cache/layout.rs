@@ -1,0 +1,322 @@
+//! The cache file's bytes: a header, the formats, the shapes, the directories, then one record per
+//! file, with numbers as LEB128 varints. Read straight into the cache's map (no document parsed
+//! first, no allocation per number); any byte out of place makes the whole file unreadable, and
+//! the cache starts afresh.
+
+use super::FileEntry;
+use crate::infer::{FieldShapes, Shapes};
+use crate::shapes::{FileSummary, ShapeId, ShapeTable, TypeShape};
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The first bytes of a cache file: a name and the layout's version.
+const MAGIC: &[u8] = b"txq inference cache 5\n";
+
+/// What a cache file holds: the formats' names and the files by canonical path (their shapes
+/// numbered in the table `decode` was given).
+pub struct Decoded {
+    pub formats: Vec<String>,
+    pub entries: HashMap<OsString, FileEntry>,
+}
+
+/// The bytes of a cache holding `entries`: only the shapes they name (renumbered in the order
+/// first named) and each directory once, the files in path order.
+pub fn encode(formats: &[String], shapes: &ShapeTable, entries: &HashMap<OsString, FileEntry>) -> Vec<u8> {
+    let mut paths: Vec<&OsString> = entries.keys().collect();
+    paths.sort();
+    // Shapes renumbered, and directories numbered, in path order.
+    let mut renumber: HashMap<ShapeId, ShapeId> = HashMap::new();
+    let mut used: Vec<&TypeShape> = Vec::new();
+    let mut dirs: Vec<&OsStr> = Vec::new();
+    let mut rows: Vec<(u64, &OsStr, &FileEntry)> = Vec::with_capacity(paths.len());
+    for path in paths {
+        let entry = &entries[path];
+        let path = Path::new(path);
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { continue };
+        let Some(known) = entry.summary.shapes().map(|(id, _)| shapes.get(id)).collect::<Option<Vec<_>>>()
+        else {
+            continue;
+        };
+        for (shape, (id, _)) in known.into_iter().zip(entry.summary.shapes()) {
+            renumber.entry(id).or_insert_with(|| {
+                used.push(shape);
+                used.len() as ShapeId - 1
+            });
+        }
+        if dirs.last() != Some(&dir.as_os_str()) {
+            dirs.push(dir.as_os_str());
+        }
+        rows.push((dirs.len() as u64 - 1, name, entry));
+    }
+    let mut out = Writer(Vec::with_capacity(64 * rows.len() + 4096));
+    out.0.extend_from_slice(MAGIC);
+    out.number(formats.len() as u64);
+    formats.iter().for_each(|f| out.bytes(f.as_bytes()));
+    out.number(used.len() as u64);
+    for shape in used {
+        out.bytes(shape.name.as_bytes());
+        out.number(shape.fields.len() as u64);
+        for (key, shapes) in shape.fields.iter() {
+            out.bytes(key.as_bytes());
+            out.0.push(shapes.bits());
+        }
+    }
+    // A directory may come back after another (`a/b` between `a/` files): the same number again.
+    out.number(dirs.len() as u64);
+    dirs.iter().for_each(|d| out.bytes(d.as_encoded_bytes()));
+    out.number(rows.len() as u64);
+    for (dir, name, entry) in rows {
+        out.number(dir);
+        out.bytes(name.as_encoded_bytes());
+        out.number(u64::from(entry.format));
+        out.number(entry.size);
+        match entry.modified {
+            Some(ns) => {
+                out.0.push(1);
+                out.number(ns);
+            }
+            None => out.0.push(0),
+        }
+        out.0.extend_from_slice(&entry.fingerprint.to_le_bytes());
+        let summary = &entry.summary;
+        for list in [&summary.whole, &summary.tail] {
+            out.number(list.len() as u64);
+            for &(id, events) in list {
+                out.number(u64::from(renumber[&id]));
+                out.number(events);
+            }
+        }
+        out.number(summary.complete_bytes);
+        out.number(summary.damaged_lines);
+        out.number(summary.lines);
+        out.0.push(u8::from(summary.lost_start));
+        out.number(summary.max_line_bytes);
+    }
+    out.0
+}
+
+/// The cache in `bytes`, its shapes added to `shapes`; `None` when the bytes are not a whole
+/// cache file of this layout.
+pub fn decode(bytes: &[u8], shapes: &mut ShapeTable) -> Option<Decoded> {
+    let mut input = Reader(bytes.strip_prefix(MAGIC)?);
+    let formats = (0..input.count()?)
+        .map(|_| Some(std::str::from_utf8(input.bytes()?).ok()?.to_string()))
+        .collect::<Option<Vec<String>>>()?;
+    let mut renumber: Vec<ShapeId> = Vec::new();
+    for _ in 0..input.count()? {
+        let name: Arc<str> = Arc::from(std::str::from_utf8(input.bytes()?).ok()?);
+        let fields = (0..input.count()?)
+            .map(|_| {
+                let key = std::str::from_utf8(input.bytes()?).ok()?.to_string();
+                Some((key, Shapes::from_bits(input.byte()?)))
+            })
+            .collect::<Option<FieldShapes>>()?;
+        renumber.push(shapes.intern(TypeShape { name, fields: Arc::new(fields) }));
+    }
+    let dirs = (0..input.count()?).map(|_| input.bytes()).collect::<Option<Vec<&[u8]>>>()?;
+    let files = input.count()?;
+    let mut entries = HashMap::with_capacity(files);
+    let mut path = Vec::new();
+    for _ in 0..files {
+        let dir = dirs.get(input.number()? as usize)?;
+        let name = input.bytes()?;
+        path.clear();
+        path.extend_from_slice(dir);
+        path.push(b'/');
+        path.extend_from_slice(name);
+        let format = u32::try_from(input.number()?).ok().filter(|&f| (f as usize) < formats.len())?;
+        let size = input.number()?;
+        let modified = match input.byte()? {
+            0 => None,
+            1 => Some(input.number()?),
+            _ => return None,
+        };
+        let fingerprint = u64::from_le_bytes(input.take(8)?.try_into().ok()?);
+        let mut list = || -> Option<Vec<(ShapeId, u64)>> {
+            (0..input.count()?)
+                .map(|_| Some((*renumber.get(input.number()? as usize)?, input.number()?)))
+                .collect()
+        };
+        let (whole, tail) = (list()?, list()?);
+        let summary = FileSummary {
+            whole,
+            tail,
+            complete_bytes: input.number()?,
+            damaged_lines: input.number()?,
+            lines: input.number()?,
+            lost_start: match input.byte()? {
+                0 => false,
+                1 => true,
+                _ => return None,
+            },
+            max_line_bytes: input.number()?,
+        };
+        entries.insert(os_string(&path)?, FileEntry { format, size, modified, fingerprint, summary });
+    }
+    input.0.is_empty().then_some(Decoded { formats, entries })
+}
+
+#[cfg(unix)]
+fn os_string(bytes: &[u8]) -> Option<OsString> {
+    Some(std::os::unix::ffi::OsStringExt::from_vec(bytes.to_vec()))
+}
+
+#[cfg(not(unix))]
+fn os_string(bytes: &[u8]) -> Option<OsString> {
+    std::str::from_utf8(bytes).ok().map(OsString::from)
+}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn number(&mut self, mut n: u64) {
+        while n >= 0x80 {
+            self.0.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        self.0.push(n as u8);
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.number(bytes.len() as u64);
+        self.0.extend_from_slice(bytes);
+    }
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn byte(&mut self) -> Option<u8> {
+        let (&first, rest) = self.0.split_first()?;
+        self.0 = rest;
+        Some(first)
+    }
+
+    fn number(&mut self) -> Option<u64> {
+        let mut n = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.byte()?;
+            n |= u64::from(byte & 0x7f).checked_shl(shift)?;
+            if byte < 0x80 {
+                return Some(n);
+            }
+        }
+        None
+    }
+
+    /// A count of things that follow, each at least a byte: never more than the bytes left (a
+    /// damaged count allocates nothing).
+    fn count(&mut self) -> Option<usize> {
+        usize::try_from(self.number()?).ok().filter(|&n| n <= self.0.len())
+    }
+
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if n > self.0.len() {
+            return None;
+        }
+        let (taken, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(taken)
+    }
+
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = usize::try_from(self.number()?).ok()?;
+        self.take(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(format: u32, whole: Vec<(ShapeId, u64)>, tail: Vec<(ShapeId, u64)>) -> FileEntry {
+        FileEntry {
+            format,
+            size: 1 << 40,
+            modified: Some(1_764_000_000_123_456_789),
+            fingerprint: 0xdead_beef_0123_4567,
+            summary: FileSummary {
+                whole,
+                tail,
+                complete_bytes: 300,
+                damaged_lines: 2,
+                lines: 40,
+                lost_start: true,
+                max_line_bytes: 256 << 20,
+            },
+        }
+    }
+
+    fn sample() -> (Vec<String>, ShapeTable, HashMap<OsString, FileEntry>) {
+        let mut shapes = ShapeTable::default();
+        let field = |k: &str, bits| (k.to_string(), Shapes::from_bits(bits));
+        let a = shapes.intern(TypeShape { name: "usage".into(), fields: Arc::new(vec![field("model", 16)]) });
+        let unused = shapes.intern(TypeShape { name: "gone".into(), fields: Arc::new(vec![]) });
+        let b = shapes.intern(TypeShape {
+            name: "tool_call".into(),
+            fields: Arc::new(vec![field("tool", 16), field("input", 32)]),
+        });
+        assert_eq!(unused, 1);
+        let mut entries = HashMap::new();
+        entries.insert("/t/a/run_1.jsonl".into(), entry(0, vec![(a, 3), (b, 5)], vec![]));
+        entries.insert("/t/a/b/run_2.jsonl".into(), entry(1, vec![(b, 1)], vec![(a, 1)]));
+        entries.insert("/t/a/run_3.jsonl".into(), FileEntry { modified: None, ..entry(0, vec![], vec![]) });
+        (vec!["rupu".into(), "reeval".into()], shapes, entries)
+    }
+
+    fn described(shapes: &ShapeTable, entries: &HashMap<OsString, FileEntry>) -> Vec<String> {
+        let mut out: Vec<String> = entries
+            .iter()
+            .map(|(path, e)| {
+                let types: Vec<String> = e
+                    .summary
+                    .shapes()
+                    .map(|(id, n)| format!("{:?}={n}", shapes.get(id).map(|s| (&s.name, &s.fields))))
+                    .collect();
+                format!("{path:?} {} {} {:?} {} {types:?} {:?}", e.format, e.size, e.modified, e.fingerprint, {
+                    let s = &e.summary;
+                    (s.whole.len(), s.complete_bytes, s.damaged_lines, s.lines, s.lost_start, s.max_line_bytes)
+                })
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_cache_reads_back_as_written() {
+        let (formats, shapes, entries) = sample();
+        let bytes = encode(&formats, &shapes, &entries);
+        let mut read_shapes = ShapeTable::default();
+        let decoded = decode(&bytes, &mut read_shapes).expect("decodes");
+        assert_eq!(decoded.formats, formats);
+        assert_eq!(read_shapes.len(), 2, "the unused shape is not written");
+        assert_eq!(described(&read_shapes, &decoded.entries), described(&shapes, &entries));
+    }
+
+    #[test]
+    fn any_cut_or_changed_byte_is_refused_or_read_without_panic() {
+        let (formats, shapes, entries) = sample();
+        let bytes = encode(&formats, &shapes, &entries);
+        for end in 0..bytes.len() {
+            assert!(decode(&bytes[..end], &mut ShapeTable::default()).is_none(), "cut at {end}");
+        }
+        let mut rng = crate::generate::rng::Rng::new(5);
+        for _ in 0..20_000 {
+            let mut changed = bytes.clone();
+            let at = rng.below(changed.len() as u64) as usize;
+            changed[at] = rng.below(256) as u8;
+            let _ = decode(&changed, &mut ShapeTable::default());
+        }
+        assert!(decode(b"[1,2,3]", &mut ShapeTable::default()).is_none());
+    }
+
+    #[test]
+    fn a_damaged_count_allocates_nothing() {
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
+        assert!(decode(&bytes, &mut ShapeTable::default()).is_none());
+    }
+}
