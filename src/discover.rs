@@ -82,13 +82,15 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
     claim_order.sort_by_key(|&i| matches!(formats[i].files, FileMatch::Extension(_)));
     let claim = |name: &str| claim_order.iter().copied().find(|&i| formats[i].files.matches(name));
 
-    let mut seen = HashSet::new();
+    // Every file found, with its format: a file reached twice (through a symlink) is kept once,
+    // where the walk first met it.
+    let mut found: Vec<(usize, SourceFile)> = Vec::new();
     for root in paths {
         let meta = std::fs::metadata(root).map_err(|_| DiscoveryError::NotFound(root.clone()))?;
         if meta.is_file() {
             let name = root.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
             match claim(&name) {
-                Some(i) => push(&mut out.files[i], &mut seen, root.clone(), None, meta.len(), modified_ns(&meta)),
+                Some(i) => found.push((i, source(root.clone(), None, meta.len(), modified_ns(&meta)))),
                 None => out
                     .warnings
                     .push(format!("{}: not read: no format reads files of this name", root.display())),
@@ -99,7 +101,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
         // Walked in the file system's order and sorted once after: a walk sorted by name
         // compares names by parsing paths, tens of times a file.
         let walk = walkdir::WalkDir::new(root).follow_links(true);
-        let mut found: Vec<(usize, PathBuf, Option<PathBuf>, u64, Option<u64>)> = Vec::new();
+        let mut below_root: Vec<(usize, PathBuf, Option<PathBuf>, u64, Option<u64>)> = Vec::new();
         // The canonical path of the last directory met: a file in it that is no symlink is that
         // and its name (one canonicalisation a directory, not one a file).
         let mut last_dir: Option<(PathBuf, PathBuf)> = None;
@@ -132,16 +134,24 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
                     }
                     _ => None,
                 };
-                found.push((i, entry.into_path(), canonical, meta.len(), modified_ns(&meta)));
+                below_root.push((i, entry.into_path(), canonical, meta.len(), modified_ns(&meta)));
             }
         }
         let below = root.as_os_str().len();
-        found.sort_unstable_by(|(_, a, ..), (_, b, ..)| {
+        below_root.sort_unstable_by(|(_, a, ..), (_, b, ..)| {
             let (a, b) = (a.as_os_str().as_encoded_bytes(), b.as_os_str().as_encoded_bytes());
             walk_order(a.get(below..).unwrap_or(a), b.get(below..).unwrap_or(b))
         });
-        for (i, path, canonical, size, modified) in found {
-            push(&mut out.files[i], &mut seen, path, canonical, size, modified);
+        for (i, path, canonical, size, modified) in below_root {
+            found.push((i, source(path, canonical, size, modified)));
+        }
+    }
+    let mut seen: HashSet<&std::ffi::OsStr> = HashSet::with_capacity(found.len());
+    let first: Vec<bool> = found.iter().map(|(_, file)| seen.insert(file.canonical.as_os_str())).collect();
+    drop(seen);
+    for ((i, file), first) in found.into_iter().zip(first) {
+        if first {
+            out.files[i].push(file);
         }
     }
     Ok(out)
@@ -172,20 +182,11 @@ impl SourceFile {
     }
 }
 
-/// Adds a file once however it was reached; `canonical` when known already.
-fn push(
-    files: &mut Vec<SourceFile>,
-    seen: &mut HashSet<std::ffi::OsString>,
-    path: PathBuf,
-    canonical: Option<PathBuf>,
-    size: u64,
-    modified: Option<u64>,
-) {
+/// A file found at `path`; its `canonical` path when known already.
+fn source(path: PathBuf, canonical: Option<PathBuf>, size: u64, modified: Option<u64>) -> SourceFile {
     let canonical =
         canonical.unwrap_or_else(|| std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()));
-    if seen.insert(canonical.clone().into_os_string()) {
-        files.push(SourceFile { path, canonical, size, modified });
-    }
+    SourceFile { path, canonical, size, modified }
 }
 
 fn walk_warning(e: &walkdir::Error) -> String {

@@ -157,7 +157,11 @@ impl FormatStats {
     /// Adds everything one file holds.
     pub fn add(&mut self, file: &FileStats) {
         for (name, stats) in file.types.iter().chain(&file.tail_types) {
-            self.add_shape(&TypeShape { name: name.clone(), fields: stats.fields.clone() }, stats.events, true);
+            self.add_shape(
+                &TypeShape { name: name.clone(), fields: stats.fields.clone() },
+                stats.events,
+                true,
+            );
         }
     }
 }
@@ -239,9 +243,9 @@ pub async fn infer_file(
 pub fn is_transcript(format: &Format, file: &FileSummary, shapes: &ShapeTable) -> bool {
     format.required_type.is_none_or(|required| {
         let damaged = file.lost_start || file.damaged_lines > 0;
-        file.shapes().filter_map(|(id, _)| shapes.get(id)).any(|shape| {
-            shape.name.as_ref() == required || (damaged && is_documented(format, &shape.name))
-        })
+        file.shapes()
+            .filter_map(|(id, _)| shapes.get(id))
+            .any(|shape| shape.name.as_ref() == required || (damaged && is_documented(format, &shape.name)))
     })
 }
 

@@ -21,3 +21,4 @@ pub mod read;
 pub mod scan;
 pub mod session;
 pub mod shapes;
+pub mod varint;

@@ -3,6 +3,7 @@
 //! thousands of files hold a handful of shapes; a file is then a few numbers.
 
 use crate::infer::{FieldShapes, FileStats, TypeStats};
+use crate::varint;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -57,15 +58,17 @@ impl ShapeTable {
                 })
                 .collect()
         };
-        FileSummary {
-            whole: by_shape(&stats.types),
-            tail: by_shape(&stats.tail_types),
+        let (whole, tail) = (by_shape(&stats.types), by_shape(&stats.tail_types));
+        let mut summary = FileSummary {
             complete_bytes: stats.complete_bytes,
             damaged_lines: stats.damaged_lines,
             lines: stats.lines,
             lost_start: stats.lost_start,
             max_line_bytes: stats.max_line_bytes as u64,
-        }
+            ..Default::default()
+        };
+        summary.set_shapes(&whole, &tail);
+        summary
     }
 
     /// The stats a summary stands for (to extend them with a read of what was appended). Its
@@ -80,8 +83,8 @@ impl ShapeTable {
                 .collect()
         };
         FileStats {
-            types: types(&summary.whole),
-            tail_types: types(&summary.tail),
+            types: types(&summary.whole().collect::<Vec<_>>()),
+            tail_types: types(&summary.tail().collect::<Vec<_>>()),
             complete_bytes: summary.complete_bytes,
             damaged_lines: summary.damaged_lines,
             lines: summary.lines,
@@ -95,10 +98,10 @@ impl ShapeTable {
 /// What one file holds: [`FileStats`] with each type's name and fields as a shape's number.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileSummary {
-    /// The shapes of the whole lines' events, and how many events each.
-    pub whole: Vec<(ShapeId, u64)>,
-    /// The same for an unterminated last line that is whole JSON.
-    pub tail: Vec<(ShapeId, u64)>,
+    /// The shapes of the whole lines' events and of an unterminated last line that is whole
+    /// JSON, each with its events, as varints: how many of the whole lines', then the pairs. (A
+    /// file is a few dozen bytes here, not a few hundred: a cache holds tens of thousands.)
+    shapes: Box<[u8]>,
     pub complete_bytes: u64,
     pub damaged_lines: u64,
     pub lines: u64,
@@ -107,9 +110,48 @@ pub struct FileSummary {
 }
 
 impl FileSummary {
+    /// Sets the shapes of the whole lines and of the tail, with their events.
+    pub fn set_shapes(&mut self, whole: &[(ShapeId, u64)], tail: &[(ShapeId, u64)]) {
+        let mut bytes = Vec::with_capacity(1 + 4 * (whole.len() + tail.len()));
+        varint::put(&mut bytes, whole.len() as u64);
+        for &(id, events) in whole.iter().chain(tail) {
+            varint::put(&mut bytes, u64::from(id));
+            varint::put(&mut bytes, events);
+        }
+        self.shapes = bytes.into_boxed_slice();
+    }
+
+    /// How many of the pairs are the whole lines', and the pairs.
+    fn pairs(&self) -> (usize, impl Iterator<Item = (ShapeId, u64)> + '_) {
+        let mut bytes = &self.shapes[..];
+        let whole = varint::take(&mut bytes).unwrap_or(0) as usize;
+        let pairs = std::iter::from_fn(move || {
+            let id = ShapeId::try_from(varint::take(&mut bytes)?).ok()?;
+            Some((id, varint::take(&mut bytes)?))
+        });
+        (whole, pairs)
+    }
+
     /// Every shape with its events, the whole lines' then the tail's.
     pub fn shapes(&self) -> impl Iterator<Item = (ShapeId, u64)> + '_ {
-        self.whole.iter().chain(&self.tail).copied()
+        self.pairs().1
+    }
+
+    /// The shapes of the whole lines.
+    pub fn whole(&self) -> impl Iterator<Item = (ShapeId, u64)> + '_ {
+        let (whole, pairs) = self.pairs();
+        pairs.take(whole)
+    }
+
+    /// The shapes of an unterminated last line.
+    pub fn tail(&self) -> impl Iterator<Item = (ShapeId, u64)> + '_ {
+        let (whole, pairs) = self.pairs();
+        pairs.skip(whole)
+    }
+
+    /// Whether no line of the file is an event.
+    pub fn holds_no_event(&self) -> bool {
+        self.shapes().next().is_none()
     }
 }
 
@@ -146,9 +188,10 @@ mod tests {
         let a = table.summarize(&stats(&[("usage", 3, &["model", "tokens"])], &[]));
         let b = table.summarize(&stats(&[("usage", 5, &["model", "tokens"])], &[("usage", 1, &["model"])]));
         assert_eq!(table.len(), 2);
-        assert_eq!(a.whole, vec![(0, 3)]);
-        assert_eq!(b.whole, vec![(0, 5)]);
-        assert_eq!(b.tail, vec![(1, 1)]);
+        assert_eq!(a.whole().collect::<Vec<_>>(), vec![(0, 3)]);
+        assert_eq!(a.tail().count(), 0);
+        assert_eq!(b.whole().collect::<Vec<_>>(), vec![(0, 5)]);
+        assert_eq!(b.tail().collect::<Vec<_>>(), vec![(1, 1)]);
         assert_eq!(b.shapes().collect::<Vec<_>>(), vec![(0, 5), (1, 1)]);
     }
 

@@ -6,6 +6,7 @@
 use super::FileEntry;
 use crate::infer::{FieldShapes, Shapes};
 use crate::shapes::{FileSummary, ShapeId, ShapeTable, TypeShape};
+use crate::varint;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
@@ -81,9 +82,9 @@ pub fn encode(formats: &[String], shapes: &ShapeTable, entries: &HashMap<OsStrin
         }
         out.0.extend_from_slice(&entry.fingerprint.to_le_bytes());
         let summary = &entry.summary;
-        for list in [&summary.whole, &summary.tail] {
+        for list in [summary.whole().collect::<Vec<_>>(), summary.tail().collect()] {
             out.number(list.len() as u64);
-            for &(id, events) in list {
+            for (id, events) in list {
                 out.number(u64::from(renumber[&id]));
                 out.number(events);
             }
@@ -118,7 +119,7 @@ pub fn decode(bytes: &[u8], shapes: &mut ShapeTable) -> Option<Decoded> {
     let dirs = (0..input.count()?).map(|_| input.bytes()).collect::<Option<Vec<&[u8]>>>()?;
     let files = input.count()?;
     let mut entries = HashMap::with_capacity(files);
-    let mut path = Vec::new();
+    let (mut path, mut whole, mut tail) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..files {
         let dir = dirs.get(input.number()? as usize)?;
         let name = input.bytes()?;
@@ -134,25 +135,23 @@ pub fn decode(bytes: &[u8], shapes: &mut ShapeTable) -> Option<Decoded> {
             _ => return None,
         };
         let fingerprint = u64::from_le_bytes(input.take(8)?.try_into().ok()?);
-        let mut list = || -> Option<Vec<(ShapeId, u64)>> {
-            (0..input.count()?)
-                .map(|_| Some((*renumber.get(input.number()? as usize)?, input.number()?)))
-                .collect()
+        for list in [&mut whole, &mut tail] {
+            list.clear();
+            for _ in 0..input.count()? {
+                list.push((*renumber.get(input.number()? as usize)?, input.number()?));
+            }
+        }
+        let mut summary = FileSummary::default();
+        summary.set_shapes(&whole, &tail);
+        summary.complete_bytes = input.number()?;
+        summary.damaged_lines = input.number()?;
+        summary.lines = input.number()?;
+        summary.lost_start = match input.byte()? {
+            0 => false,
+            1 => true,
+            _ => return None,
         };
-        let (whole, tail) = (list()?, list()?);
-        let summary = FileSummary {
-            whole,
-            tail,
-            complete_bytes: input.number()?,
-            damaged_lines: input.number()?,
-            lines: input.number()?,
-            lost_start: match input.byte()? {
-                0 => false,
-                1 => true,
-                _ => return None,
-            },
-            max_line_bytes: input.number()?,
-        };
+        summary.max_line_bytes = input.number()?;
         entries.insert(os_string(&path)?, FileEntry { format, size, modified, fingerprint, summary });
     }
     input.0.is_empty().then_some(Decoded { formats, entries })
@@ -171,12 +170,8 @@ fn os_string(bytes: &[u8]) -> Option<OsString> {
 struct Writer(Vec<u8>);
 
 impl Writer {
-    fn number(&mut self, mut n: u64) {
-        while n >= 0x80 {
-            self.0.push((n as u8) | 0x80);
-            n >>= 7;
-        }
-        self.0.push(n as u8);
+    fn number(&mut self, n: u64) {
+        varint::put(&mut self.0, n);
     }
 
     fn bytes(&mut self, bytes: &[u8]) {
@@ -195,15 +190,7 @@ impl<'a> Reader<'a> {
     }
 
     fn number(&mut self) -> Option<u64> {
-        let mut n = 0u64;
-        for shift in (0..64).step_by(7) {
-            let byte = self.byte()?;
-            n |= u64::from(byte & 0x7f).checked_shl(shift)?;
-            if byte < 0x80 {
-                return Some(n);
-            }
-        }
-        None
+        varint::take(&mut self.0)
     }
 
     /// A count of things that follow, each at least a byte: never more than the bytes left (a
@@ -232,20 +219,16 @@ mod tests {
     use super::*;
 
     fn entry(format: u32, whole: Vec<(ShapeId, u64)>, tail: Vec<(ShapeId, u64)>) -> FileEntry {
+        let mut summary = FileSummary::default();
+        summary.set_shapes(&whole, &tail);
+        (summary.complete_bytes, summary.damaged_lines, summary.lines) = (300, 2, 40);
+        (summary.lost_start, summary.max_line_bytes) = (true, 256 << 20);
         FileEntry {
             format,
             size: 1 << 40,
             modified: Some(1_764_000_000_123_456_789),
             fingerprint: 0xdead_beef_0123_4567,
-            summary: FileSummary {
-                whole,
-                tail,
-                complete_bytes: 300,
-                damaged_lines: 2,
-                lines: 40,
-                lost_start: true,
-                max_line_bytes: 256 << 20,
-            },
+            summary,
         }
     }
 
@@ -275,10 +258,24 @@ mod tests {
                     .shapes()
                     .map(|(id, n)| format!("{:?}={n}", shapes.get(id).map(|s| (&s.name, &s.fields))))
                     .collect();
-                format!("{path:?} {} {} {:?} {} {types:?} {:?}", e.format, e.size, e.modified, e.fingerprint, {
-                    let s = &e.summary;
-                    (s.whole.len(), s.complete_bytes, s.damaged_lines, s.lines, s.lost_start, s.max_line_bytes)
-                })
+                format!(
+                    "{path:?} {} {} {:?} {} {types:?} {:?}",
+                    e.format,
+                    e.size,
+                    e.modified,
+                    e.fingerprint,
+                    {
+                        let s = &e.summary;
+                        (
+                            s.whole().count(),
+                            s.complete_bytes,
+                            s.damaged_lines,
+                            s.lines,
+                            s.lost_start,
+                            s.max_line_bytes,
+                        )
+                    }
+                )
             })
             .collect();
         out.sort();

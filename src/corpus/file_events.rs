@@ -79,7 +79,10 @@ impl FileEvents {
     /// File `file`'s events by type, in name order.
     pub fn of(&self, file: usize) -> impl Iterator<Item = (&Arc<str>, u64)> + '_ {
         let range = self.starts[file]..self.starts[file + 1];
-        self.types_of[range.clone()].iter().zip(&self.counts[range]).map(|(&t, &n)| (&self.types[t as usize], n))
+        self.types_of[range.clone()]
+            .iter()
+            .zip(&self.counts[range])
+            .map(|(&t, &n)| (&self.types[t as usize], n))
     }
 
     /// The files holding events of `type_name`.

@@ -244,11 +244,14 @@ impl Corpus {
             let mut found: Vec<Found> = files
                 .iter()
                 .map(|file| match known.lookup_now(format.name, file) {
-                    Some(Lookup::Same(summary)) if summary.max_line_bytes == max as u64 => Found::Known(summary),
+                    Some(Lookup::Same(summary)) if summary.max_line_bytes == max as u64 => {
+                        Found::Known(summary)
+                    }
                     _ => Found::Unread,
                 })
                 .collect();
-            let unread: Vec<usize> = (0..files.len()).filter(|&i| matches!(found[i], Found::Unread)).collect();
+            let unread: Vec<usize> =
+                (0..files.len()).filter(|&i| matches!(found[i], Found::Unread)).collect();
             let format_ref = &format;
             let mut reads = futures::stream::iter(unread.into_iter().map(|i| {
                 let (store, file) = (store.clone(), files[i].clone());
@@ -314,7 +317,7 @@ impl Corpus {
                 } else {
                     // A file of its naming with no event in it at all is not a side file of the
                     // format's but something else: binary, or not JSON Lines.
-                    if summary.whole.is_empty() && summary.tail.is_empty() && summary.damaged_lines > 0 {
+                    if summary.holds_no_event() && summary.damaged_lines > 0 {
                         warnings.push(format!(
                             "{}: not read: not JSON Lines (none of its {} lines is a JSON event)",
                             file.path.display(),

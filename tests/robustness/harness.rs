@@ -13,9 +13,9 @@ use txq::decode::RowDecoder;
 use txq::discover::SourceFile;
 use txq::format::Format;
 use txq::infer::{FormatStats, infer_file};
-use txq::shapes::ShapeTable;
 use txq::lines::{Line, LineSplitter};
 use txq::scan::{LineReader, ScanSource};
+use txq::shapes::ShapeTable;
 
 /// Where each format finds its file (rupu by extension, reeval by name).
 fn place(format: &Format) -> &'static str {
@@ -59,8 +59,13 @@ pub fn read_as_every_format(bytes: &[u8], block: usize, max_line_bytes: usize) -
         let name = format.name;
         let mut shapes = ShapeTable::default();
         let summary = shapes.summarize(&file_stats);
-        let data =
-            Arc::new(FormatData::new(format, vec![(file.clone(), &summary)], &shapes, vec![], tables.clone()));
+        let data = Arc::new(FormatData::new(
+            format,
+            vec![(file.clone(), &summary)],
+            &shapes,
+            vec![],
+            tables.clone(),
+        ));
         for table in tables {
             let source = Arc::new(ScanSource {
                 data: data.clone(),
