@@ -13,7 +13,6 @@ use crate::infer::{FormatStats, infer_file, is_transcript};
 use crate::shapes::{FileSummary, ShapeTable};
 use futures::StreamExt;
 use object_store::ObjectStore;
-use object_store::local::LocalFileSystem;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -229,7 +228,7 @@ impl Corpus {
         options: ReadOptions,
         mut cache: InferenceCache,
     ) -> Corpus {
-        let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new());
+        let store = crate::read::local_store();
         let mut warnings = discovery.warnings;
         let mut data = Vec::new();
         // Deleted or moved files leave the cache.
