@@ -5,6 +5,10 @@ use crate::format::{FileMatch, Format};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+/// The hasher of maps keyed by paths: SipHash over tens of thousands of long paths was a tenth
+/// of a start.
+pub type PathHasher = foldhash::fast::RandomState;
+
 /// A file found for a format.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
@@ -146,7 +150,8 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
             found.push((i, source(path, canonical, size, modified)));
         }
     }
-    let mut seen: HashSet<&std::ffi::OsStr> = HashSet::with_capacity(found.len());
+    let mut seen: HashSet<&std::ffi::OsStr, PathHasher> =
+        HashSet::with_capacity_and_hasher(found.len(), PathHasher::default());
     let first: Vec<bool> = found.iter().map(|(_, file)| seen.insert(file.canonical.as_os_str())).collect();
     drop(seen);
     for ((i, file), first) in found.into_iter().zip(first) {

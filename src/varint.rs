@@ -13,6 +13,12 @@ pub fn put(out: &mut Vec<u8>, mut n: u64) {
 /// Takes a number from the front of `input`; `None` (input unchanged) when it is cut off or
 /// longer than 64 bits.
 pub fn take(input: &mut &[u8]) -> Option<u64> {
+    if let Some((&byte, rest)) = input.split_first()
+        && byte < 0x80
+    {
+        *input = rest;
+        return Some(u64::from(byte));
+    }
     let mut n = 0u64;
     for (i, &byte) in input.iter().enumerate().take(10) {
         n |= u64::from(byte & 0x7f).checked_shl(7 * i as u32)?;

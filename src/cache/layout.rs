@@ -4,6 +4,7 @@
 //! the cache starts afresh.
 
 use super::FileEntry;
+use crate::discover::PathHasher;
 use crate::infer::{FieldShapes, Shapes};
 use crate::shapes::{FileSummary, ShapeId, ShapeTable, TypeShape};
 use crate::varint;
@@ -19,12 +20,16 @@ const MAGIC: &[u8] = b"txq inference cache 5\n";
 /// numbered in the table `decode` was given).
 pub struct Decoded {
     pub formats: Vec<String>,
-    pub entries: HashMap<OsString, FileEntry>,
+    pub entries: HashMap<OsString, FileEntry, PathHasher>,
 }
 
 /// The bytes of a cache holding `entries`: only the shapes they name (renumbered in the order
 /// first named) and each directory once, the files in path order.
-pub fn encode(formats: &[String], shapes: &ShapeTable, entries: &HashMap<OsString, FileEntry>) -> Vec<u8> {
+pub fn encode(
+    formats: &[String],
+    shapes: &ShapeTable,
+    entries: &HashMap<OsString, FileEntry, PathHasher>,
+) -> Vec<u8> {
     let mut paths: Vec<&OsString> = entries.keys().collect();
     paths.sort();
     // Shapes renumbered, and directories numbered, in path order.
@@ -118,7 +123,7 @@ pub fn decode(bytes: &[u8], shapes: &mut ShapeTable) -> Option<Decoded> {
     }
     let dirs = (0..input.count()?).map(|_| input.bytes()).collect::<Option<Vec<&[u8]>>>()?;
     let files = input.count()?;
-    let mut entries = HashMap::with_capacity(files);
+    let mut entries = HashMap::with_capacity_and_hasher(files, PathHasher::default());
     let (mut path, mut whole, mut tail) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..files {
         let dir = dirs.get(input.number()? as usize)?;
@@ -232,7 +237,7 @@ mod tests {
         }
     }
 
-    fn sample() -> (Vec<String>, ShapeTable, HashMap<OsString, FileEntry>) {
+    fn sample() -> (Vec<String>, ShapeTable, HashMap<OsString, FileEntry, PathHasher>) {
         let mut shapes = ShapeTable::default();
         let field = |k: &str, bits| (k.to_string(), Shapes::from_bits(bits));
         let a = shapes.intern(TypeShape { name: "usage".into(), fields: Arc::new(vec![field("model", 16)]) });
@@ -242,14 +247,14 @@ mod tests {
             fields: Arc::new(vec![field("tool", 16), field("input", 32)]),
         });
         assert_eq!(unused, 1);
-        let mut entries = HashMap::new();
+        let mut entries = HashMap::default();
         entries.insert("/t/a/run_1.jsonl".into(), entry(0, vec![(a, 3), (b, 5)], vec![]));
         entries.insert("/t/a/b/run_2.jsonl".into(), entry(1, vec![(b, 1)], vec![(a, 1)]));
         entries.insert("/t/a/run_3.jsonl".into(), FileEntry { modified: None, ..entry(0, vec![], vec![]) });
         (vec!["rupu".into(), "reeval".into()], shapes, entries)
     }
 
-    fn described(shapes: &ShapeTable, entries: &HashMap<OsString, FileEntry>) -> Vec<String> {
+    fn described(shapes: &ShapeTable, entries: &HashMap<OsString, FileEntry, PathHasher>) -> Vec<String> {
         let mut out: Vec<String> = entries
             .iter()
             .map(|(path, e)| {

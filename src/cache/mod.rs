@@ -4,7 +4,7 @@
 
 mod layout;
 
-use crate::discover::SourceFile;
+use crate::discover::{PathHasher, SourceFile};
 use crate::read::BlockReader;
 use crate::shapes::{FileSummary, ShapeTable};
 use object_store::ObjectStore;
@@ -46,7 +46,7 @@ pub enum Lookup<'a> {
 #[derive(Debug, Default)]
 pub struct KnownFiles {
     formats: Vec<String>,
-    entries: HashMap<OsString, FileEntry>,
+    entries: HashMap<OsString, FileEntry, PathHasher>,
 }
 
 impl KnownFiles {
@@ -162,7 +162,7 @@ impl InferenceCache {
 
     /// Forgets every file but `files` (the canonical paths this corpus holds now): deleted or
     /// moved files leave the cache.
-    pub fn retain(&mut self, files: &std::collections::HashSet<&OsStr>) {
+    pub fn retain(&mut self, files: &std::collections::HashSet<&OsStr, PathHasher>) {
         let before = self.known.entries.len();
         self.known.entries.retain(|path, _| files.contains(path.as_os_str()));
         self.changed |= self.known.entries.len() != before;

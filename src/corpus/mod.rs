@@ -7,7 +7,7 @@ pub use file_events::FileEvents;
 
 use crate::cache::{InferenceCache, Lookup, fingerprint};
 use crate::catalog::{EventTable, all_tables};
-use crate::discover::{Discovery, SourceFile};
+use crate::discover::{Discovery, PathHasher, SourceFile};
 use crate::format::Format;
 use crate::infer::{FormatStats, infer_file, is_transcript};
 use crate::shapes::{FileSummary, ShapeTable};
@@ -48,7 +48,7 @@ pub struct FormatData {
     /// scan of one type reads no other file, and one that needs no value of a line reads none.
     pub file_events: FileEvents,
     /// Each transcript's index by canonical path (made when first asked).
-    by_path: OnceLock<HashMap<OsString, usize>>,
+    by_path: OnceLock<HashMap<OsString, usize, PathHasher>>,
     /// Files of its naming that hold no transcript (rupu step logs, netflow ledgers).
     pub not_transcripts: Vec<PathBuf>,
     /// Every event table, then `events`, then `errors`.
