@@ -100,8 +100,9 @@ impl ShapeTable {
 pub struct FileSummary {
     /// The shapes of the whole lines' events and of an unterminated last line that is whole
     /// JSON, each with its events, as varints: how many of the whole lines', then the pairs. (A
-    /// file is a few dozen bytes here, not a few hundred: a cache holds tens of thousands.)
-    shapes: Box<[u8]>,
+    /// file is a few dozen bytes here, not a few hundred: a cache holds tens of thousands, and
+    /// the corpus shares them.)
+    shapes: Arc<[u8]>,
     pub complete_bytes: u64,
     pub damaged_lines: u64,
     pub lines: u64,
@@ -118,18 +119,12 @@ impl FileSummary {
             varint::put(&mut bytes, u64::from(id));
             varint::put(&mut bytes, events);
         }
-        self.shapes = bytes.into_boxed_slice();
+        self.shapes = Arc::from(bytes);
     }
 
     /// How many of the pairs are the whole lines', and the pairs.
     fn pairs(&self) -> (usize, impl Iterator<Item = (ShapeId, u64)> + '_) {
-        let mut bytes = &self.shapes[..];
-        let whole = varint::take(&mut bytes).unwrap_or(0) as usize;
-        let pairs = std::iter::from_fn(move || {
-            let id = ShapeId::try_from(varint::take(&mut bytes)?).ok()?;
-            Some((id, varint::take(&mut bytes)?))
-        });
-        (whole, pairs)
+        pairs(&self.shapes)
     }
 
     /// Every shape with its events, the whole lines' then the tail's.
@@ -149,10 +144,36 @@ impl FileSummary {
         pairs.skip(whole)
     }
 
+    /// The shapes as [`ShapeBytes`], shared.
+    pub fn shape_bytes(&self) -> ShapeBytes {
+        ShapeBytes(self.shapes.clone())
+    }
+
     /// Whether no line of the file is an event.
     pub fn holds_no_event(&self) -> bool {
         self.shapes().next().is_none()
     }
+}
+
+/// A file's shapes with their events, shared with its [`FileSummary`].
+#[derive(Debug, Clone)]
+pub struct ShapeBytes(Arc<[u8]>);
+
+impl ShapeBytes {
+    /// Every shape with its events (the whole lines' then the tail's).
+    pub fn shapes(&self) -> impl Iterator<Item = (ShapeId, u64)> + '_ {
+        pairs(&self.0).1
+    }
+}
+
+/// How many of the pairs in `bytes` are the whole lines', and the pairs.
+fn pairs(mut bytes: &[u8]) -> (usize, impl Iterator<Item = (ShapeId, u64)> + '_) {
+    let whole = varint::take(&mut bytes).unwrap_or(0) as usize;
+    let pairs = std::iter::from_fn(move || {
+        let id = ShapeId::try_from(varint::take(&mut bytes)?).ok()?;
+        Some((id, varint::take(&mut bytes)?))
+    });
+    (whole, pairs)
 }
 
 #[cfg(test)]

@@ -1,31 +1,27 @@
-//! Each transcript's events by type, for one format, in three flat vectors: which files a scan of
-//! one type reads, and the rows of a statement that needs no value of a line.
+//! Each transcript's events by type, for one format: which files a scan of one type reads, and
+//! the rows of a statement that needs no value of a line. A file's part is the bytes of its
+//! summary, shared (not copied) with the cache.
 
-use crate::shapes::{FileSummary, ShapeTable};
+use crate::shapes::{FileSummary, ShapeBytes, ShapeTable};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-/// For file `i`, its types are `types_of[starts[i]..starts[i + 1]]` (indexes into `types`, in
-/// name order) with their events in `counts` at the same places.
-#[derive(Debug, Clone)]
+/// No type: a shape of no file here.
+const NO_TYPE: u32 = u32::MAX;
+
+/// The types met in a format's files, and each file's shapes with their events.
+#[derive(Debug, Clone, Default)]
 pub struct FileEvents {
     /// Every type met in any of the files, in name order.
     types: Vec<Arc<str>>,
-    starts: Vec<usize>,
-    types_of: Vec<u32>,
-    counts: Vec<u64>,
-}
-
-impl Default for FileEvents {
-    fn default() -> Self {
-        Self { types: Vec::new(), starts: vec![0], types_of: Vec::new(), counts: Vec::new() }
-    }
+    /// For each shape (by number), its type in `types`.
+    type_of_shape: Vec<u32>,
+    files: Vec<ShapeBytes>,
 }
 
 impl FileEvents {
-    /// The events by type of `files` (whole lines and a whole cut-off last line together).
+    /// The events by type of `files`.
     pub fn new<'a>(files: impl IntoIterator<Item = &'a FileSummary> + Clone, shapes: &ShapeTable) -> Self {
-        // Each shape's type, numbered in name order.
         let mut used = vec![false; shapes.len()];
         for file in files.clone() {
             for (id, _) in file.shapes() {
@@ -40,69 +36,47 @@ impl FileEvents {
             .map(|shape| &shape.name)
             .collect();
         let types: Vec<Arc<str>> = names.into_iter().cloned().collect();
-        let type_of_shape: Vec<u32> = (0..shapes.len())
+        let type_of_shape = (0..shapes.len())
             .map(|id| match shapes.get(id as u32) {
-                Some(shape) if used[id] => types.binary_search(&shape.name).map_or(u32::MAX, |i| i as u32),
-                _ => u32::MAX,
+                Some(shape) if used[id] => types.binary_search(&shape.name).map_or(NO_TYPE, |i| i as u32),
+                _ => NO_TYPE,
             })
             .collect();
-        let mut events = FileEvents { types, ..Default::default() };
-        let mut one_file: Vec<(u32, u64)> = Vec::new();
-        for file in files {
-            one_file.clear();
-            // (A shape of another table has no type here: it cannot be, and is left out.)
-            one_file.extend(file.shapes().filter_map(|(id, n)| {
-                type_of_shape.get(id as usize).filter(|&&t| t != u32::MAX).map(|&t| (t, n))
-            }));
-            one_file.sort_unstable_by_key(|(t, _)| *t);
-            for &(t, n) in &one_file {
-                // A type in the whole lines and in the tail: one count.
-                if events.types_of.len() > events.starts[events.starts.len() - 1]
-                    && events.types_of.last() == Some(&t)
-                {
-                    *events.counts.last_mut().expect("beside types_of") += n;
-                } else {
-                    events.types_of.push(t);
-                    events.counts.push(n);
-                }
-            }
-            events.starts.push(events.types_of.len());
-        }
-        events
+        FileEvents { types, type_of_shape, files: files.into_iter().map(FileSummary::shape_bytes).collect() }
     }
 
     /// How many files.
     pub fn files(&self) -> usize {
-        self.starts.len() - 1
+        self.files.len()
     }
 
-    /// File `file`'s events by type, in name order.
+    /// File `file`'s events by type: the whole lines' then those of a cut-off last line (a type
+    /// in both comes twice).
     pub fn of(&self, file: usize) -> impl Iterator<Item = (&Arc<str>, u64)> + '_ {
-        let range = self.starts[file]..self.starts[file + 1];
-        self.types_of[range.clone()]
-            .iter()
-            .zip(&self.counts[range])
-            .map(|(&t, &n)| (&self.types[t as usize], n))
+        self.types_of(file).map(|(t, n)| (&self.types[t as usize], n))
+    }
+
+    fn types_of(&self, file: usize) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.files.get(file).into_iter().flat_map(|bytes| bytes.shapes()).filter_map(|(id, n)| {
+            let t = *self.type_of_shape.get(id as usize)?;
+            (t != NO_TYPE).then_some((t, n))
+        })
     }
 
     /// The files holding events of `type_name`.
     pub fn files_holding(&self, type_name: &str) -> impl Iterator<Item = usize> + '_ {
         let wanted = self.types.binary_search_by(|t| t.as_ref().cmp(type_name)).ok().map(|i| i as u32);
-        (0..self.files()).filter(move |&file| {
-            wanted.is_some_and(|t| self.types_of[self.starts[file]..self.starts[file + 1]].contains(&t))
-        })
+        (0..self.files())
+            .filter(move |&file| wanted.is_some_and(|w| self.types_of(file).any(|(t, _)| t == w)))
     }
 
     /// The same for only the files `kept` (indexes, in order).
     pub fn narrowed(&self, kept: &[usize]) -> FileEvents {
-        let mut events = FileEvents { types: self.types.clone(), ..Default::default() };
-        for &file in kept {
-            let range = self.starts[file]..self.starts[file + 1];
-            events.types_of.extend_from_slice(&self.types_of[range.clone()]);
-            events.counts.extend_from_slice(&self.counts[range]);
-            events.starts.push(events.types_of.len());
+        FileEvents {
+            types: self.types.clone(),
+            type_of_shape: self.type_of_shape.clone(),
+            files: kept.iter().filter_map(|&i| self.files.get(i).cloned()).collect(),
         }
-        events
     }
 }
 
@@ -129,7 +103,7 @@ mod tests {
     }
 
     #[test]
-    fn each_file_counts_its_types_in_name_order() {
+    fn each_file_counts_its_types_whole_lines_first() {
         let mut shapes = ShapeTable::default();
         let files = vec![
             summary(&mut shapes, &[("usage", 3), ("run_start", 1)], &[("usage", 1)]),
@@ -138,9 +112,12 @@ mod tests {
         ];
         let events = FileEvents::new(&files, &shapes);
         assert_eq!(events.files(), 3);
-        assert_eq!(listed(&events, 0), vec![("run_start".into(), 1), ("usage".into(), 4)]);
+        assert_eq!(
+            listed(&events, 0),
+            vec![("run_start".into(), 1), ("usage".into(), 3), ("usage".into(), 1)]
+        );
         assert_eq!(listed(&events, 1), vec![]);
-        assert_eq!(listed(&events, 2), vec![("notice".into(), 1), ("tool_call".into(), 2)]);
+        assert_eq!(listed(&events, 2), vec![("tool_call".into(), 2), ("notice".into(), 1)]);
         assert_eq!(events.files_holding("usage").collect::<Vec<_>>(), vec![0]);
         assert_eq!(events.files_holding("notice").collect::<Vec<_>>(), vec![2]);
         assert_eq!(events.files_holding("nothing").count(), 0);
@@ -151,7 +128,7 @@ mod tests {
     }
 
     #[test]
-    fn a_type_in_two_neighbouring_files_is_not_merged_across_them() {
+    fn neighbouring_files_keep_their_own_counts() {
         let mut shapes = ShapeTable::default();
         let files = vec![summary(&mut shapes, &[("a", 1)], &[]), summary(&mut shapes, &[("a", 2)], &[])];
         let events = FileEvents::new(&files, &shapes);

@@ -110,7 +110,7 @@ impl FormatData {
         }
     }
 
-    /// The events by type of one of the transcripts, in name order.
+    /// The events by type of one of the transcripts (the whole lines', then a cut-off last line's).
     pub fn events_by_type(&self, file: &SourceFile) -> Option<impl Iterator<Item = (&Arc<str>, u64)> + '_> {
         let by_path = self.by_path.get_or_init(|| {
             self.files.iter().enumerate().map(|(i, f)| (f.canonical.clone().into_os_string(), i)).collect()
