@@ -166,8 +166,8 @@ impl FormatStats {
     }
 }
 
-/// Reads one file from byte `from` (0, or where an earlier read's whole lines ended) and tells
-/// what it holds.
+/// Reads one file from byte `from` (0, or where an earlier read's whole lines ended), on the
+/// caller's thread when it is a local file, and tells what it holds.
 pub async fn infer_file(
     store: Arc<dyn ObjectStore>,
     format: &Format,
@@ -176,7 +176,7 @@ pub async fn infer_file(
     from: u64,
 ) -> FileStats {
     let mut stats = FileStats { complete_bytes: from, max_line_bytes, ..Default::default() };
-    let mut reader = match BlockReader::open_at(store, file, from) {
+    let mut reader = match BlockReader::open_at(store, file, from).and_then(|r| r.here(file)) {
         Ok(reader) => reader,
         Err(e) => {
             stats.unreadable = Some(e);

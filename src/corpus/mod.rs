@@ -9,7 +9,7 @@ use crate::cache::{InferenceCache, Lookup, fingerprint};
 use crate::catalog::{EventTable, all_tables};
 use crate::discover::{Discovery, PathHasher, SourceFile};
 use crate::format::Format;
-use crate::infer::{FormatStats, infer_file, is_transcript};
+use crate::infer::{FileStats, FormatStats, infer_file, is_transcript};
 use crate::shapes::{FileSummary, ShapeTable};
 use futures::StreamExt;
 use object_store::ObjectStore;
@@ -19,12 +19,38 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// Reads `file` from `from` on (on a task of its own when in a runtime: files are read in
+/// parallel), with the fingerprint to remember it by when `remember`.
+async fn read_file(
+    store: Arc<dyn ObjectStore>,
+    format: Arc<Format>,
+    file: Arc<SourceFile>,
+    max_line_bytes: usize,
+    from: u64,
+    remember: bool,
+) -> (FileStats, Option<u64>) {
+    let read = async move {
+        let stats = infer_file(store.clone(), &format, &file, max_line_bytes, from).await;
+        let fingerprint = match remember && stats.unreadable.is_none() {
+            true => fingerprint(&store, &file, stats.complete_bytes).await,
+            false => None,
+        };
+        (stats, fingerprint)
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => runtime.spawn(read).await.unwrap_or_else(|e| {
+            (FileStats { unreadable: Some(format!("the read stopped: {e}")), ..Default::default() }, None)
+        }),
+        Err(_) => read.await,
+    }
+}
+
 /// Settings of the reading.
 #[derive(Debug, Clone)]
 pub struct ReadOptions {
     /// A longer line is reported in `errors` instead of read.
     pub max_line_bytes: usize,
-    /// Files read at once by the inference pass.
+    /// Files read at once by the inference pass (by default one a core).
     pub parallel_files: usize,
     /// Where the inference cache lives; `None` reads every file every time.
     pub cache_dir: Option<PathBuf>,
@@ -32,7 +58,8 @@ pub struct ReadOptions {
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        Self { max_line_bytes: 256 << 20, parallel_files: 2, cache_dir: None }
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Self { max_line_bytes: 256 << 20, parallel_files: cores, cache_dir: None }
     }
 }
 
@@ -251,6 +278,7 @@ impl Corpus {
                 .collect();
             let unread: Vec<usize> =
                 (0..files.len()).filter(|&i| matches!(found[i], Found::Unread)).collect();
+            let format = Arc::new(format);
             let format_ref = &format;
             let mut reads = futures::stream::iter(unread.into_iter().map(|i| {
                 let (store, file) = (store.clone(), files[i].clone());
@@ -261,11 +289,8 @@ impl Corpus {
                         }
                         _ => (None, 0),
                     };
-                    let stats = infer_file(store.clone(), format_ref, &file, max, from).await;
-                    let fingerprint = match remember && stats.unreadable.is_none() {
-                        true => fingerprint(&store, &file, stats.complete_bytes).await,
-                        false => None,
-                    };
+                    let (stats, fingerprint) =
+                        read_file(store, format_ref.clone(), file, max, from, remember).await;
                     (i, before, stats, fingerprint)
                 }
             }))
@@ -334,6 +359,7 @@ impl Corpus {
             }
             let tables = all_tables(&format, &stats).into_iter().map(Arc::new).collect();
             let name = format.name;
+            let format = Arc::unwrap_or_clone(format);
             data.push(Arc::new(FormatData::new(format, transcripts, shapes, not_transcripts, tables)));
             let reads: Vec<(Arc<SourceFile>, FileSummary, u64)> = files
                 .into_iter()
