@@ -70,3 +70,60 @@ fn a_cached_read_sees_the_same_catalog_as_a_fresh_one() {
     assert_eq!(writes_cache, fresh);
     assert_eq!(reads_cache, fresh);
 }
+
+/// Runs `txq -q --format csv -e sql .` in `dir` with its cache in `cache`.
+fn run_with_cache(dir: &std::path::Path, cache: &std::path::Path, sql: &str) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_txq"))
+        .args(["-q", "--format", "csv", "-e", sql, "."])
+        .current_dir(dir)
+        .env("TXQ_CACHE_DIR", cache)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("txq runs");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+fn cache_files(cache: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(cache)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+#[test]
+fn a_damaged_cache_file_is_read_afresh_and_written_again() {
+    let (dir, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let usage = |n: u64| format!("{{\"type\":\"usage\",\"data\":{{\"input_tokens\":{n}}}}}\n");
+    std::fs::write(dir.path().join("run_1.jsonl"), format!("{START}\n{}{}", usage(5), usage(7))).unwrap();
+    let sql = "select count(*) n, sum(input_tokens) s from usage";
+    let expected = "n,s\n2,12\n";
+    assert_eq!(run_with_cache(dir.path(), cache.path(), sql), expected);
+    let [written] = &cache_files(cache.path())[..] else { panic!("one cache file") };
+    let whole = std::fs::read(written).unwrap();
+    let damaged: Vec<Vec<u8>> = vec![
+        whole[..whole.len() / 2].to_vec(),
+        b"not a cache".to_vec(),
+        whole.iter().map(|b| b ^ 0x55).collect(),
+        [whole.as_slice(), b"trailing"].concat(),
+    ];
+    for bytes in damaged {
+        std::fs::write(written, &bytes).unwrap();
+        assert_eq!(run_with_cache(dir.path(), cache.path(), sql), expected);
+        assert_eq!(std::fs::read(written).unwrap(), whole, "the cache is written again whole");
+    }
+}
+
+/// Regression: the cache file was named after the directories as given, so `txq .` in two
+/// projects shared one file, and each run forgot the other project's files and read them again.
+#[test]
+fn each_directory_has_its_own_cache_however_it_is_named() {
+    let cache = tempfile::tempdir().unwrap();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for dir in [&a, &b] {
+        std::fs::write(dir.path().join("run_1.jsonl"), format!("{START}\n")).unwrap();
+        assert_eq!(run_with_cache(dir.path(), cache.path(), "select count(*) n from run_start"), "n\n1\n");
+    }
+    assert_eq!(cache_files(cache.path()).len(), 2, "{:?}", cache_files(cache.path()));
+}

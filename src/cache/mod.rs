@@ -108,7 +108,9 @@ impl InferenceCache {
     /// roots, so that a large corpus never slows down the start over a small one. An unreadable or
     /// outdated file is started afresh.
     pub fn load(dir: &Path, roots: &[PathBuf]) -> Self {
-        let mut roots: Vec<&PathBuf> = roots.iter().collect();
+        // Named after the directories themselves: `.` in two projects is two caches.
+        let mut roots: Vec<PathBuf> =
+            roots.iter().map(|root| std::fs::canonicalize(root).unwrap_or_else(|_| root.clone())).collect();
         roots.sort();
         let mut hasher = std::hash::DefaultHasher::new();
         std::hash::Hash::hash(&roots, &mut hasher);

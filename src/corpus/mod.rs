@@ -19,32 +19,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Reads `file` from `from` on (on a task of its own when in a runtime: files are read in
-/// parallel), with the fingerprint to remember it by when `remember`.
-async fn read_file(
-    store: Arc<dyn ObjectStore>,
-    format: Arc<Format>,
-    file: Arc<SourceFile>,
-    max_line_bytes: usize,
-    from: u64,
-    remember: bool,
-) -> (FileStats, Option<u64>) {
-    let read = async move {
-        let stats = infer_file(store.clone(), &format, &file, max_line_bytes, from).await;
-        let fingerprint = match remember && stats.unreadable.is_none() {
-            true => fingerprint(&store, &file, stats.complete_bytes).await,
-            false => None,
-        };
-        (stats, fingerprint)
-    };
-    match tokio::runtime::Handle::try_current() {
-        Ok(runtime) => runtime.spawn(read).await.unwrap_or_else(|e| {
-            (FileStats { unreadable: Some(format!("the read stopped: {e}")), ..Default::default() }, None)
-        }),
-        Err(_) => read.await,
-    }
-}
-
 /// Settings of the reading.
 #[derive(Debug, Clone)]
 pub struct ReadOptions {
@@ -389,5 +363,31 @@ impl Corpus {
     /// How many transcripts of all formats.
     pub fn transcripts(&self) -> usize {
         self.formats.iter().map(|f| f.files.len()).sum()
+    }
+}
+
+/// Reads `file` from `from` on (on a task of its own when in a runtime: files are read in
+/// parallel), with the fingerprint to remember it by when `remember`.
+async fn read_file(
+    store: Arc<dyn ObjectStore>,
+    format: Arc<Format>,
+    file: Arc<SourceFile>,
+    max_line_bytes: usize,
+    from: u64,
+    remember: bool,
+) -> (FileStats, Option<u64>) {
+    let read = async move {
+        let stats = infer_file(store.clone(), &format, &file, max_line_bytes, from).await;
+        let fingerprint = match remember && stats.unreadable.is_none() {
+            true => fingerprint(&store, &file, stats.complete_bytes).await,
+            false => None,
+        };
+        (stats, fingerprint)
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => runtime.spawn(read).await.unwrap_or_else(|e| {
+            (FileStats { unreadable: Some(format!("the read stopped: {e}")), ..Default::default() }, None)
+        }),
+        Err(_) => read.await,
     }
 }
