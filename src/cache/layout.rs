@@ -123,7 +123,8 @@ pub fn decode(bytes: &[u8], shapes: &mut ShapeTable) -> Option<Decoded> {
     }
     let dirs = (0..input.count()?).map(|_| input.bytes()).collect::<Option<Vec<&[u8]>>>()?;
     let files = input.count()?;
-    let mut entries = HashMap::with_capacity_and_hasher(files, PathHasher::default());
+    // A record takes 20 bytes at the least: a damaged count reserves no more than the bytes hold.
+    let mut entries = HashMap::with_capacity_and_hasher(files.min(input.0.len() / 20), PathHasher::default());
     let (mut path, mut whole, mut tail) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..files {
         let dir = dirs.get(input.number()? as usize)?;
