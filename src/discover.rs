@@ -105,7 +105,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
         // Walked in the file system's order and sorted once after: a walk sorted by name
         // compares names by parsing paths, tens of times a file.
         let walk = walkdir::WalkDir::new(root).follow_links(true);
-        let mut below_root: Vec<(usize, PathBuf, Option<PathBuf>, u64, Option<u64>)> = Vec::new();
+        let mut below_root: Vec<(usize, SourceFile)> = Vec::new();
         // The canonical path of the last directory met: a file in it that is no symlink is that
         // and its name (one canonicalisation a directory, not one a file).
         let mut last_dir: Option<(PathBuf, PathBuf)> = None;
@@ -138,17 +138,15 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
                     }
                     _ => None,
                 };
-                below_root.push((i, entry.into_path(), canonical, meta.len(), modified_ns(&meta)));
+                below_root.push((i, source(entry.into_path(), canonical, meta.len(), modified_ns(&meta))));
             }
         }
         let below = root.as_os_str().len();
-        below_root.sort_unstable_by(|(_, a, ..), (_, b, ..)| {
-            let (a, b) = (a.as_os_str().as_encoded_bytes(), b.as_os_str().as_encoded_bytes());
+        below_root.sort_unstable_by(|(_, a), (_, b)| {
+            let (a, b) = (a.path.as_os_str().as_encoded_bytes(), b.path.as_os_str().as_encoded_bytes());
             walk_order(a.get(below..).unwrap_or(a), b.get(below..).unwrap_or(b))
         });
-        for (i, path, canonical, size, modified) in below_root {
-            found.push((i, source(path, canonical, size, modified)));
-        }
+        found.append(&mut below_root);
     }
     let mut seen: HashSet<&std::ffi::OsStr, PathHasher> =
         HashSet::with_capacity_and_hasher(found.len(), PathHasher::default());

@@ -1,6 +1,6 @@
 //! Reading a file block by block through the object-store layer, so that a local path and a
-//! remote store (`s3://`) are read by the same code; a scan reads the files of this machine's
-//! store on its own thread.
+//! remote store (`s3://`) are read by the same code; the scans and the inference pass read the
+//! files of this machine's store on their own thread.
 
 use crate::discover::SourceFile;
 use bytes::Bytes;
@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 /// How many bytes one read asks for.
 pub const BLOCK_BYTES: u64 = 4 << 20;
 
-/// The store of this machine's files, one per process: a scan reads files through it on its own
+/// The store of this machine's files, one per process: its files are read on the reader's own
 /// thread (see [`BlockReader::here`]).
 pub fn local_store() -> Arc<dyn ObjectStore> {
     static STORE: OnceLock<Arc<dyn ObjectStore>> = OnceLock::new();
