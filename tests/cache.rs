@@ -127,3 +127,20 @@ fn each_directory_has_its_own_cache_however_it_is_named() {
     }
     assert_eq!(cache_files(cache.path()).len(), 2, "{:?}", cache_files(cache.path()));
 }
+
+#[test]
+fn saving_the_cache_removes_older_layouts_and_keeps_newer_ones() {
+    let (dir, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let names = ["inference-v2-0123.json", "inference-v4.77.tmp", "inference-v6-0123.bin", "notes.txt"];
+    for name in names {
+        std::fs::write(cache.path().join(name), "kept?").unwrap();
+    }
+    std::fs::write(dir.path().join("run_1.jsonl"), format!("{START}\n")).unwrap();
+    assert_eq!(run_with_cache(dir.path(), cache.path(), "select count(*) n from run_start"), "n\n1\n");
+    let names: Vec<String> = cache_files(cache.path())
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("inference-v5-"))
+        .collect();
+    assert_eq!(names, vec!["inference-v6-0123.bin", "notes.txt"]);
+}

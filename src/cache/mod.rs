@@ -16,8 +16,9 @@ use std::sync::Arc;
 /// Bytes before the end of the whole lines kept to recognise the same file grown.
 const FINGERPRINT_BYTES: u64 = 64;
 
-/// The start of the cache files' names; a new layout gets a new name.
-const FILE_NAME: &str = "inference-v5";
+/// The layout's version, in the cache files' names (`inference-v5-...`): a new layout gets a new
+/// name.
+const VERSION: u32 = 5;
 
 /// What is kept of one file.
 #[derive(Debug, Clone)]
@@ -114,7 +115,7 @@ impl InferenceCache {
         roots.sort();
         let mut hasher = std::hash::DefaultHasher::new();
         std::hash::Hash::hash(&roots, &mut hasher);
-        let path = dir.join(format!("{FILE_NAME}-{:016x}.bin", std::hash::Hasher::finish(&hasher)));
+        let path = dir.join(format!("inference-v{VERSION}-{:016x}.bin", std::hash::Hasher::finish(&hasher)));
         let mut shapes = ShapeTable::default();
         let known = std::fs::read(&path)
             .ok()
@@ -177,11 +178,30 @@ impl InferenceCache {
         let dir = path.parent().unwrap_or(Path::new("."));
         let write = || -> std::io::Result<()> {
             std::fs::create_dir_all(dir)?;
-            let tmp = dir.join(format!("{FILE_NAME}.{}.tmp", std::process::id()));
+            let tmp = dir.join(format!("inference-v{VERSION}.{}.tmp", std::process::id()));
             std::fs::write(&tmp, layout::encode(&self.known.formats, &self.shapes, &self.known.entries))?;
             std::fs::rename(&tmp, path)
         };
-        write().map_err(|e| format!("{}: cache not saved: {e}", path.display()))
+        write().map_err(|e| format!("{}: cache not saved: {e}", path.display()))?;
+        remove_older_layouts(dir);
+        Ok(())
+    }
+}
+
+/// Removes the cache files of older layouts from `dir` (no txq reads them again); a newer
+/// txq's are left alone.
+fn remove_older_layouts(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        // `inference-v4-<hash>.json`, or a temporary file `inference-v4.<pid>.tmp` left behind.
+        let version = name.to_str().and_then(|n| n.strip_prefix("inference-v")).and_then(|rest| {
+            let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+            rest[..digits].parse::<u32>().ok()
+        });
+        if version.is_some_and(|v| v < VERSION) {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 
