@@ -176,7 +176,7 @@ pub async fn infer_file(
     from: u64,
 ) -> FileStats {
     let mut stats = FileStats { complete_bytes: from, max_line_bytes, ..Default::default() };
-    let mut reader = match BlockReader::open_at(store, file, from).and_then(|r| r.here(file)) {
+    let mut reader = match BlockReader::open_at(store, file, from) {
         Ok(reader) => reader,
         Err(e) => {
             stats.unreadable = Some(e);

@@ -13,7 +13,7 @@ use std::sync::{Arc, OnceLock};
 pub const BLOCK_BYTES: u64 = 4 << 20;
 
 /// The store of this machine's files, one per process: its files are read on the reader's own
-/// thread (see [`BlockReader::here`]).
+/// thread (see [`BlockReader`]).
 pub fn local_store() -> Arc<dyn ObjectStore> {
     static STORE: OnceLock<Arc<dyn ObjectStore>> = OnceLock::new();
     STORE.get_or_init(|| Arc::new(LocalFileSystem::new())).clone()
@@ -25,8 +25,11 @@ pub struct BlockReader {
     location: StorePath,
     offset: u64,
     size: u64,
-    /// The file, open, when it is read on the caller's thread.
-    here: Option<std::fs::File>,
+    /// The file, open, when the store is [`local_store`]: it is read on the caller's thread. (A
+    /// transcript is a read of microseconds from the page cache; a hand-off to the store's
+    /// blocking threads for each cost a fifth of a full scan in context switches.) Other stores
+    /// are read through the object-store layer.
+    local: Option<std::fs::File>,
 }
 
 impl BlockReader {
@@ -38,25 +41,19 @@ impl BlockReader {
     /// A reader of `file` from byte `offset` on.
     pub fn open_at(store: Arc<dyn ObjectStore>, file: &SourceFile, offset: u64) -> Result<Self, String> {
         let location = StorePath::from_absolute_path(&file.canonical).map_err(|e| e.to_string())?;
-        Ok(Self { store, location, offset, size: file.size, here: None })
-    }
-
-    /// The same reader reading on the caller's thread, when the store is [`local_store`]: a
-    /// transcript is a read of microseconds from the page cache, and a hand-off to the store's
-    /// blocking threads for each cost a fifth of a full scan in context switches. Other stores
-    /// are read through the object-store layer.
-    pub fn here(mut self, file: &SourceFile) -> Result<Self, String> {
-        if Arc::ptr_eq(&self.store, &local_store()) {
-            let mut opened = std::fs::File::open(&file.canonical).map_err(|e| e.to_string())?;
-            opened.seek(SeekFrom::Start(self.offset)).map_err(|e| e.to_string())?;
-            self.here = Some(opened);
-        }
-        Ok(self)
+        let local = match Arc::ptr_eq(&store, &local_store()) {
+            true => Some(std::fs::File::open(&file.canonical).map_err(|e| e.to_string())?),
+            false => None,
+        };
+        Ok(Self { store, location, offset, size: file.size, local })
     }
 
     /// Reads `range` of the file at once.
     pub async fn read_range(&self, range: std::ops::Range<u64>) -> Result<Bytes, object_store::Error> {
-        self.store.get_range(&self.location, range).await
+        match &self.local {
+            Some(file) => read_local(file, range),
+            None => self.store.get_range(&self.location, range).await,
+        }
     }
 
     /// The next block, or `None` at the end.
@@ -65,32 +62,23 @@ impl BlockReader {
             return Ok(None);
         }
         let end = (self.offset + BLOCK_BYTES).min(self.size);
-        if let Some(file) = &mut self.here {
-            // A file cut shorter since it was found ends early: what is there is read.
-            let mut block = Vec::with_capacity((end - self.offset) as usize);
-            file.take(end - self.offset).read_to_end(&mut block).map_err(|e| {
-                object_store::Error::Generic { store: "LocalFileSystem", source: Box::new(e) }
-            })?;
-            if block.is_empty() {
-                self.offset = self.size;
-                return Ok(None);
-            }
-            self.offset += block.len() as u64;
-            return Ok(Some(Bytes::from(block)));
-        }
-        let block = match self.store.get_range(&self.location, self.offset..end).await {
-            Ok(block) => block,
-            // A file cut shorter since it was found (the local store refuses a range past the
-            // end): read what is there.
-            Err(e) => match self.store.head(&self.location).await {
-                Ok(meta) if meta.size < end => {
-                    self.size = meta.size;
-                    if self.offset >= self.size {
-                        return Ok(None);
+        let block = match &self.local {
+            // A file cut shorter since it was found reads short.
+            Some(file) => read_local(file, self.offset..end)?,
+            None => match self.store.get_range(&self.location, self.offset..end).await {
+                Ok(block) => block,
+                // A file cut shorter since it was found (the local store refuses a range past
+                // the end): read what is there.
+                Err(e) => match self.store.head(&self.location).await {
+                    Ok(meta) if meta.size < end => {
+                        self.size = meta.size;
+                        if self.offset >= self.size {
+                            return Ok(None);
+                        }
+                        self.store.get_range(&self.location, self.offset..self.size).await?
                     }
-                    self.store.get_range(&self.location, self.offset..self.size).await?
-                }
-                _ => return Err(e),
+                    _ => return Err(e),
+                },
             },
         };
         // A file truncated since it was found ends early; read what is there.
@@ -101,4 +89,14 @@ impl BlockReader {
         self.offset += block.len() as u64;
         Ok(Some(block))
     }
+}
+
+/// Reads `range` of an open file (fewer bytes where it ends sooner).
+fn read_local(mut file: &std::fs::File, range: std::ops::Range<u64>) -> Result<Bytes, object_store::Error> {
+    let len = range.end.saturating_sub(range.start);
+    let mut block = Vec::with_capacity(len as usize);
+    file.seek(SeekFrom::Start(range.start))
+        .and_then(|_| file.take(len).read_to_end(&mut block))
+        .map_err(|e| object_store::Error::Generic { store: "LocalFileSystem", source: Box::new(e) })?;
+    Ok(Bytes::from(block))
 }

@@ -74,17 +74,9 @@ impl ShapeTable {
     /// The stats a summary stands for (to extend them with a read of what was appended). Its
     /// shapes are this table's.
     pub fn stats(&self, summary: &FileSummary) -> FileStats {
-        let types = |list: &[(ShapeId, u64)]| -> BTreeMap<Arc<str>, TypeStats> {
-            list.iter()
-                .filter_map(|&(id, events)| {
-                    let shape = self.get(id)?;
-                    Some((shape.name.clone(), TypeStats { events, fields: shape.fields.clone() }))
-                })
-                .collect()
-        };
         FileStats {
-            types: types(&summary.whole().collect::<Vec<_>>()),
-            tail_types: types(&summary.tail().collect::<Vec<_>>()),
+            types: self.by_name(summary.whole()),
+            tail_types: self.by_name(summary.tail()),
             complete_bytes: summary.complete_bytes,
             damaged_lines: summary.damaged_lines,
             lines: summary.lines,
@@ -92,6 +84,16 @@ impl ShapeTable {
             max_line_bytes: summary.max_line_bytes as usize,
             unreadable: None,
         }
+    }
+
+    /// Shapes with their events as types by name.
+    fn by_name(&self, shapes: impl Iterator<Item = (ShapeId, u64)>) -> BTreeMap<Arc<str>, TypeStats> {
+        shapes
+            .filter_map(|(id, events)| {
+                let shape = self.get(id)?;
+                Some((shape.name.clone(), TypeStats { events, fields: shape.fields.clone() }))
+            })
+            .collect()
     }
 }
 
@@ -122,25 +124,20 @@ impl FileSummary {
         self.shapes = Arc::from(bytes);
     }
 
-    /// How many of the pairs are the whole lines', and the pairs.
-    fn pairs(&self) -> (usize, impl Iterator<Item = (ShapeId, u64)> + '_) {
-        pairs(&self.shapes)
-    }
-
     /// Every shape with its events, the whole lines' then the tail's.
     pub fn shapes(&self) -> impl Iterator<Item = (ShapeId, u64)> + '_ {
-        self.pairs().1
+        pairs(&self.shapes).1
     }
 
     /// The shapes of the whole lines.
     pub fn whole(&self) -> impl Iterator<Item = (ShapeId, u64)> + '_ {
-        let (whole, pairs) = self.pairs();
+        let (whole, pairs) = pairs(&self.shapes);
         pairs.take(whole)
     }
 
     /// The shapes of an unterminated last line.
     pub fn tail(&self) -> impl Iterator<Item = (ShapeId, u64)> + '_ {
-        let (whole, pairs) = self.pairs();
+        let (whole, pairs) = pairs(&self.shapes);
         pairs.skip(whole)
     }
 

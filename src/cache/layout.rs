@@ -41,11 +41,10 @@ pub fn encode(
         let entry = &entries[path];
         let path = Path::new(path);
         let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { continue };
-        let Some(known) = entry.summary.shapes().map(|(id, _)| shapes.get(id)).collect::<Option<Vec<_>>>()
-        else {
+        if entry.summary.shapes().any(|(id, _)| shapes.get(id).is_none()) {
             continue;
-        };
-        for (shape, (id, _)) in known.into_iter().zip(entry.summary.shapes()) {
+        }
+        for (id, shape) in entry.summary.shapes().filter_map(|(id, _)| Some((id, shapes.get(id)?))) {
             renumber.entry(id).or_insert_with(|| {
                 used.push(shape);
                 used.len() as ShapeId - 1
@@ -69,7 +68,7 @@ pub fn encode(
             out.0.push(shapes.bits());
         }
     }
-    // A directory may come back after another (`a/b` between `a/` files): the same number again.
+    // A directory that comes back after another (`a/` files around `a/b/` ones) is listed again.
     out.number(dirs.len() as u64);
     dirs.iter().for_each(|d| out.bytes(d.as_encoded_bytes()));
     out.number(rows.len() as u64);
@@ -317,9 +316,10 @@ mod tests {
     }
 
     #[test]
-    fn a_damaged_count_allocates_nothing() {
+    fn a_damaged_count_of_files_is_refused_before_room_is_reserved() {
+        // No formats, shapes or directories, then a file count of 2^63 - 1.
         let mut bytes = MAGIC.to_vec();
-        bytes.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
+        bytes.extend_from_slice(&[0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
         assert!(decode(&bytes, &mut ShapeTable::default()).is_none());
     }
 }

@@ -184,7 +184,7 @@ async fn scan_files(
             }
             continue;
         }
-        let mut blocks = match BlockReader::open(source.store.clone(), file).and_then(|r| r.here(file)) {
+        let mut blocks = match BlockReader::open(source.store.clone(), file) {
             Ok(blocks) => blocks,
             Err(why) => {
                 source.problems.record(Problem::File { file: file.path.clone(), why });
