@@ -5,6 +5,7 @@ use crate::format::{Absent, ContextSource, Derive, FieldSpec, Format, Kind, Line
 use crate::infer::{FormatStats, Shapes};
 use crate::json::Shape;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// Where a column's values come from.
@@ -72,6 +73,9 @@ pub struct EventTable {
     pub events: Option<u64>,
     /// False for a type found in the data that no document names.
     pub documented: bool,
+    /// Why the table is not named as the format names its type (a name txq's own tables take,
+    /// or characters an SQL name cannot hold), for the warning that says so.
+    pub renamed: Option<String>,
 }
 
 impl EventTable {
@@ -150,7 +154,8 @@ impl Columns {
                 };
                 format!("{}_{suffix}", self.naming.apply(key))
             }
-            None => self.naming.apply(key),
+            None if documented => self.naming.apply(key),
+            None => identifier(&self.naming.apply(key), FIELD_LEAD),
         };
         while self.columns.iter().any(|c| c.name == name) {
             name = format!("data_{name}");
@@ -172,24 +177,129 @@ impl Columns {
     }
 }
 
-/// Every event table of a format: each documented type, then each other type in the data. Each
-/// has the context columns, the format's common fields, the type's documented fields, then the
-/// fields found in the data.
-pub fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
+/// The names of the tables a format defines whatever its data holds: its documented types',
+/// `events`, `errors`, `files`, its views' and its table of lines'.
+pub fn built_in_names(format: &Format) -> Vec<String> {
+    let mut names: Vec<String> = format.events.iter().map(|e| format.table_naming.apply(e.type_name)).collect();
+    names.extend(["events", "errors", "files"].map(String::from));
+    names.extend(format.views.iter().map(|v| v.name.to_string()));
+    if let Some(lines) = &format.lines_table {
+        names.extend([lines.name.to_string(), lines.errors_name.to_string()]);
+    }
+    names
+}
+
+/// The table names no type found in the data may take: every format's own tables (an unknown
+/// type of one format must not hide another's table from unqualified names) and the session's.
+pub fn reserved_names(formats: &[Format]) -> HashSet<String> {
+    let mut names: HashSet<String> = formats.iter().flat_map(built_in_names).collect();
+    names.insert(crate::prices::TABLE.to_string());
+    names
+}
+
+/// What goes before a table or column name from the data that is empty or starts with a digit.
+const TYPE_LEAD: &str = "type_";
+const FIELD_LEAD: &str = "field_";
+
+/// Longest table name made from a type found in the data, before its hash suffix.
+const MAX_NAME_CHARS: usize = 64;
+
+/// A name from the data as an SQL identifier that needs no quotes: ASCII letters lowercased
+/// (`_` before a capital that follows a small letter or a digit: `inputTokens` is `input_tokens`),
+/// digits and `_` kept, anything else `_`; `lead` in front of an empty name or one starting with
+/// a digit; a name over 64 characters cut, with 8 hex digits of a hash of the whole after it.
+pub fn identifier(name: &str, lead: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut previous = None;
+    for c in name.chars() {
+        match c {
+            'a'..='z' | '0'..='9' | '_' => out.push(c),
+            'A'..='Z' => {
+                if previous.is_some_and(|p: char| p.is_ascii_lowercase() || p.is_ascii_digit()) {
+                    out.push('_');
+                }
+                out.push(c.to_ascii_lowercase());
+            }
+            _ => out.push('_'),
+        }
+        previous = Some(c);
+    }
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert_str(0, lead);
+    }
+    if out.len() > MAX_NAME_CHARS {
+        out.truncate(MAX_NAME_CHARS);
+        out.push_str(&format!("_{:08x}", fnv1a(name.as_bytes()) as u32));
+    }
+    out
+}
+
+/// 64-bit FNV-1a: the same in every build.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+}
+
+/// The table names of the types found in the data that no document names, each with why it
+/// differs from the type as the format writes it. A type keeps its name where it is an SQL
+/// identifier no other table has; otherwise it becomes an [`identifier`], with `type_` in front
+/// when that is taken (by `reserved` or another type) and `_2`, `_3`, ... after while it still is.
+/// Types already named as identifiers choose first, then the others in the order of their names.
+fn found_type_names<'a>(
+    format: &Format,
+    found: &[&'a str],
+    reserved: &HashSet<String>,
+) -> Vec<(&'a str, String, Option<String>)> {
+    let mut taken: HashSet<String> = reserved.iter().cloned().collect();
+    taken.extend(built_in_names(format));
+    let as_written = |t: &str| format.table_naming.apply(t);
+    let (clean, other): (Vec<&str>, Vec<&str>) =
+        found.iter().partition(|t| identifier(&as_written(t), TYPE_LEAD) == as_written(t));
+    let mut named = Vec::with_capacity(found.len());
+    for type_name in clean.into_iter().chain(other) {
+        let wanted = as_written(type_name);
+        let base = identifier(&wanted, TYPE_LEAD);
+        let mut name = base.clone();
+        let mut why = (name != wanted).then(|| "a table name holds only a-z, 0-9 and _".to_string());
+        if taken.contains(&name) {
+            why = Some(format!("{name} is a table of txq's own or of another type"));
+            name = format!("type_{base}");
+            let mut n = 2;
+            while taken.contains(&name) {
+                name = format!("type_{base}_{n}");
+                n += 1;
+            }
+        }
+        taken.insert(name.clone());
+        named.push((type_name, name, why));
+    }
+    named
+}
+
+/// Every event table of a format: each documented type, then each other type in the data (named
+/// as [`found_type_names`] says, never as a name in `reserved`). Each has the context columns,
+/// the format's common fields, the type's documented fields, then the fields found in the data.
+pub fn event_tables(format: &Format, stats: &FormatStats, reserved: &HashSet<String>) -> Vec<EventTable> {
     let type_key = match format.envelope.fields {
         crate::format::FieldsAt::Beside => Some(format.envelope.type_key),
         crate::format::FieldsAt::Under(_) => None,
     };
-    let mut names: Vec<(&str, Option<&crate::format::EventSpec>)> =
-        format.events.iter().map(|e| (e.type_name, Some(e))).collect();
-    for type_name in stats.types.keys() {
-        if !format.events.iter().any(|e| e.type_name == type_name.as_ref()) {
-            names.push((type_name, None));
-        }
+    let mut names: Vec<(&str, Option<&crate::format::EventSpec>, String, Option<String>)> = format
+        .events
+        .iter()
+        .map(|e| (e.type_name, Some(e), format.table_naming.apply(e.type_name), None))
+        .collect();
+    let found: Vec<&str> = stats
+        .types
+        .keys()
+        .map(|t| t.as_ref())
+        .filter(|t| !format.events.iter().any(|e| e.type_name == *t))
+        .collect();
+    for (type_name, name, why) in found_type_names(format, &found, reserved) {
+        names.push((type_name, None, name, why));
     }
     names
         .into_iter()
-        .map(|(type_name, spec)| {
+        .map(|(type_name, spec, name, renamed)| {
             let mut columns = Columns { columns: context_columns(format), naming: format.column_naming };
             let found = stats.types.get(type_name);
             let fields_path = spec.map_or(&[][..], |s| s.fields_path);
@@ -200,7 +310,7 @@ pub fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
             spec.iter().flat_map(|s| &s.fields).for_each(|f| columns.add_spec(f, true));
             columns.add_found(found.map_or(&[][..], |t| t.fields.as_slice()), type_key);
             EventTable {
-                name: format.table_naming.apply(type_name),
+                name,
                 rows: Rows::Type(type_name.to_string()),
                 about: spec
                     .map_or("a type found in the data that no document names", |s| s.about)
@@ -209,6 +319,7 @@ pub fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
                 columns: columns.columns,
                 events: Some(found.map_or(0, |t| t.events)),
                 documented: spec.is_some(),
+                renamed,
             }
         })
         .collect()
@@ -230,6 +341,7 @@ fn special(name: &str, rows: Rows, about: &str, columns: Vec<Column>, events: Op
         columns,
         events,
         documented: true,
+        renamed: None,
     }
 }
 
@@ -265,11 +377,11 @@ pub fn lines_tables(format: &Format, lines: &LinesTable) -> Vec<EventTable> {
 }
 
 /// Every table a format's files make, before its views.
-pub fn all_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
+pub fn all_tables(format: &Format, stats: &FormatStats, reserved: &HashSet<String>) -> Vec<EventTable> {
     if let Some(lines) = &format.lines_table {
         return lines_tables(format, lines);
     }
-    let mut tables = event_tables(format, stats);
+    let mut tables = event_tables(format, stats, reserved);
     tables.push(events_table(format, stats));
     tables.push(errors_table(format));
     tables

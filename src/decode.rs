@@ -3,7 +3,7 @@
 
 use crate::catalog::{Column, ColumnSource, EventTable};
 use crate::discover::SourceFile;
-use crate::format::{Absent, ContextSource, Derive, Kind, MarkerPart};
+use crate::format::{Absent, ContextSource, Derive, Kind, MAX_COUNT, MarkerPart};
 use crate::json::{Raw, RawObject, Shape};
 use datafusion::arrow::array::{
     ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
@@ -139,6 +139,10 @@ impl Builder {
             match (self, absent, raw) {
                 (Builder::Bool(b), Absent::Bool(v), None) => b.append_value(v),
                 (Builder::Int(b), Absent::Int(v), None) => b.append_value(v),
+                (builder, Absent::Required, raw) => {
+                    let found = if raw.is_some() { "null" } else { "no value" };
+                    return builder.reject(format!("expected {}, found {found} (it is required)", kind.describe()));
+                }
                 (builder, ..) => builder.null(),
             }
             return Ok(());
@@ -146,13 +150,26 @@ impl Builder {
         let shape = Shape::of(&raw);
         let text = raw.get();
         let fit = match (&mut *self, kind) {
-            (Builder::Int(b), _) => match shape {
-                Shape::Int => text.parse::<i64>().map(|v| b.append_value(v)).is_ok(),
-                Shape::Float if text.trim_start_matches('-').bytes().all(|c| c.is_ascii_digit()) => {
+            (Builder::Int(b), _) => match whole_number(text) {
+                Some(Ok(v)) if *kind != Kind::Count || (0..=MAX_COUNT).contains(&v) => {
+                    b.append_value(v);
+                    true
+                }
+                Some(Ok(_)) => {
+                    return self.reject(format!(
+                        "expected {}, found {text}: a count is from 0 to {MAX_COUNT}",
+                        kind.describe()
+                    ));
+                }
+                Some(Err(OutOfRange)) => {
                     return self
                         .reject(format!("expected {}, found an integer beyond its range", kind.describe()));
                 }
-                _ => false,
+                None if shape == Shape::Float => {
+                    return self
+                        .reject(format!("expected {}, found {}: not a whole number", kind.describe(), excerpt(text, 40)));
+                }
+                None => false,
             },
             (Builder::Float(b), _) => match shape {
                 Shape::Int | Shape::Float => match text.parse::<f64>() {
@@ -245,11 +262,57 @@ impl Builder {
     }
 }
 
+/// A whole number beyond the range of a bigint.
+struct OutOfRange;
+
+/// The integer a JSON number's text stands for, exactly (`12`, `1.0`, `1e2`, `-2.50e1`); `None`
+/// for a number with a fraction (or text that is no number).
+fn whole_number(text: &str) -> Option<Result<i64, OutOfRange>> {
+    if let Ok(v) = text.parse::<i64>() {
+        return Some(Ok(v));
+    }
+    let (negative, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => (&unsigned[..at], unsigned[at + 1..].parse::<i64>().ok()?),
+        None => (unsigned, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = || whole.bytes().chain(fraction.bytes());
+    if whole.is_empty() || !digits().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // The digits, with the point moved `exponent` places: those after it must all be 0.
+    let point = (whole.len() as i64).checked_add(exponent)?;
+    let significant: Vec<u8> = digits().skip_while(|b| *b == b'0').collect();
+    let leading_zeros = digits().take_while(|b| *b == b'0').count() as i64;
+    let point = point - leading_zeros;
+    if significant.is_empty() {
+        return Some(Ok(0));
+    }
+    if significant.iter().skip(point.max(0) as usize).any(|b| *b != b'0') || point <= 0 {
+        return None;
+    }
+    // More than 19 digits before the point is beyond any bigint.
+    if point > 19 {
+        return Some(Err(OutOfRange));
+    }
+    let mut value: i128 = 0;
+    for i in 0..point as usize {
+        value = value * 10 + i128::from(significant.get(i).map_or(0, |b| b - b'0'));
+    }
+    let value = if negative { -value } else { value };
+    Some(i64::try_from(value).map_err(|_| OutOfRange))
+}
+
 /// Whether a JSON value has the shape of `kind` all the way down (so arrow-json takes it).
 fn fits(value: &Value, kind: &Kind) -> bool {
     match (value, kind) {
         (Value::Null, _) => true,
         (Value::Number(n), Kind::Int) => n.is_i64(),
+        (Value::Number(n), Kind::Count) => n.as_i64().is_some_and(|v| (0..=MAX_COUNT).contains(&v)),
         (Value::Number(_), Kind::Float) => true,
         (Value::String(_), Kind::Str) => true,
         (Value::Bool(_), Kind::Bool) => true,
@@ -409,6 +472,30 @@ mod tests {
         assert_eq!(truncation_marker("no marker", prefix), None);
         assert_eq!(truncation_marker("[reeval: truncated x of 5 characters, sha256 ab]", prefix), None);
         assert_eq!(truncation_marker("[reeval: truncated 1 of 5 characters, sha256 zz]", prefix), None);
+    }
+
+    #[test]
+    fn whole_numbers_are_read_exactly_in_any_notation() {
+        let read = |text: &str| whole_number(text).map(|r| r.ok());
+        assert_eq!(read("12"), Some(Some(12)));
+        assert_eq!(read("1.0"), Some(Some(1)));
+        assert_eq!(read("1e2"), Some(Some(100)));
+        assert_eq!(read("1E+2"), Some(Some(100)));
+        assert_eq!(read("-2.50e1"), Some(Some(-25)));
+        assert_eq!(read("1500e-2"), Some(Some(15)));
+        assert_eq!(read("0.0"), Some(Some(0)));
+        assert_eq!(read("-0"), Some(Some(0)));
+        assert_eq!(read("0e99999"), Some(Some(0)));
+        assert_eq!(read("9223372036854775807.0"), Some(Some(i64::MAX)));
+        assert_eq!(read("-9.223372036854775808e18"), Some(Some(i64::MIN)));
+        assert_eq!(read("9223372036854775808"), Some(None));
+        assert_eq!(read("1e19"), Some(None));
+        assert_eq!(read("1e400"), Some(None));
+        assert_eq!(read("1.5"), None);
+        assert_eq!(read("1e-2"), None);
+        assert_eq!(read("0.1e1"), Some(Some(1)));
+        assert_eq!(read("1.0000000000000001"), None);
+        assert_eq!(read("nan"), None);
     }
 
     #[test]

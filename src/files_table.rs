@@ -1,12 +1,14 @@
-//! The `files` table: one row per transcript, with what its place says, its size and its damage,
-//! made when a statement first reads it (tens of thousands of rows most statements never need).
+//! The `files` table: one row per file of a format's naming, transcript or not (then with why it
+//! is skipped), with what its place says, its size and its damage, made when a statement first
+//! reads it (tens of thousands of rows most statements never need).
 
 use crate::catalog::{Column, ColumnSource, EventTable, Rows, context_columns};
 use crate::corpus::FormatData;
 use crate::decode::{FileContext, LineValues, RowDecoder};
+use crate::discover::SourceFile;
 use crate::format::ContextSource;
 use async_trait::async_trait;
-use datafusion::arrow::array::{Int64Array, RecordBatch};
+use datafusion::arrow::array::{BooleanArray, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::datasource::MemTable;
@@ -34,13 +36,13 @@ impl FilesTable {
         if let Some(table) = self.rows.get() {
             return Ok(table.clone());
         }
-        let batch = rows(&self.data, self.data.files.len())?;
+        let batch = rows(&self.data, self.data.files.len() + self.data.not_transcripts.len())?;
         let table = Arc::new(MemTable::try_new(batch.schema(), vec![vec![batch]])?);
         Ok(self.rows.get_or_init(|| table).clone())
     }
 }
 
-/// The rows of the first `n` transcripts of `data`.
+/// The rows of the first `n` files of `data`: its transcripts, then the files that are not.
 fn rows(data: &FormatData, n: usize) -> Result<RecordBatch> {
     let context: Vec<Column> = context_columns(&data.format)
         .into_iter()
@@ -59,22 +61,34 @@ fn rows(data: &FormatData, n: usize) -> Result<RecordBatch> {
         columns: context,
         events: None,
         documented: true,
+        renamed: None,
     };
-    let files = &data.files[..n];
+    let files: Vec<(&SourceFile, Option<u64>, Option<String>)> = (data.files.iter())
+        .zip(&data.file_damage)
+        .map(|(file, damaged)| (file.as_ref(), Some(*damaged), None))
+        .chain(data.not_transcripts.iter().map(|(file, why)| (file.as_ref(), None, Some(why.to_string()))))
+        .take(n)
+        .collect();
     let mut decoder = RowDecoder::new(&table, None);
-    for file in files {
+    for (file, ..) in &files {
         decoder.start_file(FileContext::new(&table.columns, file));
         decoder.push(&LineValues::default(), &mut Vec::new());
     }
     let batch = decoder.finish()?;
-    let bytes = Int64Array::from_iter_values(files.iter().map(|f| f.size as i64));
-    let damaged = Int64Array::from_iter_values(data.file_damage[..n].iter().map(|d| *d as i64));
+    let bytes = Int64Array::from_iter_values(files.iter().map(|(f, ..)| f.size as i64));
+    let damaged: Int64Array = files.iter().map(|(_, d, _)| d.map(|d| d as i64)).collect();
+    let transcript: BooleanArray = files.iter().map(|(_, _, why)| Some(why.is_none())).collect();
+    let skipped: StringArray = files.iter().map(|(_, _, why)| why.as_deref()).collect();
     let mut fields: Vec<Field> = batch.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
     fields.push(Field::new("bytes", DataType::Int64, false));
-    fields.push(Field::new("damaged_lines", DataType::Int64, false));
+    fields.push(Field::new("damaged_lines", DataType::Int64, true));
+    fields.push(Field::new("transcript", DataType::Boolean, false));
+    fields.push(Field::new("skipped", DataType::Utf8, true));
     let mut columns = batch.columns().to_vec();
     columns.push(Arc::new(bytes));
     columns.push(Arc::new(damaged));
+    columns.push(Arc::new(transcript));
+    columns.push(Arc::new(skipped));
     Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?)
 }
 

@@ -166,6 +166,10 @@ impl FormatStats {
     }
 }
 
+/// Bytes read of a file in which no line is an event before it is taken as not JSON Lines and
+/// read no further.
+pub const JSON_LINES_PROOF_BYTES: u64 = 1 << 20;
+
 /// Reads one file from byte `from` (0, or where an earlier read's whole lines ended), on the
 /// caller's thread when it is a local file, and tells what it holds.
 pub async fn infer_file(
@@ -184,41 +188,29 @@ pub async fn infer_file(
         }
     };
     let mut splitter = LineSplitter::new(max_line_bytes);
-    let (mut types, mut tail_types) = (BTreeMap::new(), BTreeMap::new());
-    let mut damaged_lines = 0;
-    let mut lines = 0;
-    let mut lost_start = false;
-    let mut on_line = |line: Line<'_>| {
-        lines += 1;
-        let damaged = match line {
-            Line::Whole { bytes, .. } => {
-                let damaged = !observe(format, bytes, &mut types);
-                if lines == 1 && from == 0 {
-                    lost_start = damaged || !documented_event(format, bytes);
-                }
-                damaged
-            }
-            // A last line cut off mid-write is not damage.
-            Line::Unterminated { bytes, .. } => {
-                observe(format, bytes, &mut tail_types);
-                false
-            }
-            Line::TooLong { .. } => {
-                lost_start |= lines == 1 && from == 0;
-                true
-            }
-        };
-        damaged_lines += u64::from(damaged);
-    };
     let mut offset = from;
     loop {
         match reader.next_block().await {
             Ok(Some(block)) => {
-                if let Some(last_newline) = memchr::memrchr(b'\n', &block) {
+                if let Some(last_newline) = memchr::memrchr2(b'\n', b'\r', &block) {
                     stats.complete_bytes = offset + last_newline as u64 + 1;
                 }
                 offset += block.len() as u64;
-                splitter.feed(&block, &mut on_line);
+                splitter.feed(&block, &mut |line| {
+                    observe_line(format, from, line, &mut stats);
+                });
+                // A large file whose first megabyte holds no event (its lines damaged, or one
+                // unfinished line that cannot be JSON) is not JSON Lines: it is read no further,
+                // and no prefix is remembered to read on from.
+                let no_event = stats.types.is_empty() && stats.tail_types.is_empty();
+                let damaged =
+                    stats.damaged_lines > 0 || splitter.pending().is_some_and(|p| !could_be_object(p));
+                if from == 0 && offset >= JSON_LINES_PROOF_BYTES && no_event && damaged {
+                    stats.complete_bytes = 0;
+                    stats.damaged_lines = stats.damaged_lines.max(1);
+                    stats.lost_start = true;
+                    return stats;
+                }
             }
             Ok(None) => break,
             Err(e) => {
@@ -227,30 +219,124 @@ pub async fn infer_file(
             }
         }
     }
-    splitter.finish(&mut on_line);
-    stats.types = types;
-    stats.tail_types = tail_types;
-    stats.damaged_lines = damaged_lines;
-    stats.lines = lines;
-    stats.lost_start = lost_start;
+    let mut damaged_tail = false;
+    splitter.finish(&mut |line| damaged_tail = observe_line(format, from, line, &mut stats));
+    // A last line that is no JSON event and no unfinished one is damage that no append can
+    // mend: later reads of a growing file start after it, so that it is counted once.
+    if damaged_tail {
+        stats.complete_bytes = offset;
+    }
     stats
 }
 
-/// Whether a file with these contents is a transcript of `format`: it holds the required type,
-/// or it is damaged (a damaged line, or a first line of a type no document names) and holds
-/// events the format documents: a transcript whose required line was lost to damage. A step log
-/// or a ledger holds no documented event.
-pub fn is_transcript(format: &Format, file: &FileSummary, shapes: &ShapeTable) -> bool {
-    format.required_type.is_none_or(|required| {
-        let damaged = file.lost_start || file.damaged_lines > 0;
-        file.shapes()
-            .filter_map(|(id, _)| shapes.get(id))
-            .any(|shape| shape.name.as_ref() == required || (damaged && is_documented(format, &shape.name)))
-    })
+/// Notes what one line of a read from byte `from` holds; true for an unterminated last line that
+/// is damaged (not merely cut off by a write still under way or lost in a crash).
+fn observe_line(format: &Format, from: u64, line: Line<'_>, stats: &mut FileStats) -> bool {
+    stats.lines += 1;
+    let first = stats.lines == 1 && from == 0;
+    let damaged = match line {
+        Line::Whole { bytes, .. } => {
+            let damaged = !observe(format, bytes, &mut stats.types);
+            if first {
+                stats.lost_start = damaged || !documented_event(format, bytes);
+            }
+            damaged
+        }
+        // A last line cut off mid-write is not damage; one that is complete but no event is.
+        Line::Unterminated { bytes, .. } => {
+            let damaged = !observe(format, bytes, &mut stats.tail_types) && !crate::json::is_cut_off(bytes);
+            if first {
+                stats.lost_start = damaged;
+            }
+            stats.damaged_lines += u64::from(damaged);
+            return damaged;
+        }
+        Line::TooLong { .. } => {
+            stats.lost_start |= first;
+            true
+        }
+    };
+    stats.damaged_lines += u64::from(damaged);
+    false
+}
+
+/// Why a file of a format's naming is not one of its transcripts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotATranscript {
+    /// No line of the first ones read is a JSON event: binary, or another kind of text.
+    NotJsonLines { lines: u64 },
+    /// No line of the format's required type anywhere (rupu's step logs and netflow ledgers);
+    /// `lost_start` when the first line is damaged or of a type no document names.
+    NoRequired { required: &'static str, lost_start: bool },
+}
+
+impl std::fmt::Display for NotATranscript {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            NotATranscript::NotJsonLines { lines } => {
+                write!(f, "not JSON Lines: none of the first {lines} lines read is a JSON event")
+            }
+            NotATranscript::NoRequired { required, lost_start: true } => {
+                write!(f, "no {required} line (line 1 is damaged or of another type)")
+            }
+            NotATranscript::NoRequired { required, lost_start: false } => write!(f, "no {required} line"),
+        }
+    }
+}
+
+/// Why a file with these contents is not a transcript of `format`, or `None` when it is: a
+/// file with no line of the format's required type anywhere is something else (rupu's step logs
+/// and netflow ledgers), whatever else it holds, as rupu's own readers take it.
+pub fn not_a_transcript(format: &Format, file: &FileSummary, shapes: &ShapeTable) -> Option<NotATranscript> {
+    let required = format.required_type?;
+    let holds_required =
+        file.shapes().filter_map(|(id, _)| shapes.get(id)).any(|shape| shape.name.as_ref() == required);
+    if holds_required {
+        None
+    } else if file.holds_no_event() && file.damaged_lines > 0 {
+        Some(NotATranscript::NotJsonLines { lines: file.lines })
+    } else {
+        Some(NotATranscript::NoRequired { required, lost_start: file.lost_start })
+    }
+}
+
+/// The first line of `file` whose event is of type `type_name` (for a warning that points at it).
+pub async fn first_line_of_type(
+    store: Arc<dyn ObjectStore>,
+    format: &Format,
+    file: &SourceFile,
+    type_name: &str,
+    max_line_bytes: usize,
+) -> Option<u64> {
+    let mut reader = BlockReader::open(store, file).ok()?;
+    let mut splitter = LineSplitter::new(max_line_bytes);
+    let mut found = None;
+    let envelope = &format.envelope;
+    let on_line = |found: &mut Option<u64>, line: Line<'_>| {
+        if let (None, Line::Whole { number, bytes } | Line::Unterminated { number, bytes }) = (*found, line)
+            && parse_event(bytes, envelope.type_key, envelope.fields_key(), Want::Text)
+                .is_ok_and(|event| event.type_name == type_name)
+        {
+            *found = Some(number);
+        }
+    };
+    while let Ok(Some(block)) = reader.next_block().await {
+        splitter.feed(&block, &mut |line| on_line(&mut found, line));
+        if found.is_some() {
+            return found;
+        }
+    }
+    splitter.finish(&mut |line| on_line(&mut found, line));
+    found
 }
 
 fn is_documented(format: &Format, type_name: &str) -> bool {
     format.events.iter().any(|e| e.type_name == type_name)
+}
+
+/// Whether the first bytes of a line may start a JSON object (spaces, then `{`).
+fn could_be_object(head: &[u8]) -> bool {
+    head.iter().find(|b| !b.is_ascii_whitespace()).is_none_or(|b| *b == b'{')
 }
 
 /// Whether a line is an event of a type the format documents.

@@ -1,12 +1,13 @@
-//! Splitting a file's bytes, read block by block, into numbered lines: LF or CRLF, a leading
-//! UTF-8 BOM dropped, empty lines skipped, the unterminated tail told apart, over-long lines cut off.
+//! Splitting a file's bytes, read block by block, into numbered lines: LF, CRLF or a CR alone, a
+//! leading UTF-8 BOM dropped, NUL padding before a line dropped, empty lines skipped, the
+//! unterminated tail told apart, over-long lines cut off.
 
 /// What the splitter hands over for each line.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line<'a> {
     /// A whole line (its terminator removed), numbered from 1.
     Whole { number: u64, bytes: &'a [u8] },
-    /// The last line of the file, with no newline after it: whole, or a write cut off.
+    /// The last line of the file, with no line end after it: whole, or a write cut off.
     Unterminated { number: u64, bytes: &'a [u8] },
     /// A line longer than the limit; its bytes are dropped as they arrive.
     TooLong { number: u64, length: u64, head: &'a [u8] },
@@ -28,8 +29,8 @@ pub struct LineSplitter {
     /// Bytes of the current over-long line seen so far (0 when not inside one); its first
     /// bytes are kept in `carry` for the report.
     overflow: u64,
-    /// Whether the last byte of the over-long line so far is a CR (not counted if a LF follows).
-    overflow_cr: bool,
+    /// The last byte fed ended a line with a CR: a LF right after it ends no other line.
+    after_cr: bool,
 }
 
 impl LineSplitter {
@@ -41,8 +42,13 @@ impl LineSplitter {
             at_start: true,
             max_line_bytes,
             overflow: 0,
-            overflow_cr: false,
+            after_cr: false,
         }
+    }
+
+    /// The first bytes of the line not ended yet, if any (at most a few hundred).
+    pub fn pending(&self) -> Option<&[u8]> {
+        (!self.carry.is_empty() && !self.at_start).then(|| &self.carry[..self.carry.len().min(HEAD_BYTES)])
     }
 
     /// Feeds the next block of the file, calling `emit` for every line it completes.
@@ -62,7 +68,13 @@ impl LineSplitter {
 
     fn feed_body(&mut self, block: &[u8], emit: &mut impl FnMut(Line<'_>)) {
         let mut start = 0;
-        for end in memchr::memchr_iter(b'\n', block) {
+        for end in memchr::memchr2_iter(b'\n', b'\r', block) {
+            // The LF of a CRLF: the CR ended the line already.
+            if std::mem::replace(&mut self.after_cr, block[end] == b'\r') && end == start && block[end] == b'\n'
+            {
+                start = end + 1;
+                continue;
+            }
             let piece = &block[start..end];
             start = end + 1;
             let number = self.next_number;
@@ -83,11 +95,12 @@ impl LineSplitter {
             }
         }
         let rest = &block[start..];
-        // A line is held until it is longer than the limit with one byte to spare, for the CR
-        // of a CRLF ending, which does not count.
+        if !rest.is_empty() {
+            self.after_cr = false;
+        }
         if self.overflow > 0 {
             self.overflow_more(rest);
-        } else if self.carry.len() + rest.len() > self.max_line_bytes.saturating_add(1) {
+        } else if self.carry.len() + rest.len() > self.max_line_bytes {
             // From here on only the count and the head are kept (`rest` is not empty, so the
             // count is not 0 after it).
             self.overflow = self.carry.len() as u64;
@@ -103,23 +116,19 @@ impl LineSplitter {
         let room = HEAD_BYTES.saturating_sub(self.carry.len());
         self.carry.extend_from_slice(&bytes[..bytes.len().min(room)]);
         self.overflow += bytes.len() as u64;
-        if let Some(last) = bytes.last() {
-            self.overflow_cr = *last == b'\r';
-        }
     }
 
-    /// Reports the over-long line whose bytes were counted, without a final CR.
+    /// Reports the over-long line whose bytes were counted.
     fn emit_overflow(&mut self, number: u64, emit: &mut impl FnMut(Line<'_>)) {
-        let length = self.overflow - u64::from(self.overflow_cr);
+        let length = self.overflow;
         let mut head = std::mem::take(&mut self.carry);
         head.truncate(length.min(HEAD_BYTES as u64) as usize);
         self.overflow = 0;
-        self.overflow_cr = false;
         emit(Line::TooLong { number, length, head: &head });
     }
 
     fn emit_whole(&self, number: u64, piece: &[u8], emit: &mut impl FnMut(Line<'_>)) {
-        let bytes = piece.strip_suffix(b"\r").unwrap_or(piece);
+        let bytes = without_padding(piece);
         if bytes.len() > self.max_line_bytes {
             emit(Line::TooLong {
                 number,
@@ -138,7 +147,7 @@ impl LineSplitter {
             self.emit_overflow(number, emit);
         } else if !is_blank(&self.carry) {
             let tail = std::mem::take(&mut self.carry);
-            let bytes = tail.strip_suffix(b"\r").unwrap_or(&tail);
+            let bytes = without_padding(&tail);
             if bytes.len() > self.max_line_bytes {
                 let head = &bytes[..HEAD_BYTES.min(bytes.len())];
                 emit(Line::TooLong { number, length: bytes.len() as u64, head });
@@ -148,9 +157,18 @@ impl LineSplitter {
         }
         self.carry.clear();
         self.overflow = 0;
-        self.overflow_cr = false;
+        self.after_cr = false;
         self.next_number = 1;
         self.at_start = true;
+    }
+}
+
+/// A line without the NUL bytes before it (what a file system leaves of a write lost in a crash,
+/// before the next writer's line); a line of NULs alone is kept as it is, to be reported.
+fn without_padding(line: &[u8]) -> &[u8] {
+    match line.iter().position(|b| *b != 0) {
+        Some(at) => &line[at..],
+        None => line,
     }
 }
 
@@ -193,6 +211,21 @@ mod tests {
     #[test]
     fn crlf_reads_as_lf() {
         assert_eq!(split(&[b"a\r\nb\r\n"], 100), ["1:a", "2:b"]);
+    }
+
+    #[test]
+    fn a_cr_alone_ends_a_line_and_crlf_is_one_end_however_it_is_cut() {
+        assert_eq!(split(&[b"a\rb\rc"], 100), ["1:a", "2:b", "3~c"]);
+        assert_eq!(split(&[b"a\r\rb\r\n"], 100), ["1:a", "3:b"]);
+        let bytes = b"a\r\nb\rc\n\rd\r\n";
+        for cut in 0..=bytes.len() {
+            assert_eq!(split(&[&bytes[..cut], &bytes[cut..]], 100), ["1:a", "2:b", "3:c", "5:d"], "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn nul_padding_before_a_line_is_dropped_and_a_line_of_nuls_kept() {
+        assert_eq!(split(&[b"a\n\0\0\0b\n\0\0\n\0c"], 100), ["1:a", "2:b", "3:\0\0", "4~c"]);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::cache::{InferenceCache, Lookup, fingerprint};
 use crate::catalog::{EventTable, all_tables};
 use crate::discover::{Discovery, PathHasher, SourceFile};
 use crate::format::Format;
-use crate::infer::{FileStats, FormatStats, infer_file, is_transcript};
+use crate::infer::{FileStats, FormatStats, NotATranscript, first_line_of_type, infer_file, not_a_transcript};
 use crate::shapes::{FileSummary, ShapeTable};
 use futures::StreamExt;
 use object_store::ObjectStore;
@@ -50,8 +50,9 @@ pub struct FormatData {
     pub file_events: FileEvents,
     /// Each transcript's index by canonical path (made when first asked).
     by_path: OnceLock<HashMap<OsString, usize, PathHasher>>,
-    /// Files of its naming that hold no transcript (rupu step logs, netflow ledgers).
-    pub not_transcripts: Vec<PathBuf>,
+    /// Files of its naming that hold no transcript (rupu step logs, netflow ledgers), each with
+    /// why: listed in `files`, read by no other table.
+    pub not_transcripts: Vec<(Arc<SourceFile>, NotATranscript)>,
     /// Every event table, then `events`, then `errors`.
     pub tables: Vec<Arc<EventTable>>,
     /// Damaged lines in its transcripts, and in how many files.
@@ -67,7 +68,7 @@ impl FormatData {
         format: Format,
         transcripts: Vec<(Arc<SourceFile>, &FileSummary)>,
         shapes: &ShapeTable,
-        not_transcripts: Vec<PathBuf>,
+        not_transcripts: Vec<(Arc<SourceFile>, NotATranscript)>,
         tables: Vec<Arc<EventTable>>,
     ) -> FormatData {
         let file_damage: Vec<u64> = transcripts.iter().map(|(_, s)| s.damaged_lines).collect();
@@ -232,6 +233,7 @@ impl Corpus {
         let store = crate::read::local_store();
         let mut warnings = discovery.warnings;
         let mut data = Vec::new();
+        let reserved = crate::catalog::reserved_names(&formats);
         // Deleted or moved files leave the cache.
         cache.retain(&discovery.files.iter().flatten().map(|f| f.canonical.as_os_str()).collect());
         let remember = cache.is_enabled();
@@ -303,38 +305,34 @@ impl Corpus {
                     Found::Read(summary, _) => summary,
                     Found::Unread | Found::Unreadable => continue,
                 };
-                if is_transcript(&format, summary, shapes) {
-                    for (id, events) in summary.shapes() {
-                        let Some(total) = shape_events.get_mut(id as usize) else { continue };
-                        if !std::mem::replace(&mut shape_met[id as usize], true) {
-                            shape_order.push(id);
+                match not_a_transcript(&format, summary, shapes) {
+                    None => {
+                        for (id, events) in summary.shapes() {
+                            let Some(total) = shape_events.get_mut(id as usize) else { continue };
+                            if !std::mem::replace(&mut shape_met[id as usize], true) {
+                                shape_order.push(id);
+                            }
+                            *total += events;
                         }
-                        *total += events;
+                        transcripts.push((file.clone(), summary));
                     }
-                    transcripts.push((file.clone(), summary));
-                } else {
-                    // A file of its naming with no event in it at all is not a side file of the
-                    // format's but something else: binary, or not JSON Lines.
-                    if summary.holds_no_event() && summary.damaged_lines > 0 {
-                        warnings.push(format!(
-                            "{}: not read: not JSON Lines (none of its {} lines is a JSON event)",
-                            file.path.display(),
-                            summary.lines
-                        ));
-                    }
-                    not_transcripts.push(file.path.clone());
+                    Some(why) => not_transcripts.push((file.clone(), why)),
                 }
             }
+            warnings.extend(not_transcripts_warnings(&format, &not_transcripts));
             let mut stats = FormatStats::default();
             for id in shape_order {
                 if let Some(shape) = shapes.get(id) {
                     stats.add_shape(shape, shape_events[id as usize], true);
                 }
             }
-            let tables = all_tables(&format, &stats).into_iter().map(Arc::new).collect();
+            let tables: Vec<Arc<EventTable>> =
+                all_tables(&format, &stats, &reserved).into_iter().map(Arc::new).collect();
             let name = format.name;
             let format = Arc::unwrap_or_clone(format);
-            data.push(Arc::new(FormatData::new(format, transcripts, shapes, not_transcripts, tables)));
+            let format_data = FormatData::new(format, transcripts, shapes, not_transcripts, tables);
+            warnings.extend(renamed_warnings(&store, &format_data, max).await);
+            data.push(Arc::new(format_data));
             let reads: Vec<(Arc<SourceFile>, FileSummary, u64)> = files
                 .into_iter()
                 .zip(found)
@@ -364,6 +362,58 @@ impl Corpus {
     pub fn transcripts(&self) -> usize {
         self.formats.iter().map(|f| f.files.len()).sum()
     }
+}
+
+/// The warnings for the files of a format's naming that are not its transcripts (each listed in
+/// `files` with why): one for each that is not JSON Lines at all, one for all that lack the
+/// required line (a step log or ledger beside every run would make a line each too many).
+fn not_transcripts_warnings(format: &Format, skipped: &[(Arc<SourceFile>, NotATranscript)]) -> Vec<String> {
+    let mut warnings: Vec<String> = skipped
+        .iter()
+        .filter(|(_, why)| matches!(why, NotATranscript::NotJsonLines { .. }))
+        .map(|(file, why)| format!("{}: not read: {why}", file.path.display()))
+        .collect();
+    let lacking: Vec<&(Arc<SourceFile>, NotATranscript)> =
+        skipped.iter().filter(|(_, why)| matches!(why, NotATranscript::NoRequired { .. })).collect();
+    if let Some((first, why)) = lacking.first() {
+        let others = match lacking.len() {
+            1 => String::new(),
+            2 => " and 1 other file".to_string(),
+            n => format!(" and {} other files", n - 1),
+        };
+        warnings.push(format!(
+            "{}{others}: not read: {why}, so not {} transcripts (step logs or netflow ledgers?); \
+             `select file, skipped from {}.files where not transcript` lists each with why",
+            first.path.display(),
+            format.name,
+            format.name
+        ));
+    }
+    warnings
+}
+
+/// A warning for each type found in the data whose table is named otherwise, naming the file and
+/// line that brought the type in.
+async fn renamed_warnings(store: &Arc<dyn ObjectStore>, data: &FormatData, max_line_bytes: usize) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for table in data.type_tables() {
+        let (Some(why), crate::catalog::Rows::Type(type_name)) = (&table.renamed, &table.rows) else { continue };
+        let Some(file) = data.file_events.files_holding(type_name).next().map(|i| &data.files[i]) else {
+            continue;
+        };
+        let line = first_line_of_type(store.clone(), &data.format, file, type_name, max_line_bytes).await;
+        let place = match line {
+            Some(line) => format!("{}:{line}", file.path.display()),
+            None => file.path.display().to_string(),
+        };
+        warnings.push(format!(
+            "{place}: event type {} is table {}.{} ({why})",
+            serde_json::Value::String(type_name.clone()),
+            data.format.name,
+            table.name
+        ));
+    }
+    warnings
 }
 
 /// Reads `file` from `from` on (on a task of its own when in a runtime: files are read in

@@ -34,7 +34,7 @@ pub struct Unit {
 /// Every transcript is a unit, whether or not `runs` has a row for it.
 const RUPU_UNITS: &str = "select f.file, f.run_id as id, f.run_id, \
     coalesce(r.status, 'aborted') = 'aborted' as open, cast(cast(r.started_at as date) as varchar) as day \
-    from rupu.files f left join rupu.runs r on r.file = f.file";
+    from rupu.files f left join rupu.runs r on r.file = f.file where f.transcript";
 const REEVAL_UNITS: &str = "select a.file, \
     case when a.history then 'history' else 'runs' end || '/' || a.run_id || '/' || a.eval || '/' \
       || a.cell || '/' || cast(a.attempt as varchar) as id, \

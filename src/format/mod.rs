@@ -190,17 +190,26 @@ pub enum MarkerPart {
 pub enum Absent {
     /// Unknown: SQL null.
     Null,
+    /// Never missing: a missing key or null is damage, read as null and listed in `errors`.
+    Required,
     /// A boolean flag omitted when it has this value.
     Bool(bool),
     /// A count omitted when it has this value.
     Int(i64),
 }
 
+/// The largest value of a [`Kind::Count`] column: 2<sup>32</sup> − 1, four billion tokens, far
+/// beyond any call or run; 2<sup>31</sup> of them still sum within a bigint.
+pub const MAX_COUNT: i64 = (1 << 32) - 1;
+
 /// The type of a field's values.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
-    /// A JSON integer, as Int64.
+    /// A JSON integer, as Int64 (`1.0` and `1e2` are integers too).
     Int,
+    /// A count of tokens, as Int64: a whole number from 0 to [`MAX_COUNT`]; any other value is
+    /// damage, so that no sum of fewer than 2<sup>31</sup> counts can wrap around.
+    Count,
     /// Any JSON number, as Float64.
     Float,
     /// A JSON string.
@@ -221,7 +230,7 @@ impl Kind {
     /// The Arrow type of the column.
     pub fn data_type(&self) -> DataType {
         match self {
-            Kind::Int => DataType::Int64,
+            Kind::Int | Kind::Count => DataType::Int64,
             Kind::Float => DataType::Float64,
             Kind::Str | Kind::Json => DataType::Utf8,
             Kind::Bool => DataType::Boolean,
@@ -240,6 +249,7 @@ impl Kind {
     pub fn describe(&self) -> String {
         match self {
             Kind::Int => "bigint".into(),
+            Kind::Count => "bigint (a count)".into(),
             Kind::Float => "double".into(),
             Kind::Str => "text".into(),
             Kind::Bool => "boolean".into(),

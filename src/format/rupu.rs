@@ -5,7 +5,7 @@ use super::{
     Absent, ContextColumn, ContextSource, Envelope, EventSpec, FieldSpec, FieldsAt, FileMatch, Format, Kind,
     Naming, View,
 };
-use Kind::{Bool, Int, Json, Str, Timestamp};
+use Kind::{Bool, Count, Int, Json, Str, Timestamp};
 
 /// The rupu format.
 pub fn format() -> Format {
@@ -90,8 +90,14 @@ fn events() -> Vec<EventSpec> {
             "the last line of a run that ended",
             vec![
                 field("run_id", Str, "the run id, as in the file name"),
-                field("status", Str, "ok | error"),
-                field("total_tokens", Int, "tokens the run used in all"),
+                FieldSpec {
+                    key: "status",
+                    kind: Str,
+                    absent: Absent::Required,
+                    about: "ok | error | aborted (an operator stop or a pause); missing or not text is damage",
+                    derive: None,
+                },
+                field("total_tokens", Count, "tokens the run used in all"),
                 field("duration_ms", Int, "wall time of the run"),
                 field("error", Str, "what went wrong, for status error"),
                 field("outcome", outcome_record(), "the classified outcome that ended the run"),
@@ -103,8 +109,8 @@ fn events() -> Vec<EventSpec> {
             "a turn ends",
             vec![
                 field("turn_idx", Int, "the turn's index"),
-                field("tokens_in", Int, "input tokens of the turn"),
-                field("tokens_out", Int, "output tokens of the turn"),
+                field("tokens_in", Count, "input tokens of the turn"),
+                field("tokens_out", Count, "output tokens of the turn"),
                 field("stop_reason", Str, "why the model stopped (end_turn, tool_use, ...)"),
             ],
         ),
@@ -115,16 +121,16 @@ fn events() -> Vec<EventSpec> {
                 field("provider", Str, "the provider called"),
                 field("model", Str, "the model asked for"),
                 field("served_model", Str, "the model that served the call, when it differs"),
-                field("input_tokens", Int, "input tokens, cached ones included"),
-                field("output_tokens", Int, "output tokens"),
+                field("input_tokens", Count, "input tokens, cached ones included"),
+                field("output_tokens", Count, "output tokens"),
                 FieldSpec {
                     key: "cached_tokens",
-                    kind: Int,
+                    kind: Count,
                     absent: Absent::Int(0),
                     about: "input tokens read from the cache: part of input_tokens (0 when absent)",
                     derive: None,
                 },
-                field("cache_write_tokens", Int, "input tokens written to the cache"),
+                field("cache_write_tokens", Count, "input tokens written to the cache"),
                 field("purpose", Str, "why the call was made (a compaction call says so)"),
             ],
         ),
@@ -385,7 +391,7 @@ WITH starts AS (
 )
 SELECT s.run_id, s.agent, s.provider, s.model, s.mode, s.started_at,
        coalesce(s.schema, 1) AS schema_version, s.workspace_id, s.codename, s.customer,
-       coalesce(c.status, 'aborted') AS status, c.total_tokens, c.duration_ms, c.error,
+       CASE WHEN c.file IS NULL THEN 'aborted' ELSE c.status END AS status, c.total_tokens, c.duration_ms, c.error,
        s.archived,
        coalesce(t.turns, 0) AS turns,
        coalesce(u.input_tokens, 0) AS input_tokens,
@@ -411,7 +417,7 @@ WHERE s.nth = 1
             ("workspace_id", "run_start.workspace_id"),
             ("codename", "run_start.codename"),
             ("customer", "run_start.customer"),
-            ("status", "run_complete.status; aborted when the file has no run_complete"),
+            ("status", "run_complete.status; aborted when the file has no run_complete; null when its status is missing or not text (listed in errors)"),
             ("total_tokens", "run_complete.total_tokens"),
             ("duration_ms", "run_complete.duration_ms"),
             ("error", "run_complete.error"),

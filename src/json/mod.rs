@@ -347,14 +347,71 @@ fn not_an_object(line: &[u8]) -> Damage {
     }
 }
 
-/// The value of a JSON string, unescaped (borrowed when it holds no escape); `None` for a string
-/// that serde_json would not read (a lone surrogate escape).
+/// Whether a line that is no JSON value could be the start of one, cut off at its end: what a
+/// crash leaves of a write, or a write still under way.
+pub fn is_cut_off(line: &[u8]) -> bool {
+    serde_json::from_slice::<serde::de::IgnoredAny>(line)
+        .is_err_and(|e| e.classify() == serde_json::error::Category::Eof)
+}
+
+/// The value of a JSON string, unescaped (borrowed when it holds no escape); `None` for a value
+/// that is not a string. A lone surrogate escape (`\ud83d`: what JavaScript writes of a string
+/// cut through an emoji) is U+FFFD, the rest of the text kept.
 pub fn string(raw: Raw<'_>) -> Option<Cow<'_, str>> {
     let text = raw.get();
-    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
-        Some(inner) if !inner.contains('\\') => Some(Cow::Borrowed(inner)),
-        _ => serde_json::from_str(text).ok(),
+    let inner = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))?;
+    if !inner.contains('\\') {
+        return Some(Cow::Borrowed(inner));
     }
+    serde_json::from_str(text).ok().or_else(|| unescape_lossy(inner).map(Cow::Owned))
+}
+
+/// The text of a JSON string's inside (`raw` is valid JSON, so every escape is whole), with each
+/// surrogate escape that is not one half of a pair read as U+FFFD.
+fn unescape_lossy(inner: &str) -> Option<String> {
+    let mut out = String::with_capacity(inner.len());
+    let mut rest = inner;
+    let hex = |s: &str| s.get(..4).and_then(|h| u16::from_str_radix(h, 16).ok());
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let escape = rest.get(at + 1..)?;
+        let mut chars = escape.chars();
+        let used = match chars.next()? {
+            'u' => {
+                let unit = hex(&escape[1..])?;
+                let low = escape.get(5..7).filter(|s| *s == "\\u").and_then(|_| hex(&escape[7..]));
+                match (unit, low) {
+                    (0xD800..=0xDBFF, Some(low @ 0xDC00..=0xDFFF)) => {
+                        let c = 0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
+                        out.push(char::from_u32(c)?);
+                        11
+                    }
+                    (0xD800..=0xDFFF, _) => {
+                        out.push(char::REPLACEMENT_CHARACTER);
+                        5
+                    }
+                    _ => {
+                        out.push(char::from_u32(u32::from(unit))?);
+                        5
+                    }
+                }
+            }
+            c => {
+                out.push(match c {
+                    'n' => '\n',
+                    't' => '\t',
+                    'r' => '\r',
+                    'b' => '\u{8}',
+                    'f' => '\u{c}',
+                    other => other,
+                });
+                1
+            }
+        };
+        rest = &escape[used..];
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// Parses JSON text that must be an object (spaces around it allowed).
@@ -416,6 +473,16 @@ mod tests {
             parse_event(br#"{"turn":0,"type":"prompt","text":"hi"}"#, "type", None, Want::Fields).unwrap();
         assert_eq!(flat.type_name, "prompt");
         assert_eq!(flat.fields.get("text").map(|r| r.get()), Some("\"hi\""));
+    }
+
+    #[test]
+    fn a_lone_surrogate_is_a_replacement_character_and_the_rest_kept() {
+        let read = |s: &str| string(Raw(s)).map(|c| c.into_owned());
+        assert_eq!(read(r#""cut \ud83d""#).as_deref(), Some("cut \u{FFFD}"));
+        assert_eq!(read(r#""\ude00 low first, then \ud83d\ude00 a pair""#).as_deref(), Some("\u{FFFD} low first, then \u{1F600} a pair"));
+        assert_eq!(read(r#""a\ud83d\n\"b\\\/\u00e9\t""#).as_deref(), Some("a\u{FFFD}\n\"b\\/\u{e9}\t"));
+        assert_eq!(read(r#""\ud83d\ud83d\ude00""#).as_deref(), Some("\u{FFFD}\u{1F600}"));
+        assert_eq!(read("12"), None);
     }
 
     #[test]

@@ -102,7 +102,7 @@ impl LineReader {
         let event = match parse_event(bytes, type_key, envelope.fields_key(), self.want) {
             Ok(event) => event,
             // A last line cut off by a crash (or still being written) is skipped silently.
-            Err(_) if last => return,
+            Err(_) if last && crate::json::is_cut_off(bytes) => return,
             Err(damage) => {
                 return self.damaged(number, &String::from_utf8_lossy(bytes), &damage, decoder);
             }
@@ -183,7 +183,7 @@ impl LineReader {
                     self.record(number, &problem.column);
                 }
             }
-            Err(_) if last => {}
+            Err(_) if last && crate::json::is_cut_off(bytes) => {}
             Err(damage) => self.damaged(number, &text, &damage, decoder),
         }
     }

@@ -55,7 +55,8 @@ pub fn read_as_every_format(bytes: &[u8], block: usize, max_line_bytes: usize) -
         let mut stats = FormatStats::default();
         stats.add(&file_stats);
         // Every table is read, transcript or not: any bytes must decode.
-        let tables: Vec<_> = all_tables(&format, &stats).into_iter().map(Arc::new).collect();
+        let reserved = txq::catalog::reserved_names(&txq::format::all());
+        let tables: Vec<_> = all_tables(&format, &stats, &reserved).into_iter().map(Arc::new).collect();
         let name = format.name;
         let mut shapes = ShapeTable::default();
         let summary = shapes.summarize(&file_stats);

@@ -68,7 +68,6 @@ fn damaged_and_unusual_lines_are_left_to_serde_json() {
         br#"{"type":"a","data":[1]}"#,
         br#"{"type":7,"data":{}}"#,
         br#"{"data":{}}"#,
-        br#"{"type":"\ud800","data":{}}"#,
         b"{\"type\":\"a\",\"data\":{\"k\":\"tab\there\"}}",
         b"{\"type\":\"a\",\t\"data\":{}}",
         b"{\"type\":\"\xff\"}",
@@ -80,6 +79,14 @@ fn damaged_and_unusual_lines_are_left_to_serde_json() {
         let nested = event(line, "type", Some("data"), Want::Fields);
         assert!(nested.is_none(), "{:?}", String::from_utf8_lossy(line));
     }
+}
+
+#[test]
+fn a_type_with_a_lone_surrogate_reads_with_a_replacement_character_either_way() {
+    let line = br#"{"type":"a\ud800","data":{}}"#;
+    assert!(agrees(line));
+    let event = event(line, "type", Some("data"), Want::Fields).expect("the scanner reads it");
+    assert_eq!(event.type_name, "a\u{FFFD}");
 }
 
 #[test]
