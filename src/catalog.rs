@@ -189,14 +189,6 @@ pub fn built_in_names(format: &Format) -> Vec<String> {
     names
 }
 
-/// The table names no type found in the data may take: every format's own tables (an unknown
-/// type of one format must not hide another's table from unqualified names) and the session's.
-pub fn reserved_names(formats: &[Format]) -> HashSet<String> {
-    let mut names: HashSet<String> = formats.iter().flat_map(built_in_names).collect();
-    names.insert(crate::prices::TABLE.to_string());
-    names
-}
-
 /// What goes before a table or column name from the data that is empty or starts with a digit.
 const TYPE_LEAD: &str = "type_";
 const FIELD_LEAD: &str = "field_";
@@ -241,16 +233,12 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// The table names of the types found in the data that no document names, each with why it
 /// differs from the type as the format writes it. A type keeps its name where it is an SQL
-/// identifier no other table has; otherwise it becomes an [`identifier`], with `type_` in front
-/// when that is taken (by `reserved` or another type) and `_2`, `_3`, ... after while it still is.
-/// Types already named as identifiers choose first, then the others in the order of their names.
-fn found_type_names<'a>(
-    format: &Format,
-    found: &[&'a str],
-    reserved: &HashSet<String>,
-) -> Vec<(&'a str, String, Option<String>)> {
-    let mut taken: HashSet<String> = reserved.iter().cloned().collect();
-    taken.extend(built_in_names(format));
+/// identifier no other table of its schema has; otherwise it becomes an [`identifier`], with
+/// `type_` in front when that is taken (by a table of the format's own or another type) and
+/// `_2`, `_3`, ... after while it still is. Types already named as identifiers choose first, then
+/// the others in the order of their names.
+fn found_type_names<'a>(format: &Format, found: &[&'a str]) -> Vec<(&'a str, String, Option<String>)> {
+    let mut taken: HashSet<String> = built_in_names(format).into_iter().collect();
     let as_written = |t: &str| format.table_naming.apply(t);
     let (clean, other): (Vec<&str>, Vec<&str>) =
         found.iter().partition(|t| identifier(&as_written(t), TYPE_LEAD) == as_written(t));
@@ -276,9 +264,9 @@ fn found_type_names<'a>(
 }
 
 /// Every event table of a format: each documented type, then each other type in the data (named
-/// as [`found_type_names`] says, never as a name in `reserved`). Each has the context columns,
-/// the format's common fields, the type's documented fields, then the fields found in the data.
-pub fn event_tables(format: &Format, stats: &FormatStats, reserved: &HashSet<String>) -> Vec<EventTable> {
+/// as [`found_type_names`] says). Each has the context columns, the format's common fields, the
+/// type's documented fields, then the fields found in the data.
+pub fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
     let type_key = match format.envelope.fields {
         crate::format::FieldsAt::Beside => Some(format.envelope.type_key),
         crate::format::FieldsAt::Under(_) => None,
@@ -294,7 +282,7 @@ pub fn event_tables(format: &Format, stats: &FormatStats, reserved: &HashSet<Str
         .map(|t| t.as_ref())
         .filter(|t| !format.events.iter().any(|e| e.type_name == *t))
         .collect();
-    for (type_name, name, why) in found_type_names(format, &found, reserved) {
+    for (type_name, name, why) in found_type_names(format, &found) {
         names.push((type_name, None, name, why));
     }
     names
@@ -377,11 +365,11 @@ pub fn lines_tables(format: &Format, lines: &LinesTable) -> Vec<EventTable> {
 }
 
 /// Every table a format's files make, before its views.
-pub fn all_tables(format: &Format, stats: &FormatStats, reserved: &HashSet<String>) -> Vec<EventTable> {
+pub fn all_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
     if let Some(lines) = &format.lines_table {
         return lines_tables(format, lines);
     }
-    let mut tables = event_tables(format, stats, reserved);
+    let mut tables = event_tables(format, stats);
     tables.push(events_table(format, stats));
     tables.push(errors_table(format));
     tables

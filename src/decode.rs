@@ -100,13 +100,14 @@ enum Builder {
 }
 
 impl Builder {
-    fn for_type(data_type: &DataType) -> Builder {
+    /// A builder with room for `rows` values.
+    fn for_type(data_type: &DataType, rows: usize) -> Builder {
         match data_type {
-            DataType::Int64 => Builder::Int(Int64Builder::new()),
-            DataType::Float64 => Builder::Float(Float64Builder::new()),
-            DataType::Boolean => Builder::Bool(BooleanBuilder::new()),
-            DataType::Timestamp(..) => Builder::Timestamp(TimestampMicrosecondBuilder::new()),
-            DataType::Utf8 => Builder::Str(StringBuilder::new()),
+            DataType::Int64 => Builder::Int(Int64Builder::with_capacity(rows)),
+            DataType::Float64 => Builder::Float(Float64Builder::with_capacity(rows)),
+            DataType::Boolean => Builder::Bool(BooleanBuilder::with_capacity(rows)),
+            DataType::Timestamp(..) => Builder::Timestamp(TimestampMicrosecondBuilder::with_capacity(rows)),
+            DataType::Utf8 => Builder::Str(StringBuilder::with_capacity(rows, rows * 8)),
             other => Builder::Nested(other.clone(), Vec::new()),
         }
     }
@@ -387,6 +388,16 @@ pub struct RowDecoder {
 impl RowDecoder {
     /// A decoder of `projection` (indices into the table's columns; all when `None`).
     pub fn new(table: &EventTable, projection: Option<&[usize]>) -> Self {
+        Self::with_room(table, projection, 1024)
+    }
+
+    /// A decoder of every column that holds no room ahead: for checking values, one per type of
+    /// a file that may hold tens of thousands.
+    pub fn checker(table: &EventTable) -> Self {
+        Self::with_room(table, None, 0)
+    }
+
+    fn with_room(table: &EventTable, projection: Option<&[usize]>, rows: usize) -> Self {
         let all: Vec<usize> = (0..table.columns.len()).collect();
         let projection = projection.unwrap_or(&all);
         let full = table.schema();
@@ -395,7 +406,7 @@ impl RowDecoder {
             .iter()
             .map(|&i| {
                 let column = table.columns[i].clone();
-                let builder = Builder::for_type(&column.data_type());
+                let builder = Builder::for_type(&column.data_type(), rows);
                 (i, column, builder)
             })
             .collect();

@@ -49,7 +49,7 @@ fn render_shared_names(out: &mut String, formats: &[Format]) {
     let stats = FormatStats::default();
     let mut owners: Vec<(String, Vec<&str>)> = Vec::new();
     for format in formats {
-        let mut names: Vec<String> = all_tables(format, &stats, &Default::default()).into_iter().map(|t| t.name).collect();
+        let mut names: Vec<String> = all_tables(format, &stats).into_iter().map(|t| t.name).collect();
         names.extend(format.views.iter().map(|v| v.name.to_string()));
         if format.lines_table.is_none() {
             names.push("files".into());
@@ -143,7 +143,7 @@ fn render_format(out: &mut String, format: &Format, first_of_schema: bool) {
         column_table(out, extra.map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())));
     }
     let skip = format.context.len() + format.common_fields.len();
-    for table in event_tables(format, &stats, &Default::default()) {
+    for table in event_tables(format, &stats) {
         let spec = format.events.iter().find(|e| format.table_naming.apply(e.type_name) == table.name);
         let _ = write!(out, "### `{}`\n\n{}", table.name, capitalize(&table.about));
         if let Some(spec) = spec {

@@ -263,23 +263,23 @@ fn observe_line(format: &Format, from: u64, line: Line<'_>, stats: &mut FileStat
 /// Why a file of a format's naming is not one of its transcripts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotATranscript {
+    /// No whole line yet: empty, blank, or one line still being written (a run just started).
+    Empty,
     /// No line of the first ones read is a JSON event: binary, or another kind of text.
     NotJsonLines { lines: u64 },
-    /// No line of the format's required type anywhere (rupu's step logs and netflow ledgers);
-    /// `lost_start` when the first line is damaged or of a type no document names.
-    NoRequired { required: &'static str, lost_start: bool },
+    /// No line of the format's required type anywhere (rupu's step logs and netflow ledgers, or
+    /// a transcript whose first line was lost: rupu's readers skip it too).
+    NoRequired { required: &'static str },
 }
 
 impl std::fmt::Display for NotATranscript {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self {
+            NotATranscript::Empty => write!(f, "no whole line yet (empty, or its first line is being written)"),
             NotATranscript::NotJsonLines { lines } => {
                 write!(f, "not JSON Lines: none of the first {lines} lines read is a JSON event")
             }
-            NotATranscript::NoRequired { required, lost_start: true } => {
-                write!(f, "no {required} line (line 1 is damaged or of another type)")
-            }
-            NotATranscript::NoRequired { required, lost_start: false } => write!(f, "no {required} line"),
+            NotATranscript::NoRequired { required } => write!(f, "no {required} line"),
         }
     }
 }
@@ -293,10 +293,12 @@ pub fn not_a_transcript(format: &Format, file: &FileSummary, shapes: &ShapeTable
         file.shapes().filter_map(|(id, _)| shapes.get(id)).any(|shape| shape.name.as_ref() == required);
     if holds_required {
         None
-    } else if file.holds_no_event() && file.damaged_lines > 0 {
+    } else if file.holds_no_event() && file.damaged_lines == 0 {
+        Some(NotATranscript::Empty)
+    } else if file.holds_no_event() {
         Some(NotATranscript::NotJsonLines { lines: file.lines })
     } else {
-        Some(NotATranscript::NoRequired { required, lost_start: file.lost_start })
+        Some(NotATranscript::NoRequired { required })
     }
 }
 

@@ -9,6 +9,7 @@ use datafusion::catalog::view::ViewTable;
 use datafusion::catalog::{MemorySchemaProvider, SchemaProvider, TableProvider};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::prelude::{SessionConfig, SessionContext};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// The catalog every schema lives in.
@@ -30,26 +31,31 @@ pub async fn session(corpus: &Corpus) -> Result<SessionContext> {
         ctx.catalog(CATALOG).ok_or_else(|| DataFusionError::Internal(format!("no catalog {CATALOG}")))?;
 
     // Formats sharing a schema name (reeval and its raw parts) share one schema.
-    let mut schemas: Vec<(&'static str, bool, Arc<MemorySchemaProvider>)> = Vec::new();
+    let mut schemas: Vec<(&'static str, bool, Arc<MemorySchemaProvider>, HashSet<String>)> = Vec::new();
     for data in &corpus.formats {
         let name = data.format.name;
+        let found = data.type_tables().filter(|t| !t.documented).map(|t| t.name.clone());
         let schema = match schemas.iter_mut().find(|(n, ..)| *n == name) {
-            Some((_, has_data, schema)) => {
+            Some((_, has_data, schema, found_names)) => {
                 *has_data |= !data.files.is_empty();
+                found_names.extend(found);
                 schema.clone()
             }
             None => {
                 let schema = Arc::new(MemorySchemaProvider::new());
                 catalog.register_schema(name, schema.clone())?;
-                schemas.push((name, !data.files.is_empty(), schema.clone()));
+                schemas.push((name, !data.files.is_empty(), schema.clone(), found.collect()));
                 schema
             }
         };
         fill_schema(&ctx, corpus, data, &schema).await?;
     }
     // Formats with transcripts answer unqualified names first, each group in the formats' order.
-    schemas.sort_by_key(|(_, has_data, _)| !*has_data);
-    let formats = schemas.into_iter().map(|(_, _, s)| s as Arc<dyn SchemaProvider>).collect();
+    schemas.sort_by_key(|(_, has_data, ..)| !*has_data);
+    let formats = schemas
+        .into_iter()
+        .map(|(_, _, schema, found)| FormatSchema { schema, found })
+        .collect();
     catalog.register_schema(
         DEFAULT_SCHEMA,
         Arc::new(MergedSchema { own: MemorySchemaProvider::new(), formats }),
@@ -86,19 +92,38 @@ async fn fill_schema(
     Ok(())
 }
 
-/// The default schema: tables created in the session, then each format's tables.
+/// One format's schema, as the default schema sees it.
+#[derive(Debug)]
+struct FormatSchema {
+    schema: Arc<MemorySchemaProvider>,
+    /// Its tables of types found in the data that no document names.
+    found: HashSet<String>,
+}
+
+/// The default schema: tables created in the session, then each format's own tables, then the
+/// tables of types found in the data (an unknown type of one format never hides a table another
+/// format defines: `tool` is reeval's even where rupu transcripts hold an unknown `tool` type).
 #[derive(Debug)]
 struct MergedSchema {
     own: MemorySchemaProvider,
-    formats: Vec<Arc<dyn SchemaProvider>>,
+    formats: Vec<FormatSchema>,
+}
+
+impl MergedSchema {
+    /// The format schemas holding `name`, their own tables' first.
+    fn holders<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Arc<MemorySchemaProvider>> + 'a {
+        let own = self.formats.iter().filter(move |f| !f.found.contains(name));
+        let found = self.formats.iter().filter(move |f| f.found.contains(name));
+        own.chain(found).map(|f| &f.schema).filter(move |s| s.table_exist(name))
+    }
 }
 
 #[async_trait]
 impl SchemaProvider for MergedSchema {
     fn table_names(&self) -> Vec<String> {
         let mut names = self.own.table_names();
-        for schema in &self.formats {
-            for name in schema.table_names() {
+        for format in &self.formats {
+            for name in format.schema.table_names() {
                 if !names.contains(&name) {
                     names.push(name);
                 }
@@ -111,12 +136,10 @@ impl SchemaProvider for MergedSchema {
         if let Some(table) = self.own.table(name).await? {
             return Ok(Some(table));
         }
-        for schema in &self.formats {
-            if let Some(table) = schema.table(name).await? {
-                return Ok(Some(table));
-            }
+        match self.holders(name).next() {
+            Some(schema) => schema.table(name).await,
+            None => Ok(None),
         }
-        Ok(None)
     }
 
     fn register_table(
@@ -132,7 +155,7 @@ impl SchemaProvider for MergedSchema {
     }
 
     fn table_exist(&self, name: &str) -> bool {
-        self.own.table_exist(name) || self.formats.iter().any(|s| s.table_exist(name))
+        self.own.table_exist(name) || self.holders(name).next().is_some()
     }
 }
 

@@ -14,13 +14,24 @@ fn damaged_files_warn_once_on_stderr_and_still_answer() {
     assert_eq!(out.stdout, format!("n\n{}\n", c.expected.runs.len()));
     let warnings: Vec<&str> = out.stderr.lines().collect();
     let files: std::collections::BTreeSet<&str> = c.expected.errors.iter().map(|(f, _)| f.as_str()).collect();
+    let mut skipped = c.expected.non_transcripts.clone();
+    skipped.sort();
+    assert_eq!(skipped.len(), 2, "the generator writes a step log and a ledger");
     assert_eq!(
         warnings,
-        [format!(
-            "txq: warning: skipped {} damaged lines in {} files; `select * from rupu.errors` lists them",
-            c.expected.errors.len(),
-            files.len()
-        )]
+        [
+            format!(
+                "txq: warning: {}/{} and 1 other file: not read: no run_start line, so not rupu transcripts (step logs \
+                 or netflow ledgers?); `select file, skipped from rupu.files where not transcript` lists each with why",
+                c.dir.path().display(),
+                skipped[0]
+            ),
+            format!(
+                "txq: warning: skipped {} damaged lines in {} files; `select * from rupu.errors` lists them",
+                c.expected.errors.len(),
+                files.len()
+            )
+        ]
     );
 }
 

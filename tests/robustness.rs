@@ -176,10 +176,10 @@ fn a_value_of_the_wrong_type_reads_as_null_and_the_rest_of_the_row_is_kept() {
     assert_eq!(
         reasons(&errors(dir.path(), &[])),
         [
-            (2, "usage.input_tokens: expected bigint, found a string"),
-            (3, "usage.input_tokens: expected bigint, found a number"),
+            (2, "usage.input_tokens: expected bigint (a count), found a string"),
+            (3, "usage.input_tokens: expected bigint (a count), found 1.5: not a whole number"),
             (3, "usage.model: expected text, found an integer"),
-            (3, "usage.output_tokens: expected bigint, found a boolean"),
+            (3, "usage.output_tokens: expected bigint (a count), found a boolean"),
             (
                 4,
                 "run_complete.outcome: expected struct<id: text, class: text, severity: text, title: text, wire: struct<provider: text, value: text>>, found an object"
@@ -195,17 +195,19 @@ fn numbers_beyond_i64_read_as_null_where_a_bigint_belongs_and_exactly_as_text() 
     let big = "99999999999999999999";
     let dir = transcript(&lines(&[
         START.as_bytes(),
-        format!(r#"{{"type":"usage","data":{{"input_tokens":{big},"output_tokens":-9223372036854775808}}}}"#)
-            .as_bytes(),
+        format!(r#"{{"type":"usage","data":{{"input_tokens":{big},"output_tokens":3}}}}"#).as_bytes(),
+        br#"{"type":"command_run","data":{"exit_code":-9223372036854775808}}"#,
         format!(r#"{{"type":"budget_warning","data":{{"spent_usd":{big},"limit_usd":1e400}}}}"#).as_bytes(),
     ]));
     let (rows, _) = query(dir.path(), &["-q"], "select input_tokens, output_tokens from usage");
-    assert_eq!(Value::Object(rows[0].clone()), json!({"input_tokens": null, "output_tokens": i64::MIN}));
+    assert_eq!(Value::Object(rows[0].clone()), json!({"input_tokens": null, "output_tokens": 3}));
+    let (rows, _) = query(dir.path(), &["-q"], "select exit_code from command_run");
+    assert_eq!(Value::Object(rows[0].clone()), json!({"exit_code": i64::MIN}));
     assert_eq!(
         reasons(&errors(dir.path(), &[])),
         [
-            (2, "usage.input_tokens: expected bigint, found an integer beyond its range"),
-            (3, "budget_warning.limit_usd: expected double, found a number beyond its range"),
+            (2, "usage.input_tokens: expected bigint (a count), found an integer beyond its range"),
+            (4, "budget_warning.limit_usd: expected double, found a number beyond its range"),
         ]
     );
     let (rows, _) = query(dir.path(), &["-q"], "select data from events where type = 'usage'");
@@ -245,6 +247,7 @@ fn deeply_nested_json_does_not_overflow_the_stack() {
                 5,
                 "run_complete.outcome: expected struct<id: text, class: text, severity: text, title: text, wire: struct<provider: text, value: text>>, found an object nested too deeply"
             ),
+            (5, "run_complete.status: expected text, found no value (it is required)"),
             (6, "not a JSON object but an array"),
             (7, "\"type\" is an array, not a string"),
         ]
@@ -406,7 +409,7 @@ fn a_binary_file_named_jsonl_is_named_in_a_warning() {
     let (rows, stderr) = query(dir.path(), &[], "select run_id from runs");
     assert_eq!(rows.len(), 1);
     assert!(
-        stderr.starts_with("txq: warning: ./run_2.jsonl: not read: not JSON Lines (none of its "),
+        stderr.starts_with("txq: warning: ./run_2.jsonl: not read: not JSON Lines: none of the first "),
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -636,7 +639,8 @@ fn paths_with_no_transcripts_exit_2_saying_what_was_looked_for_and_where() {
     assert_eq!((out.code, out.stdout.as_str()), (2, ""));
     assert_eq!(
         out.stderr,
-        "txq: error: no transcripts in empty: looked for rupu transcripts (*.jsonl files with a run_start line) and reeval attempts (transcript.jsonl)\n"
+        "txq: warning: empty/run_1.jsonl: not read: no run_start line, so not rupu transcripts (step logs or netflow ledgers?); `select file, skipped from rupu.files where not transcript` lists each with why\n\
+         txq: error: no transcripts in empty: looked for rupu transcripts (*.jsonl files with a run_start line) and reeval attempts (transcript.jsonl)\n"
     );
     let out = txq(&["-e", "select 1", "empty/notes.txt"], dir.path());
     assert_eq!(out.code, 2);
@@ -840,6 +844,9 @@ struct Case {
     file: String,
     untouched: Vec<(i64, Value)>,
     damaged: Vec<i64>,
+    /// No whole event of the format's required type is left (rupu's run_start): the file is no
+    /// transcript, and no line of it is in any table.
+    transcript: bool,
 }
 
 fn case(
@@ -847,35 +854,89 @@ fn case(
     original: &[Value],
     pieces: &[Piece],
     fields: impl Fn(&Value) -> Value,
+    required: Option<&str>,
 ) -> (Case, Vec<u8>) {
     let bytes: Vec<u8> = pieces.iter().flat_map(|p| p.bytes.iter().copied()).collect();
+    let line_of = line_numbers(&bytes);
     let mut untouched = Vec::new();
     let mut damaged = std::collections::BTreeSet::new();
-    let mut number = 1i64;
+    let mut start = 0;
     for piece in pieces {
+        let end = start + piece.bytes.len();
         match piece.original {
-            Some(i) => untouched.push((number, fields(&original[i]))),
+            Some(i) => untouched.push((line_of[start], fields(&original[i]))),
             // Every line a damaged piece spans (a split line is two).
-            None => {
-                let ends = piece.bytes.iter().filter(|b| **b == b'\n').count() as i64;
-                let spans = ends + i64::from(!piece.bytes.ends_with(b"\n"));
-                damaged.extend(number..number + spans.max(1));
-            }
+            None if end > start => damaged.extend(line_of[start]..=line_of[end - 1]),
+            None => {}
         }
-        number += piece.bytes.iter().filter(|b| **b == b'\n').count() as i64;
+        start = end;
     }
-    // The numbers of lines that are blank or the unended tail are in neither table.
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    // Lines that are blank, or a last line cut off mid-value, are in neither table; every other
+    // line a damaged piece spans is in one of them (an unended last line that is no cut-off JSON
+    // value is damage too).
+    let body_start = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
     let mut must_appear = Vec::new();
-    let split: Vec<&[u8]> = body.split(|b| *b == b'\n').collect();
-    for (k, line) in split.iter().enumerate() {
-        let number = k as i64 + 1;
-        let ended = k + 1 < split.len();
-        if damaged.contains(&number) && ended && !line.iter().all(u8::is_ascii_whitespace) {
+    let mut holds_required = false;
+    for (number, line, ended) in split_lines(&bytes[body_start..]) {
+        // NUL padding before a line is dropped.
+        let line = match line.iter().position(|b| *b != 0) {
+            Some(at) => &line[at..],
+            None => line,
+        };
+        let event = serde_json::from_slice::<Value>(line).ok().filter(|v| {
+            v.get("data").is_none_or(|d| d.is_object() || d.is_null())
+        });
+        holds_required |= event.is_some_and(|v| v.get("type").and_then(Value::as_str) == required);
+        let blank = line.iter().all(u8::is_ascii_whitespace);
+        let cut = !ended
+            && serde_json::from_slice::<serde::de::IgnoredAny>(line)
+                .is_err_and(|e| e.classify() == serde_json::error::Category::Eof);
+        if damaged.contains(&number) && !blank && !cut {
             must_appear.push(number);
         }
     }
-    (Case { file, untouched, damaged: must_appear }, bytes)
+    let transcript = required.is_none() || holds_required;
+    if !transcript {
+        (untouched, must_appear) = (vec![], vec![]);
+    }
+    (Case { file, untouched, damaged: must_appear, transcript }, bytes)
+}
+
+/// The line each byte of a file is on, as txq's reading rules end lines: at a LF, a CRLF or a
+/// CR alone (written here apart from txq's own splitter, to check it).
+fn line_numbers(bytes: &[u8]) -> Vec<i64> {
+    let mut line = 1;
+    let mut out = Vec::with_capacity(bytes.len());
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'\n' && i > 0 && bytes[i - 1] == b'\r' {
+            out.push(line - 1);
+            continue;
+        }
+        out.push(line);
+        line += i64::from(*b == b'\n' || *b == b'\r');
+    }
+    out
+}
+
+/// The lines of a file with their numbers (LF, CRLF or CR alone ending each), and whether a line
+/// end follows each.
+fn split_lines(bytes: &[u8]) -> Vec<(i64, &[u8], bool)> {
+    let mut lines = Vec::new();
+    let (mut start, mut number, mut i) = (0, 1, 0);
+    while i < bytes.len() {
+        if bytes[i] == b'\n' || bytes[i] == b'\r' {
+            lines.push((number, &bytes[start..i], true));
+            number += 1;
+            i += if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') { 2 } else { 1 };
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    if start < bytes.len() {
+        lines.push((number, &bytes[start..], false));
+    }
+    lines
 }
 
 /// Generated transcripts of one format, as their lines parsed.
@@ -930,6 +991,10 @@ fn check_cases(dir: &Path, schema: &str, cases: &[Case]) {
         target.entry(key).or_default().push(text(&row, "v"));
     }
     for case in cases {
+        if !case.transcript {
+            let read = events.keys().chain(errors.keys()).find(|(f, _)| *f == case.file);
+            assert!(read.is_none(), "{}: no transcript, yet line {:?} is read", case.file, read);
+        }
         for (line, expected) in &case.untouched {
             let key = (case.file.clone(), *line);
             let found = events.get(&key).unwrap_or_else(|| {
@@ -987,7 +1052,7 @@ fn damage_costs_only_the_damaged_lines_rupu() {
         let pieces = damage(lines, &mut rng);
         let file = format!("./run_case{k:03}.jsonl");
         let data = |line: &Value| line.get("data").cloned().unwrap_or_else(|| json!({}));
-        let (case, bytes) = case(file.clone(), values, &pieces, data);
+        let (case, bytes) = case(file.clone(), values, &pieces, data, Some("run_start"));
         std::fs::write(dir.path().join(&file), bytes).unwrap();
         cases.push(case);
     }
@@ -1009,7 +1074,7 @@ fn damage_costs_only_the_damaged_lines_reeval() {
         let pieces = damage(lines, &mut rng);
         let file = format!("./R/e/c/{k}/transcript.jsonl");
         std::fs::create_dir_all(dir.path().join(format!("R/e/c/{k}"))).unwrap();
-        let (case, bytes) = case(file.clone(), values, &pieces, Value::clone);
+        let (case, bytes) = case(file.clone(), values, &pieces, Value::clone, None);
         std::fs::write(dir.path().join(&file), bytes).unwrap();
         cases.push(case);
     }
@@ -1017,18 +1082,38 @@ fn damage_costs_only_the_damaged_lines_reeval() {
 }
 
 #[test]
-fn a_transcript_whose_run_start_line_is_damaged_keeps_its_other_lines() {
-    let dir = transcript(&lines(&[&START.as_bytes()[..50], USAGE.as_bytes()]));
-    assert_eq!(events(dir.path()), [(2, "usage".to_string())]);
-    assert_eq!(errors(dir.path(), &[]).len(), 1);
-    // A flipped byte that leaves the first line an event of an unknown type loses it alone.
-    let dir = transcript(&lines(&[START.replace("run_start", "run_stazt").as_bytes(), USAGE.as_bytes()]));
-    assert_eq!(events(dir.path()), [(1, "run_stazt".to_string()), (2, "usage".to_string())]);
-    // A file with no rupu events but damage is still not a transcript (rupu's step logs).
+fn a_file_whose_run_start_is_damaged_or_missing_is_no_transcript_and_listed_in_files() {
+    // Regression: such files fed usage, events and the export but never runs, so sums disagreed.
+    let cases: [&[u8]; 3] = [
+        &lines(&[&START.as_bytes()[..50], USAGE.as_bytes()]),
+        &lines(&[START.replace("run_start", "run_stazt").as_bytes(), USAGE.as_bytes()]),
+        &lines(&[USAGE.as_bytes(), br#"{"type":"net_flow","data":{"flow":{"host":"a"}}}"#]),
+    ];
+    for case in cases {
+        let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
+        std::fs::write(dir.path().join("run_2.jsonl"), case).unwrap();
+        let (rows, stderr) =
+            query(dir.path(), &[], "select (select count(*) from usage) as usage, (select count(*) from events) as events, (select count(*) from runs) as runs, (select count(*) from errors) as errors");
+        assert_eq!(Value::Object(rows[0].clone()), json!({"usage": 1, "events": 2, "runs": 1, "errors": 0}));
+        assert_eq!(
+            stderr,
+            "txq: warning: ./run_2.jsonl: not read: no run_start line, so not rupu transcripts (step logs or \
+             netflow ledgers?); `select file, skipped from rupu.files where not transcript` lists each with why\n"
+        );
+        let (rows, _) = query(dir.path(), &["-q"], "select file, transcript, skipped from files order by file");
+        assert_eq!(
+            Value::Array(rows.into_iter().map(Value::Object).collect()),
+            json!([
+                {"file": "./run_1.jsonl", "transcript": true, "skipped": null},
+                {"file": "./run_2.jsonl", "transcript": false, "skipped": "no run_start line"},
+            ])
+        );
+    }
+    // A file with no rupu events but damage is not a transcript either (rupu's step logs).
     let dir = transcript(&lines(&[br#"{"type":"step","data":{}}"#, b"garbage", br#"{"type":"step"}"#]));
     let out = txq(&["-e", "select 1", "."], dir.path());
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.starts_with("txq: error: no transcripts in ."), "{}", out.stderr);
+    assert!(out.stderr.contains("txq: error: no transcripts in ."), "{}", out.stderr);
 }
 
 // ---- Bounded fuzzing in process ----

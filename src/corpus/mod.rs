@@ -55,6 +55,8 @@ pub struct FormatData {
     pub not_transcripts: Vec<(Arc<SourceFile>, NotATranscript)>,
     /// Every event table, then `events`, then `errors`.
     pub tables: Vec<Arc<EventTable>>,
+    /// Each event table's index in `tables`, by its type as written (made when first asked).
+    by_type: OnceLock<HashMap<String, usize, PathHasher>>,
     /// Damaged lines in its transcripts, and in how many files.
     pub damaged_lines: u64,
     pub damaged_files: usize,
@@ -79,6 +81,7 @@ impl FormatData {
             by_path: OnceLock::new(),
             not_transcripts,
             tables,
+            by_type: OnceLock::new(),
             damaged_lines: file_damage.iter().sum(),
             damaged_files: file_damage.iter().filter(|d| **d > 0).count(),
             file_damage,
@@ -99,6 +102,7 @@ impl FormatData {
             file_damage,
             not_transcripts: vec![],
             tables: self.tables.clone(),
+            by_type: OnceLock::new(),
         }
     }
 
@@ -129,9 +133,24 @@ impl FormatData {
         self.tables.iter().find(|t| t.name == name)
     }
 
-    /// The event tables (one per type), for checking a line of any type.
+    /// The event tables (one per type).
     pub fn type_tables(&self) -> impl Iterator<Item = &Arc<EventTable>> {
         self.tables.iter().filter(|t| matches!(t.rows, crate::catalog::Rows::Type(_)))
+    }
+
+    /// The event table of a type as written, for checking a line of any type (a hash lookup: a
+    /// file may hold tens of thousands of types).
+    pub fn type_table(&self, type_name: &str) -> Option<&Arc<EventTable>> {
+        let by_type = self.by_type.get_or_init(|| {
+            let mut by_type = HashMap::default();
+            for (i, table) in self.tables.iter().enumerate() {
+                if let crate::catalog::Rows::Type(t) = &table.rows {
+                    by_type.insert(t.clone(), i);
+                }
+            }
+            by_type
+        });
+        by_type.get(type_name).map(|&i| &self.tables[i])
     }
 }
 
@@ -233,7 +252,6 @@ impl Corpus {
         let store = crate::read::local_store();
         let mut warnings = discovery.warnings;
         let mut data = Vec::new();
-        let reserved = crate::catalog::reserved_names(&formats);
         // Deleted or moved files leave the cache.
         cache.retain(&discovery.files.iter().flatten().map(|f| f.canonical.as_os_str()).collect());
         let remember = cache.is_enabled();
@@ -327,7 +345,7 @@ impl Corpus {
                 }
             }
             let tables: Vec<Arc<EventTable>> =
-                all_tables(&format, &stats, &reserved).into_iter().map(Arc::new).collect();
+                all_tables(&format, &stats).into_iter().map(Arc::new).collect();
             let name = format.name;
             let format = Arc::unwrap_or_clone(format);
             let format_data = FormatData::new(format, transcripts, shapes, not_transcripts, tables);

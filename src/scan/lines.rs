@@ -13,6 +13,9 @@ use crate::lines::Line;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// Types whose value checkers `errors` keeps at once.
+const MAX_CHECKERS: usize = 64;
+
 /// Characters of a damaged line kept in `errors`.
 const EXCERPT_CHARS: usize = 200;
 
@@ -197,19 +200,21 @@ impl LineReader {
         text: &str,
         decoder: &mut RowDecoder,
     ) {
-        let Some(table) =
-            self.source.data.type_tables().find(|t| t.rows == Rows::Type(type_name.to_string()))
-        else {
-            return;
-        };
+        let Some(table) = self.source.data.type_table(type_name) else { return };
         let path: Vec<&str> = table.fields_path.iter().map(String::as_str).collect();
         let fields = descend(fields, &path);
         let mut problems = Vec::new();
         if fields.is_none() {
             problems.push(ValueProblem { column: path.join("."), why: "missing or not an object".into() });
         }
-        let checker =
-            self.checkers.entry(type_name.to_string()).or_insert_with(|| RowDecoder::new(table, None));
+        // A checker keeps nothing a later line needs: a file of many types keeps a few at a time.
+        if self.checkers.len() >= MAX_CHECKERS && !self.checkers.contains_key(type_name) {
+            self.checkers.clear();
+        }
+        let checker = match self.checkers.get_mut(type_name) {
+            Some(checker) => checker,
+            None => self.checkers.entry(type_name.to_string()).or_insert_with(|| RowDecoder::checker(table)),
+        };
         let values = LineValues { line: number, fields: fields.as_ref(), ..Default::default() };
         checker.push(&values, &mut problems);
         if checker.rows() >= 1024 {

@@ -55,8 +55,7 @@ pub fn read_as_every_format(bytes: &[u8], block: usize, max_line_bytes: usize) -
         let mut stats = FormatStats::default();
         stats.add(&file_stats);
         // Every table is read, transcript or not: any bytes must decode.
-        let reserved = txq::catalog::reserved_names(&txq::format::all());
-        let tables: Vec<_> = all_tables(&format, &stats, &reserved).into_iter().map(Arc::new).collect();
+        let tables: Vec<_> = all_tables(&format, &stats).into_iter().map(Arc::new).collect();
         let name = format.name;
         let mut shapes = ShapeTable::default();
         let summary = shapes.summarize(&file_stats);
@@ -121,7 +120,9 @@ pub fn check(bytes: &[u8], block: usize, max_line_bytes: usize) {
     let cut = split(bytes, block, max_line_bytes);
     assert_eq!(whole, cut, "the lines depend on the blocks ({block} bytes, limit {max_line_bytes})");
     let lines = whole.len();
-    let last_number = bytes.iter().filter(|b| **b == b'\n').count() as i64 + 1;
+    // A LF, a CR alone or a CRLF ends a line.
+    let ends = bytes.iter().enumerate().filter(|&(i, b)| *b == b'\r' || (*b == b'\n' && (i == 0 || bytes[i - 1] != b'\r')));
+    let last_number = ends.count() as i64 + 1;
     for table in read_as_every_format(bytes, block, max_line_bytes) {
         let Some(column) = table.batch.column_by_name("line") else { continue };
         let numbers =
