@@ -180,7 +180,8 @@ impl Columns {
 /// The names of the tables a format defines whatever its data holds: its documented types',
 /// `events`, `errors`, `files`, its views' and its table of lines'.
 pub fn built_in_names(format: &Format) -> Vec<String> {
-    let mut names: Vec<String> = format.events.iter().map(|e| format.table_naming.apply(e.type_name)).collect();
+    let mut names: Vec<String> =
+        format.events.iter().map(|e| format.table_naming.apply(e.type_name)).collect();
     names.extend(["events", "errors", "files"].map(String::from));
     names.extend(format.views.iter().map(|v| v.name.to_string()));
     if let Some(lines) = &format.lines_table {

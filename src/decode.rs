@@ -142,7 +142,8 @@ impl Builder {
                 (Builder::Int(b), Absent::Int(v), None) => b.append_value(v),
                 (builder, Absent::Required, raw) => {
                     let found = if raw.is_some() { "null" } else { "no value" };
-                    return builder.reject(format!("expected {}, found {found} (it is required)", kind.describe()));
+                    return builder
+                        .reject(format!("expected {}, found {found} (it is required)", kind.describe()));
                 }
                 (builder, ..) => builder.null(),
             }
@@ -167,8 +168,11 @@ impl Builder {
                         .reject(format!("expected {}, found an integer beyond its range", kind.describe()));
                 }
                 None if shape == Shape::Float => {
-                    return self
-                        .reject(format!("expected {}, found {}: not a whole number", kind.describe(), excerpt(text, 40)));
+                    return self.reject(format!(
+                        "expected {}, found {}: not a whole number",
+                        kind.describe(),
+                        excerpt(text, 40)
+                    ));
                 }
                 None => false,
             },

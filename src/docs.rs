@@ -33,7 +33,26 @@ this page (`usage` is `rupu.usage`); a qualified name always works. Each event t
 format's context columns first, then the documented fields of the type, then every field found
 in the data that no document names (its type inferred from the values: text, bigint, double,
 boolean, or JSON text when the values are of mixed or nested shapes). A type found in the data
-that no document names becomes a table too, named as its type.
+that no document names becomes a table too, named as its type where that is an SQL name no other
+table of its schema has.
+
+Names from the data never break a table. A type or field whose name is not an SQL identifier is
+named as one: ASCII letters lowercased (`_` before a capital after a small letter or a digit:
+`inputTokens` is `input_tokens`), digits and `_` kept, every other character `_`, `type_` (for a
+table) or `field_` (for a column) in front of an empty name or one starting with a digit, and a
+name over 64 characters cut, with 8 hex digits of a hash of the whole name after it. A type whose
+name is then taken (by a table of txq's own: `runs`, `events`, `errors`, `files`, a documented
+type, or by another type: `a-b` beside `a_b`) gets `type_` in front, then `_2`, `_3`, ... after
+while it is still taken; types already named as identifiers keep their names first. Each such
+rename is named in a warning with the file and line where the type first appears:
+
+```text
+txq: warning: ./run_2.jsonl:7: event type \"runs\" is table rupu.type_runs (runs is a table of txq's own or of another type)
+```
+
+`events.type` always holds the type as written. An unqualified name finds a table a format
+defines (its documented types, views, `events`, `errors`, `files`) before a table of a type
+found in the data: an unknown rupu type `tool` is `rupu.tool`, and `tool` stays reeval's.
 
 Types: `text` is Utf8, `bigint` Int64, `double` Float64, `timestamp (UTC)` a timestamp in
 microseconds with time zone UTC, `json text` the value's JSON text for the JSON functions
@@ -100,7 +119,7 @@ fn render_format(out: &mut String, format: &Format, first_of_schema: bool) {
     if let Some(required) = format.required_type {
         let _ = writeln!(
             out,
-            "A file with no `{required}` line is not a transcript and adds nothing to any table, unless it is damaged (a damaged line, or a first line of a type no document names) and holds documented events: then it is a transcript that lost its `{required}` line to damage, read without it.\n"
+            "A file with no `{required}` line anywhere is not a transcript, whatever else it holds (the rule the format's own readers apply: its step logs and netflow ledgers share the naming): none of its lines is in any table, and `files` lists it with `transcript` false and why in `skipped`. One warning line names the first such file and counts the others; a file that is not JSON Lines at all is named on a line of its own; an empty file, or one whose first line is still being written, is listed without a warning.\n"
         );
     }
     let _ = writeln!(out, "### Context columns (on every table of `{}`)\n", format.name);
@@ -129,8 +148,11 @@ fn render_format(out: &mut String, format: &Format, first_of_schema: bool) {
     }
     let _ = writeln!(
         out,
-        "### `files`\n\nOne row per transcript file: the context columns that belong to a file, then `bytes` \
-         (its size when read) and `damaged_lines` (lines listed in `errors` as damaged).\n"
+        "### `files`\n\nOne row per file of the format's naming, transcripts first: the context columns that \
+         belong to a file, then `bytes` (its size when read), `damaged_lines` (lines listed in `errors` as \
+         damaged; null for a file that is no transcript), `transcript` (boolean) and `skipped` (why a file \
+         that is no transcript is not read: `no run_start line`, `not JSON Lines: ...`, `no whole line yet \
+         ...`; null for a transcript).\n"
     );
     for table in [events_table(format, &stats), errors_table(format)] {
         let _ = writeln!(

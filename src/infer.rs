@@ -167,8 +167,8 @@ impl FormatStats {
 }
 
 /// Bytes read of a file in which no line is an event before it is taken as not JSON Lines and
-/// read no further.
-pub const JSON_LINES_PROOF_BYTES: u64 = 1 << 20;
+/// read no further (one block of a read).
+pub const JSON_LINES_PROOF_BYTES: u64 = crate::read::BLOCK_BYTES;
 
 /// Reads one file from byte `from` (0, or where an earlier read's whole lines ended), on the
 /// caller's thread when it is a local file, and tells what it holds.
@@ -199,7 +199,7 @@ pub async fn infer_file(
                 splitter.feed(&block, &mut |line| {
                     observe_line(format, from, line, &mut stats);
                 });
-                // A large file whose first megabyte holds no event (its lines damaged, or one
+                // A large file whose first block (4 MiB) holds no event (its lines damaged, or one
                 // unfinished line that cannot be JSON) is not JSON Lines: it is read no further,
                 // and no prefix is remembered to read on from.
                 let no_event = stats.types.is_empty() && stats.tail_types.is_empty();
@@ -275,7 +275,9 @@ pub enum NotATranscript {
 impl std::fmt::Display for NotATranscript {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self {
-            NotATranscript::Empty => write!(f, "no whole line yet (empty, or its first line is being written)"),
+            NotATranscript::Empty => {
+                write!(f, "no whole line yet (empty, or its first line is being written)")
+            }
             NotATranscript::NotJsonLines { lines } => {
                 write!(f, "not JSON Lines: none of the first {lines} lines read is a JSON event")
             }

@@ -70,7 +70,9 @@ impl LineSplitter {
         let mut start = 0;
         for end in memchr::memchr2_iter(b'\n', b'\r', block) {
             // The LF of a CRLF: the CR ended the line already.
-            if std::mem::replace(&mut self.after_cr, block[end] == b'\r') && end == start && block[end] == b'\n'
+            if std::mem::replace(&mut self.after_cr, block[end] == b'\r')
+                && end == start
+                && block[end] == b'\n'
             {
                 start = end + 1;
                 continue;
@@ -219,7 +221,11 @@ mod tests {
         assert_eq!(split(&[b"a\r\rb\r\n"], 100), ["1:a", "3:b"]);
         let bytes = b"a\r\nb\rc\n\rd\r\n";
         for cut in 0..=bytes.len() {
-            assert_eq!(split(&[&bytes[..cut], &bytes[cut..]], 100), ["1:a", "2:b", "3:c", "5:d"], "cut {cut}");
+            assert_eq!(
+                split(&[&bytes[..cut], &bytes[cut..]], 100),
+                ["1:a", "2:b", "3:c", "5:d"],
+                "cut {cut}"
+            );
         }
     }
 

@@ -54,7 +54,7 @@ pub async fn session(corpus: &Corpus) -> Result<SessionContext> {
     schemas.sort_by_key(|(_, has_data, ..)| !*has_data);
     let formats = schemas
         .into_iter()
-        .map(|(_, _, schema, found)| FormatSchema { schema, found })
+        .map(|(_, has_data, schema, found)| FormatSchema { schema, found, has_data })
         .collect();
     catalog.register_schema(
         DEFAULT_SCHEMA,
@@ -98,11 +98,14 @@ struct FormatSchema {
     schema: Arc<MemorySchemaProvider>,
     /// Its tables of types found in the data that no document names.
     found: HashSet<String>,
+    /// Whether it has transcripts.
+    has_data: bool,
 }
 
-/// The default schema: tables created in the session, then each format's own tables, then the
-/// tables of types found in the data (an unknown type of one format never hides a table another
-/// format defines: `tool` is reeval's even where rupu transcripts hold an unknown `tool` type).
+/// The default schema: tables created in the session, then the tables of the formats that have
+/// transcripts, then the others'; within each, the tables a format defines before the tables of
+/// types found in the data (an unknown type of one format never hides a table another format
+/// with transcripts defines: `tool` is reeval's even where rupu transcripts hold a `tool` type).
 #[derive(Debug)]
 struct MergedSchema {
     own: MemorySchemaProvider,
@@ -110,11 +113,15 @@ struct MergedSchema {
 }
 
 impl MergedSchema {
-    /// The format schemas holding `name`, their own tables' first.
+    /// The format schemas holding `name`, in the order they answer it.
     fn holders<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Arc<MemorySchemaProvider>> + 'a {
-        let own = self.formats.iter().filter(move |f| !f.found.contains(name));
-        let found = self.formats.iter().filter(move |f| f.found.contains(name));
-        own.chain(found).map(|f| &f.schema).filter(move |s| s.table_exist(name))
+        let group = move |has_data: bool, found: bool| {
+            self.formats.iter().filter(move |f| f.has_data == has_data && f.found.contains(name) == found)
+        };
+        (group(true, false).chain(group(true, true)))
+            .chain(group(false, false).chain(group(false, true)))
+            .map(|f| &f.schema)
+            .filter(move |s| s.table_exist(name))
     }
 }
 

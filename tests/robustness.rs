@@ -883,9 +883,9 @@ fn case(
             Some(at) => &line[at..],
             None => line,
         };
-        let event = serde_json::from_slice::<Value>(line).ok().filter(|v| {
-            v.get("data").is_none_or(|d| d.is_object() || d.is_null())
-        });
+        let event = serde_json::from_slice::<Value>(line)
+            .ok()
+            .filter(|v| v.get("data").is_none_or(|d| d.is_object() || d.is_null()));
         holds_required |= event.is_some_and(|v| v.get("type").and_then(Value::as_str) == required);
         let blank = line.iter().all(u8::is_ascii_whitespace);
         let cut = !ended
@@ -1092,15 +1092,19 @@ fn a_file_whose_run_start_is_damaged_or_missing_is_no_transcript_and_listed_in_f
     for case in cases {
         let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
         std::fs::write(dir.path().join("run_2.jsonl"), case).unwrap();
-        let (rows, stderr) =
-            query(dir.path(), &[], "select (select count(*) from usage) as usage, (select count(*) from events) as events, (select count(*) from runs) as runs, (select count(*) from errors) as errors");
+        let (rows, stderr) = query(
+            dir.path(),
+            &[],
+            "select (select count(*) from usage) as usage, (select count(*) from events) as events, (select count(*) from runs) as runs, (select count(*) from errors) as errors",
+        );
         assert_eq!(Value::Object(rows[0].clone()), json!({"usage": 1, "events": 2, "runs": 1, "errors": 0}));
         assert_eq!(
             stderr,
             "txq: warning: ./run_2.jsonl: not read: no run_start line, so not rupu transcripts (step logs or \
              netflow ledgers?); `select file, skipped from rupu.files where not transcript` lists each with why\n"
         );
-        let (rows, _) = query(dir.path(), &["-q"], "select file, transcript, skipped from files order by file");
+        let (rows, _) =
+            query(dir.path(), &["-q"], "select file, transcript, skipped from files order by file");
         assert_eq!(
             Value::Array(rows.into_iter().map(Value::Object).collect()),
             json!([

@@ -9,7 +9,9 @@ use crate::cache::{InferenceCache, Lookup, fingerprint};
 use crate::catalog::{EventTable, all_tables};
 use crate::discover::{Discovery, PathHasher, SourceFile};
 use crate::format::Format;
-use crate::infer::{FileStats, FormatStats, NotATranscript, first_line_of_type, infer_file, not_a_transcript};
+use crate::infer::{
+    FileStats, FormatStats, NotATranscript, first_line_of_type, infer_file, not_a_transcript,
+};
 use crate::shapes::{FileSummary, ShapeTable};
 use futures::StreamExt;
 use object_store::ObjectStore;
@@ -412,10 +414,16 @@ fn not_transcripts_warnings(format: &Format, skipped: &[(Arc<SourceFile>, NotATr
 
 /// A warning for each type found in the data whose table is named otherwise, naming the file and
 /// line that brought the type in.
-async fn renamed_warnings(store: &Arc<dyn ObjectStore>, data: &FormatData, max_line_bytes: usize) -> Vec<String> {
+async fn renamed_warnings(
+    store: &Arc<dyn ObjectStore>,
+    data: &FormatData,
+    max_line_bytes: usize,
+) -> Vec<String> {
     let mut warnings = Vec::new();
     for table in data.type_tables() {
-        let (Some(why), crate::catalog::Rows::Type(type_name)) = (&table.renamed, &table.rows) else { continue };
+        let (Some(why), crate::catalog::Rows::Type(type_name)) = (&table.renamed, &table.rows) else {
+            continue;
+        };
         let Some(file) = data.file_events.files_holding(type_name).next().map(|i| &data.files[i]) else {
             continue;
         };

@@ -417,7 +417,10 @@ WHERE s.nth = 1
             ("workspace_id", "run_start.workspace_id"),
             ("codename", "run_start.codename"),
             ("customer", "run_start.customer"),
-            ("status", "run_complete.status; aborted when the file has no run_complete; null when its status is missing or not text (listed in errors)"),
+            (
+                "status",
+                "run_complete.status; aborted when the file has no run_complete; null when its status is missing or not text (listed in errors)",
+            ),
             ("total_tokens", "run_complete.total_tokens"),
             ("duration_ms", "run_complete.duration_ms"),
             ("error", "run_complete.error"),

@@ -479,7 +479,10 @@ mod tests {
     fn a_lone_surrogate_is_a_replacement_character_and_the_rest_kept() {
         let read = |s: &str| string(Raw(s)).map(|c| c.into_owned());
         assert_eq!(read(r#""cut \ud83d""#).as_deref(), Some("cut \u{FFFD}"));
-        assert_eq!(read(r#""\ude00 low first, then \ud83d\ude00 a pair""#).as_deref(), Some("\u{FFFD} low first, then \u{1F600} a pair"));
+        assert_eq!(
+            read(r#""\ude00 low first, then \ud83d\ude00 a pair""#).as_deref(),
+            Some("\u{FFFD} low first, then \u{1F600} a pair")
+        );
         assert_eq!(read(r#""a\ud83d\n\"b\\\/\u00e9\t""#).as_deref(), Some("a\u{FFFD}\n\"b\\/\u{e9}\t"));
         assert_eq!(read(r#""\ud83d\ud83d\ude00""#).as_deref(), Some("\u{FFFD}\u{1F600}"));
         assert_eq!(read("12"), None);

@@ -121,7 +121,10 @@ pub fn check(bytes: &[u8], block: usize, max_line_bytes: usize) {
     assert_eq!(whole, cut, "the lines depend on the blocks ({block} bytes, limit {max_line_bytes})");
     let lines = whole.len();
     // A LF, a CR alone or a CRLF ends a line.
-    let ends = bytes.iter().enumerate().filter(|&(i, b)| *b == b'\r' || (*b == b'\n' && (i == 0 || bytes[i - 1] != b'\r')));
+    let ends = bytes
+        .iter()
+        .enumerate()
+        .filter(|&(i, b)| *b == b'\r' || (*b == b'\n' && (i == 0 || bytes[i - 1] != b'\r')));
     let last_number = ends.count() as i64 + 1;
     for table in read_as_every_format(bytes, block, max_line_bytes) {
         let Some(column) = table.batch.column_by_name("line") else { continue };
