@@ -69,24 +69,35 @@ fn append(file: &Path, text: &str) {
 
 const SUM: &str = "select count(*) n, sum(input_tokens) s from usage";
 
+/// Events by type: answered from the counts the inference pass kept (no transcript read), so
+/// from the cache when it is used.
+const EVENTS: &str = "select type, count(*) n from events group by type order by type";
+
+/// `text` with its first `usage` event made a `nudge` one (as long), in place at the same offset.
+fn nudge_at(file: &Path, text: &str, from: usize) {
+    let at = from + text[from..].find("\"usage\"").unwrap() + 1;
+    write_at(file, at as u64, b"nudge");
+}
+
 /// Regression: an entry was used for any file of the same size and modification time, so a
 /// rewrite that kept both (`touch -r`, a restore from backup, `set_modified`) was never seen.
 #[test]
 fn a_rewrite_with_the_same_size_and_mtime_is_read_afresh() {
     let (dir, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let file = dir.path().join("run_1.jsonl");
-    std::fs::write(&file, format!("{START}\n{}", usage(5))).unwrap();
-    assert_eq!(answer(dir.path(), cache.path(), SUM), "n,s\n1,5\n");
+    let text = format!("{START}\n{}", usage(5));
+    std::fs::write(&file, &text).unwrap();
+    assert_eq!(answer(dir.path(), cache.path(), EVENTS), "type,n\nrun_start,1\nusage,1\n");
     let before = std::fs::metadata(&file).unwrap();
 
-    std::fs::write(&file, format!("{START}\n{}", usage(7))).unwrap();
+    std::fs::write(&file, text.replace("usage", "nudge")).unwrap();
     let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
     f.set_modified(before.modified().unwrap()).unwrap();
     drop(f);
     let after = std::fs::metadata(&file).unwrap();
     assert_eq!((after.len(), after.modified().unwrap()), (before.len(), before.modified().unwrap()));
 
-    assert_eq!(answer(dir.path(), cache.path(), SUM), "n,s\n1,7\n");
+    assert_eq!(answer(dir.path(), cache.path(), EVENTS), "type,n\nnudge,1\nrun_start,1\n");
 }
 
 /// An edit of the last whole line, then an append: not growth, the file is read again whole.
@@ -96,11 +107,12 @@ fn an_edit_of_the_last_line_then_an_append_is_read_afresh() {
     let file = dir.path().join("run_1.jsonl");
     let text = format!("{START}\n{}{}", usage(5), usage(6));
     std::fs::write(&file, &text).unwrap();
-    assert_eq!(answer(dir.path(), cache.path(), SUM), "n,s\n2,11\n");
+    assert_eq!(answer(dir.path(), cache.path(), EVENTS), "type,n\nrun_start,1\nusage,2\n");
 
-    write_at(&file, text.rfind('6').unwrap() as u64, b"9");
+    nudge_at(&file, &text, text.rfind("{\"type\"").unwrap());
     append(&file, &usage(1));
-    assert_eq!(answer(dir.path(), cache.path(), SUM), "n,s\n3,15\n");
+    assert_eq!(answer(dir.path(), cache.path(), EVENTS), "type,n\nnudge,1\nrun_start,1\nusage,2\n");
+    assert_eq!(answer(dir.path(), cache.path(), SUM), "n,s\n2,6\n");
 }
 
 /// Regression: only the last 64 bytes of the whole lines were compared, so an edit before them
@@ -112,11 +124,14 @@ fn an_edit_far_before_the_end_then_an_append_is_read_afresh() {
     let notice = "{\"type\":\"notice\",\"data\":{\"kind\":\"padding well past the bytes compared\"}}\n";
     let text = format!("{START}\n{}{}", usage(5), notice.repeat(20));
     std::fs::write(&file, &text).unwrap();
-    assert_eq!(answer(dir.path(), cache.path(), SUM), "n,s\n1,5\n");
+    assert_eq!(answer(dir.path(), cache.path(), EVENTS), "type,n\nnotice,20\nrun_start,1\nusage,1\n");
 
-    write_at(&file, text.find("5}").unwrap() as u64, b"8");
+    nudge_at(&file, &text, 0);
     append(&file, &usage(1));
-    assert_eq!(answer(dir.path(), cache.path(), SUM), "n,s\n2,9\n");
+    assert_eq!(
+        answer(dir.path(), cache.path(), EVENTS),
+        "type,n\nnotice,20\nnudge,1\nrun_start,1\nusage,1\n"
+    );
 }
 
 /// What the cache of the directory `dir` (in `cache`) says of its file `run_1.jsonl` now: the
@@ -149,6 +164,7 @@ fn a_grown_transcript_is_read_on_from_its_known_lines() {
 
     append(&file, &format!("ge\",\"data\":{{\"input_tokens\":7}}}}\n{}", usage(30)));
     assert_eq!(read_on_from(dir.path(), cache.path()), Some(known_lines));
+    assert_eq!(answer(dir.path(), cache.path(), EVENTS), "type,n\nrun_start,1\nusage,3\n");
     assert_eq!(answer(dir.path(), cache.path(), SUM), "n,s\n3,42\n");
 
     // The hash of the lines the second read knew goes on from the first's: a third read is on
@@ -156,6 +172,7 @@ fn a_grown_transcript_is_read_on_from_its_known_lines() {
     let known_lines = std::fs::metadata(&file).unwrap().len();
     append(&file, &usage(100));
     assert_eq!(read_on_from(dir.path(), cache.path()), Some(known_lines));
+    assert_eq!(answer(dir.path(), cache.path(), EVENTS), "type,n\nrun_start,1\nusage,4\n");
     assert_eq!(answer(dir.path(), cache.path(), SUM), "n,s\n4,142\n");
 
     // A file only touched (its lines the same) is checked by hash and read on from its end.
@@ -164,7 +181,7 @@ fn a_grown_transcript_is_read_on_from_its_known_lines() {
     drop(f);
     let size = std::fs::metadata(&file).unwrap().len();
     assert_eq!(read_on_from(dir.path(), cache.path()), Some(size));
-    assert_eq!(answer(dir.path(), cache.path(), SUM), "n,s\n4,142\n");
+    assert_eq!(answer(dir.path(), cache.path(), EVENTS), "type,n\nrun_start,1\nusage,4\n");
 }
 
 /// Regression: 13 of 300 single bit flips of a cache file were read as a valid cache with wrong
