@@ -169,8 +169,8 @@ impl FormatStats {
 
 /// Reads one file from byte `from` (0, or where an earlier read's whole lines ended), on the
 /// caller's thread when it is a local file, and tells what it holds. Every byte read is fed to
-/// `prefix` too, when given (the cache's hash of the whole lines, of the bytes before `from`
-/// already): hashed as it streams by, the file is read once.
+/// `prefix` too, when given (the cache's hash of the bytes before `from` already), with where the
+/// whole lines end: hashed as it streams by, the file is read once.
 pub async fn infer_file(
     store: Arc<dyn ObjectStore>,
     format: &Format,
@@ -218,12 +218,11 @@ pub async fn infer_file(
     loop {
         match reader.next_block().await {
             Ok(Some(block)) => {
-                let last_newline = memchr::memrchr(b'\n', &block);
-                if let Some(last_newline) = last_newline {
+                if let Some(last_newline) = memchr::memrchr(b'\n', &block) {
                     stats.complete_bytes = offset + last_newline as u64 + 1;
                 }
                 if let Some(prefix) = prefix.as_deref_mut() {
-                    prefix.feed(&block, last_newline);
+                    prefix.feed(&block, stats.complete_bytes);
                 }
                 offset += block.len() as u64;
                 splitter.feed(&block, &mut on_line);

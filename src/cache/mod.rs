@@ -45,7 +45,7 @@ pub enum Lookup<'a> {
     Same(&'a FileSummary),
     /// The same whole lines, and maybe more after them: what it held, the offset to read on
     /// from, and the hash of the bytes before it (to go on with over the rest).
-    Grown(&'a FileSummary, u64, Box<PrefixHash>),
+    Grown(&'a FileSummary, u64, PrefixHash),
     /// Unknown, or changed: read it whole.
     Unknown,
 }
@@ -81,8 +81,8 @@ impl KnownFiles {
         let Some(entry) = self.entry(format, file) else { return Lookup::Unknown };
         let complete = entry.summary.complete_bytes;
         match PrefixHash::of_prefix(store, file, complete).await {
-            Some(now) if now.digest() == entry.prefix_hash => {
-                Lookup::Grown(&entry.summary, complete, Box::new(now))
+            Some(now) if now.digest_of(complete) == Some(entry.prefix_hash) => {
+                Lookup::Grown(&entry.summary, complete, now)
             }
             _ => Lookup::Unknown,
         }

@@ -259,7 +259,7 @@ impl Corpus {
                 async move {
                     let (before, from, prefix) = match known.lookup(&store, format_ref.name, &file).await {
                         Lookup::Grown(summary, from, prefix) if summary.max_line_bytes == max as u64 => {
-                            (Some(summary), from, Some(*prefix))
+                            (Some(summary), from, Some(prefix))
                         }
                         _ => (None, 0, None),
                     };
@@ -380,7 +380,8 @@ async fn read_file(
 ) -> (FileStats, Option<u64>) {
     let read = async move {
         let stats = infer_file(store, &format, &file, max_line_bytes, from, prefix.as_mut()).await;
-        let fingerprint = prefix.filter(|_| stats.unreadable.is_none()).map(|p| p.digest());
+        let fingerprint =
+            prefix.filter(|_| stats.unreadable.is_none()).and_then(|p| p.digest_of(stats.complete_bytes));
         (stats, fingerprint)
     };
     match tokio::runtime::Handle::try_current() {
