@@ -21,6 +21,11 @@ pub struct SourceFile {
     pub size: u64,
     /// Its modification time when found, in nanoseconds since the epoch.
     pub modified: Option<u64>,
+    /// Its inode number when found (unix only).
+    pub inode: Option<u64>,
+    /// Its status change time (ctime) when found, in nanoseconds since the epoch (unix only): any
+    /// write moves it, and unlike the modification time nothing can set it back.
+    pub changed: Option<u64>,
 }
 
 /// What discovery found: files per format (in the order of `formats`), and problems on the way.
@@ -94,7 +99,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
         if meta.is_file() {
             let name = root.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
             match claim(&name) {
-                Some(i) => found.push((i, source(root.clone(), None, meta.len(), modified_ns(&meta)))),
+                Some(i) => found.push((i, source(root.clone(), None, &meta))),
                 None => out
                     .warnings
                     .push(format!("{}: not read: no format reads files of this name", root.display())),
@@ -138,7 +143,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
                     }
                     _ => None,
                 };
-                below_root.push((i, source(entry.into_path(), canonical, meta.len(), modified_ns(&meta))));
+                below_root.push((i, source(entry.into_path(), canonical, &meta)));
             }
         }
         let below = root.as_os_str().len();
@@ -176,20 +181,40 @@ fn modified_ns(meta: &std::fs::Metadata) -> Option<u64> {
         .map(|d| d.as_nanos() as u64)
 }
 
+/// The inode number and the status change time (ns since the epoch) of a file.
+#[cfg(unix)]
+fn inode_and_changed(meta: &std::fs::Metadata) -> (Option<u64>, Option<u64>) {
+    use std::os::unix::fs::MetadataExt;
+    let changed = u64::try_from(meta.ctime())
+        .ok()
+        .and_then(|s| s.checked_mul(1_000_000_000)?.checked_add(u64::try_from(meta.ctime_nsec()).ok()?));
+    (Some(meta.ino()), changed)
+}
+
+#[cfg(not(unix))]
+fn inode_and_changed(_: &std::fs::Metadata) -> (Option<u64>, Option<u64>) {
+    (None, None)
+}
+
 impl SourceFile {
-    /// Whether the file has still the size and modification time it had when found.
+    /// Whether the file is still what it was when found: the same size, modification time,
+    /// inode and status change time.
     pub fn unchanged(&self) -> bool {
         std::fs::metadata(&self.canonical).is_ok_and(|meta| {
-            meta.len() == self.size && self.modified.is_some() && modified_ns(&meta) == self.modified
+            let (inode, changed) = inode_and_changed(&meta);
+            self.modified.is_some()
+                && (meta.len(), modified_ns(&meta), inode, changed)
+                    == (self.size, self.modified, self.inode, self.changed)
         })
     }
 }
 
-/// A file found at `path`; its `canonical` path when known already.
-fn source(path: PathBuf, canonical: Option<PathBuf>, size: u64, modified: Option<u64>) -> SourceFile {
+/// A file found at `path` with metadata `meta`; its `canonical` path when known already.
+fn source(path: PathBuf, canonical: Option<PathBuf>, meta: &std::fs::Metadata) -> SourceFile {
     let canonical =
         canonical.unwrap_or_else(|| std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()));
-    SourceFile { path, canonical, size, modified }
+    let (inode, changed) = inode_and_changed(meta);
+    SourceFile { path, canonical, size: meta.len(), modified: modified_ns(meta), inode, changed }
 }
 
 fn walk_warning(e: &walkdir::Error) -> String {

@@ -1,6 +1,7 @@
 //! The inference pass: one read of every file that finds which event types it holds, which
 //! fields each type has with the shapes of their values, and whether it is a transcript at all.
 
+use crate::cache::PrefixHash;
 use crate::discover::SourceFile;
 use crate::format::{FieldsAt, Format};
 use crate::json::{Shape, Want, parse_event, parse_object};
@@ -171,13 +172,16 @@ impl FormatStats {
 pub const JSON_LINES_PROOF_BYTES: u64 = crate::read::BLOCK_BYTES;
 
 /// Reads one file from byte `from` (0, or where an earlier read's whole lines ended), on the
-/// caller's thread when it is a local file, and tells what it holds.
+/// caller's thread when it is a local file, and tells what it holds. Every byte read is fed to
+/// `prefix` too, when given (the cache's hash of the bytes before `from` already), with where the
+/// whole lines end: hashed as it streams by, the file is read once.
 pub async fn infer_file(
     store: Arc<dyn ObjectStore>,
     format: &Format,
     file: &SourceFile,
     max_line_bytes: usize,
     from: u64,
+    mut prefix: Option<&mut PrefixHash>,
 ) -> FileStats {
     let mut stats = FileStats { complete_bytes: from, max_line_bytes, ..Default::default() };
     let mut reader = match BlockReader::open_at(store, file, from) {
@@ -194,6 +198,9 @@ pub async fn infer_file(
             Ok(Some(block)) => {
                 if let Some(last_newline) = memchr::memrchr2(b'\n', b'\r', &block) {
                     stats.complete_bytes = offset + last_newline as u64 + 1;
+                }
+                if let Some(prefix) = prefix.as_deref_mut() {
+                    prefix.feed(&block, stats.complete_bytes);
                 }
                 offset += block.len() as u64;
                 splitter.feed(&block, &mut |line| {

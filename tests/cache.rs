@@ -131,7 +131,14 @@ fn each_directory_has_its_own_cache_however_it_is_named() {
 #[test]
 fn saving_the_cache_removes_older_layouts_and_keeps_newer_ones() {
     let (dir, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let names = ["inference-v2-0123.json", "inference-v4.77.tmp", "inference-v6-0123.bin", "notes.txt"];
+    let names = [
+        "inference-v2-0123.json",
+        "inference-v4.77.tmp",
+        "inference-v5-0123.bin",
+        "inference-v5.77.tmp",
+        "inference-v7-0123.bin",
+        "notes.txt",
+    ];
     for name in names {
         std::fs::write(cache.path().join(name), "kept?").unwrap();
     }
@@ -140,7 +147,7 @@ fn saving_the_cache_removes_older_layouts_and_keeps_newer_ones() {
     let names: Vec<String> = cache_files(cache.path())
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .filter(|n| !n.starts_with("inference-v5-"))
+        .filter(|n| !n.starts_with("inference-v6-"))
         .collect();
-    assert_eq!(names, vec!["inference-v6-0123.bin", "notes.txt"]);
+    assert_eq!(names, vec!["inference-v7-0123.bin", "notes.txt"]);
 }

@@ -12,5 +12,6 @@ mod robustness;
 mod rupu_tables;
 mod sample;
 mod shell;
+mod trust_cache;
 mod trust_data;
 mod util;

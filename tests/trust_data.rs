@@ -148,6 +148,7 @@ fn a_large_file_that_is_not_json_lines_is_read_no_further_than_its_first_block()
         &file,
         1 << 20,
         0,
+        None,
     ));
     let block = txq::infer::JSON_LINES_PROOF_BYTES as usize;
     let lines_in_first_block = junk.as_bytes()[..block].iter().filter(|b| **b == b'\n').count();

@@ -1,7 +1,7 @@
-//! The cache file's bytes: a header, the formats, the shapes, the directories, then one record per
-//! file, with numbers as LEB128 varints. Read straight into the cache's map (no document parsed
-//! first, no allocation per number); any byte out of place makes the whole file unreadable, and
-//! the cache starts afresh.
+//! The cache file's bytes: a header, a checksum, the formats, the shapes, the directories, then one
+//! record per file, with numbers as LEB128 varints. Read straight into the cache's map (no document
+//! parsed first, no allocation per number); a checksum that does not match, or any byte out of
+//! place, makes the whole file unreadable, and the cache starts afresh.
 
 use super::FileEntry;
 use crate::discover::PathHasher;
@@ -12,9 +12,14 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::sync::Arc;
+use xxhash_rust::xxh3::xxh3_64;
 
-/// The first bytes of a cache file: a name and the layout's version.
-const MAGIC: &[u8] = b"txq inference cache 5\n";
+/// The first bytes of a cache file: a name and the layout's version. The checksum follows: the
+/// XXH3-64 (8 bytes, little-endian) of every byte after it.
+const MAGIC: &[u8] = b"txq inference cache 6\n";
+
+/// The bytes of the checksum after [`MAGIC`].
+const CHECKSUM_BYTES: usize = 8;
 
 /// What a cache file holds: the formats' names and the files by canonical path (their shapes
 /// numbered in the table `decode` was given).
@@ -57,6 +62,7 @@ pub fn encode(
     }
     let mut out = Writer(Vec::with_capacity(64 * rows.len() + 4096));
     out.0.extend_from_slice(MAGIC);
+    out.0.extend_from_slice(&[0; CHECKSUM_BYTES]);
     out.number(formats.len() as u64);
     formats.iter().for_each(|f| out.bytes(f.as_bytes()));
     out.number(used.len() as u64);
@@ -77,14 +83,10 @@ pub fn encode(
         out.bytes(name.as_encoded_bytes());
         out.number(u64::from(entry.format));
         out.number(entry.size);
-        match entry.modified {
-            Some(ns) => {
-                out.0.push(1);
-                out.number(ns);
-            }
-            None => out.0.push(0),
+        for stamp in [entry.modified, entry.inode, entry.changed] {
+            out.optional(stamp);
         }
-        out.0.extend_from_slice(&entry.fingerprint.to_le_bytes());
+        out.0.extend_from_slice(&entry.prefix_hash.to_le_bytes());
         let summary = &entry.summary;
         for list in [summary.whole().collect::<Vec<_>>(), summary.tail().collect()] {
             out.number(list.len() as u64);
@@ -99,13 +101,20 @@ pub fn encode(
         out.0.push(u8::from(summary.lost_start));
         out.number(summary.max_line_bytes);
     }
+    let body = MAGIC.len() + CHECKSUM_BYTES;
+    let checksum = xxh3_64(&out.0[body..]);
+    out.0[MAGIC.len()..body].copy_from_slice(&checksum.to_le_bytes());
     out.0
 }
 
 /// The cache in `bytes`, its shapes added to `shapes`; `None` when the bytes are not a whole
-/// cache file of this layout.
+/// cache file of this layout, as written (any byte changed since fails the checksum).
 pub fn decode(bytes: &[u8], shapes: &mut ShapeTable) -> Option<Decoded> {
-    let mut input = Reader(bytes.strip_prefix(MAGIC)?);
+    let (checksum, body) = bytes.strip_prefix(MAGIC)?.split_at_checked(CHECKSUM_BYTES)?;
+    if u64::from_le_bytes(checksum.try_into().ok()?) != xxh3_64(body) {
+        return None;
+    }
+    let mut input = Reader(body);
     let formats = (0..input.count()?)
         .map(|_| Some(std::str::from_utf8(input.bytes()?).ok()?.to_string()))
         .collect::<Option<Vec<String>>>()?;
@@ -134,12 +143,8 @@ pub fn decode(bytes: &[u8], shapes: &mut ShapeTable) -> Option<Decoded> {
         path.extend_from_slice(name);
         let format = u32::try_from(input.number()?).ok().filter(|&f| (f as usize) < formats.len())?;
         let size = input.number()?;
-        let modified = match input.byte()? {
-            0 => None,
-            1 => Some(input.number()?),
-            _ => return None,
-        };
-        let fingerprint = u64::from_le_bytes(input.take(8)?.try_into().ok()?);
+        let (modified, inode, changed) = (input.optional()?, input.optional()?, input.optional()?);
+        let prefix_hash = u64::from_le_bytes(input.take(8)?.try_into().ok()?);
         for list in [&mut whole, &mut tail] {
             list.clear();
             for _ in 0..input.count()? {
@@ -157,7 +162,8 @@ pub fn decode(bytes: &[u8], shapes: &mut ShapeTable) -> Option<Decoded> {
             _ => return None,
         };
         summary.max_line_bytes = input.number()?;
-        entries.insert(os_string(&path)?, FileEntry { format, size, modified, fingerprint, summary });
+        let entry = FileEntry { format, size, modified, inode, changed, prefix_hash, summary };
+        entries.insert(os_string(&path)?, entry);
     }
     input.0.is_empty().then_some(Decoded { formats, entries })
 }
@@ -183,6 +189,14 @@ impl Writer {
         self.number(bytes.len() as u64);
         self.0.extend_from_slice(bytes);
     }
+
+    /// A number that may be missing: a byte saying whether it is there, then the number.
+    fn optional(&mut self, n: Option<u64>) {
+        self.0.push(u8::from(n.is_some()));
+        if let Some(n) = n {
+            self.number(n);
+        }
+    }
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -196,6 +210,15 @@ impl<'a> Reader<'a> {
 
     fn number(&mut self) -> Option<u64> {
         varint::take(&mut self.0)
+    }
+
+    /// What [`Writer::optional`] wrote: `None` for bytes that are not one.
+    fn optional(&mut self) -> Option<Option<u64>> {
+        match self.byte()? {
+            0 => Some(None),
+            1 => Some(Some(self.number()?)),
+            _ => None,
+        }
     }
 
     /// A count of things that follow, each at least a byte: never more than the bytes left (a
@@ -232,7 +255,9 @@ mod tests {
             format,
             size: 1 << 40,
             modified: Some(1_764_000_000_123_456_789),
-            fingerprint: 0xdead_beef_0123_4567,
+            inode: Some(4_404_019),
+            changed: Some(1_764_000_000_987_654_321),
+            prefix_hash: 0xdead_beef_0123_4567,
             summary,
         }
     }
@@ -250,7 +275,10 @@ mod tests {
         let mut entries = HashMap::default();
         entries.insert("/t/a/run_1.jsonl".into(), entry(0, vec![(a, 3), (b, 5)], vec![]));
         entries.insert("/t/a/b/run_2.jsonl".into(), entry(1, vec![(b, 1)], vec![(a, 1)]));
-        entries.insert("/t/a/run_3.jsonl".into(), FileEntry { modified: None, ..entry(0, vec![], vec![]) });
+        entries.insert(
+            "/t/a/run_3.jsonl".into(),
+            FileEntry { modified: None, inode: None, changed: None, ..entry(0, vec![], vec![]) },
+        );
         (vec!["rupu".into(), "reeval".into()], shapes, entries)
     }
 
@@ -264,11 +292,13 @@ mod tests {
                     .map(|(id, n)| format!("{:?}={n}", shapes.get(id).map(|s| (&s.name, &s.fields))))
                     .collect();
                 format!(
-                    "{path:?} {} {} {:?} {} {types:?} {:?}",
+                    "{path:?} {} {} {:?} {:?} {:?} {} {types:?} {:?}",
                     e.format,
                     e.size,
                     e.modified,
-                    e.fingerprint,
+                    e.inode,
+                    e.changed,
+                    e.prefix_hash,
                     {
                         let s = &e.summary;
                         (
@@ -298,28 +328,49 @@ mod tests {
         assert_eq!(described(&read_shapes, &decoded.entries), described(&shapes, &entries));
     }
 
+    /// `body` (a cache file's bytes after the checksum) with the checksum it needs.
+    fn checksummed(body: &[u8]) -> Vec<u8> {
+        [MAGIC, &xxh3_64(body).to_le_bytes(), body].concat()
+    }
+
     #[test]
-    fn any_cut_or_changed_byte_is_refused_or_read_without_panic() {
+    fn any_cut_or_changed_byte_is_refused() {
         let (formats, shapes, entries) = sample();
         let bytes = encode(&formats, &shapes, &entries);
         for end in 0..bytes.len() {
             assert!(decode(&bytes[..end], &mut ShapeTable::default()).is_none(), "cut at {end}");
         }
-        let mut rng = crate::generate::rng::Rng::new(5);
-        for _ in 0..20_000 {
+        for at in 0..bytes.len() * 8 {
             let mut changed = bytes.clone();
-            let at = rng.below(changed.len() as u64) as usize;
-            changed[at] = rng.below(256) as u8;
-            let _ = decode(&changed, &mut ShapeTable::default());
+            changed[at / 8] ^= 1 << (at % 8);
+            assert!(decode(&changed, &mut ShapeTable::default()).is_none(), "bit {at} flipped");
         }
         assert!(decode(b"[1,2,3]", &mut ShapeTable::default()).is_none());
+    }
+
+    /// Bytes that pass the checksum (written so by a bug, or by chance) must still be read with
+    /// no panic and no unbounded allocation.
+    #[test]
+    fn a_checksummed_body_out_of_place_is_refused_or_read_without_panic() {
+        let (formats, shapes, entries) = sample();
+        let body = encode(&formats, &shapes, &entries).split_off(MAGIC.len() + CHECKSUM_BYTES);
+        assert!(decode(&checksummed(&body), &mut ShapeTable::default()).is_some());
+        for end in 0..body.len() {
+            assert!(decode(&checksummed(&body[..end]), &mut ShapeTable::default()).is_none(), "cut at {end}");
+        }
+        let mut rng = crate::generate::rng::Rng::new(5);
+        for _ in 0..20_000 {
+            let mut changed = body.clone();
+            let at = rng.below(changed.len() as u64) as usize;
+            changed[at] = rng.below(256) as u8;
+            let _ = decode(&checksummed(&changed), &mut ShapeTable::default());
+        }
     }
 
     #[test]
     fn a_damaged_count_of_files_is_refused_before_room_is_reserved() {
         // No formats, shapes or directories, then a file count of 2^63 - 1.
-        let mut bytes = MAGIC.to_vec();
-        bytes.extend_from_slice(&[0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
-        assert!(decode(&bytes, &mut ShapeTable::default()).is_none());
+        let body = [0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f];
+        assert!(decode(&checksummed(&body), &mut ShapeTable::default()).is_none());
     }
 }

@@ -1,11 +1,16 @@
 //! The inference cache: what the inference pass learned about each file, kept on disk so that the
 //! next query over the same files reads none of them twice, and over a grown file reads only what
-//! was appended (transcripts are append-only).
+//! was appended (transcripts are append-only). Nothing in it is trusted blindly: the file is
+//! checksummed, an entry is used whole only for a file with the same size, modification time,
+//! inode and status change time, and read on from only when a hash of its known lines still
+//! matches.
 
 mod layout;
+mod prefix;
+
+pub use prefix::PrefixHash;
 
 use crate::discover::{PathHasher, SourceFile};
-use crate::read::BlockReader;
 use crate::shapes::{FileSummary, ShapeTable};
 use object_store::ObjectStore;
 use std::collections::HashMap;
@@ -13,23 +18,24 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Bytes before the end of the whole lines kept to recognise the same file grown.
-const FINGERPRINT_BYTES: u64 = 64;
-
-/// The layout's version, in the cache files' names (`inference-v5-...`): a new layout gets a new
+/// The layout's version, in the cache files' names (`inference-v6-...`): a new layout gets a new
 /// name.
-const VERSION: u32 = 5;
+const VERSION: u32 = 6;
 
 /// What is kept of one file.
 #[derive(Debug, Clone)]
 pub struct FileEntry {
     /// The format: an index into the cache's formats.
     format: u32,
-    /// Size and modification time (ns since the epoch) when read.
+    /// Size, modification time, inode and status change time (times in ns since the epoch) when
+    /// read: all the same, and the file is the same.
     size: u64,
     modified: Option<u64>,
-    /// A hash of the last bytes of the whole lines, to tell a grown file from a rewritten one.
-    fingerprint: u64,
+    inode: Option<u64>,
+    changed: Option<u64>,
+    /// The XXH3-64 of its bytes up to `summary.complete_bytes` (its whole lines): still the same,
+    /// and a file that changed only after them is read on from there.
+    prefix_hash: u64,
     summary: FileSummary,
 }
 
@@ -37,8 +43,9 @@ pub struct FileEntry {
 pub enum Lookup<'a> {
     /// The same file: what it holds.
     Same(&'a FileSummary),
-    /// The same file with more appended: what it held, and the offset to read on from.
-    Grown(&'a FileSummary, u64),
+    /// The same whole lines, and maybe more after them: what it held, the offset to read on
+    /// from, and the hash of the bytes before it (to go on with over the rest).
+    Grown(&'a FileSummary, u64, PrefixHash),
     /// Unknown, or changed: read it whole.
     Unknown,
 }
@@ -52,27 +59,31 @@ pub struct KnownFiles {
 
 impl KnownFiles {
     /// What is known of `file` for `format`, when that needs no read: the same file, or one
-    /// certainly not known (`None` when it may have grown).
+    /// certainly not known (`None` when its whole lines may be the same: a hash of them tells).
     pub fn lookup_now(&self, format: &str, file: &SourceFile) -> Option<Lookup<'_>> {
         let Some(entry) = self.entry(format, file) else { return Some(Lookup::Unknown) };
-        if entry.size == file.size && entry.modified == file.modified && file.modified.is_some() {
+        let now = (file.size, file.modified, file.inode, file.changed);
+        if file.modified.is_some() && now == (entry.size, entry.modified, entry.inode, entry.changed) {
             return Some(Lookup::Same(&entry.summary));
         }
-        if file.size <= entry.size || entry.summary.complete_bytes == 0 {
+        if file.size < entry.size || entry.summary.complete_bytes == 0 {
             return Some(Lookup::Unknown);
         }
         None
     }
 
-    /// What is known of `file` for `format`; a grown file is recognised by its fingerprint.
+    /// What is known of `file` for `format`: a file whose known whole lines hash as they did is
+    /// read on from their end (grown, or only touched), any other read whole.
     pub async fn lookup(&self, store: &Arc<dyn ObjectStore>, format: &str, file: &SourceFile) -> Lookup<'_> {
         if let Some(known) = self.lookup_now(format, file) {
             return known;
         }
         let Some(entry) = self.entry(format, file) else { return Lookup::Unknown };
         let complete = entry.summary.complete_bytes;
-        match fingerprint(store, file, complete).await {
-            Some(now) if now == entry.fingerprint => Lookup::Grown(&entry.summary, complete),
+        match PrefixHash::of_prefix(store, file, complete).await {
+            Some(now) if now.digest_of(complete) == Some(entry.prefix_hash) => {
+                Lookup::Grown(&entry.summary, complete, now)
+            }
             _ => Lookup::Unknown,
         }
     }
@@ -106,16 +117,14 @@ impl InferenceCache {
     }
 
     /// The cache in `dir` for the directories `roots` (created when saved): one file per set of
-    /// roots, so that a large corpus never slows down the start over a small one. An unreadable or
-    /// outdated file is started afresh.
+    /// roots, so that a large corpus never slows down the start over a small one. An unreadable,
+    /// damaged or outdated file is started afresh.
     pub fn load(dir: &Path, roots: &[PathBuf]) -> Self {
         // Named after the directories themselves: `.` in two projects is two caches.
         let mut roots: Vec<PathBuf> =
             roots.iter().map(|root| std::fs::canonicalize(root).unwrap_or_else(|_| root.clone())).collect();
         roots.sort();
-        let mut hasher = std::hash::DefaultHasher::new();
-        std::hash::Hash::hash(&roots, &mut hasher);
-        let path = dir.join(format!("inference-v{VERSION}-{:016x}.bin", std::hash::Hasher::finish(&hasher)));
+        let path = dir.join(file_name(&roots));
         let mut shapes = ShapeTable::default();
         let known = std::fs::read(&path)
             .ok()
@@ -128,11 +137,17 @@ impl InferenceCache {
         Self { path: Some(path), known, shapes, changed: false }
     }
 
-    /// The default place: `$TXQ_CACHE_DIR`, else the user's cache directory (`~/.cache/txq`).
-    pub fn default_dir() -> Option<PathBuf> {
-        std::env::var_os("TXQ_CACHE_DIR")
-            .map(PathBuf::from)
-            .or_else(|| dirs::cache_dir().map(|d| d.join("txq")))
+    /// The default place: `$TXQ_CACHE_DIR`, else the user's cache directory (`~/.cache/txq`);
+    /// `None` when there is none. An empty `$TXQ_CACHE_DIR` is an error, not the working
+    /// directory.
+    pub fn default_dir() -> Result<Option<PathBuf>, String> {
+        match std::env::var_os("TXQ_CACHE_DIR") {
+            Some(dir) if dir.is_empty() => Err("TXQ_CACHE_DIR is set but empty: set it to a directory for \
+                 the inference cache, unset it to use ~/.cache/txq, or pass --no-cache"
+                .to_string()),
+            Some(dir) => Ok(Some(PathBuf::from(dir))),
+            None => Ok(dirs::cache_dir().map(|d| d.join("txq"))),
+        }
     }
 
     /// The files known (for lookups) and the shapes (for numbering what is read meanwhile).
@@ -145,8 +160,8 @@ impl InferenceCache {
     }
 
     /// Remembers what a read of `file` found (its shapes numbered in this cache's table), with
-    /// the fingerprint of its whole lines' last bytes.
-    pub fn remember(&mut self, format: &str, file: &SourceFile, fingerprint: u64, summary: FileSummary) {
+    /// the hash of its whole lines.
+    pub fn remember(&mut self, format: &str, file: &SourceFile, prefix_hash: u64, summary: FileSummary) {
         if self.path.is_none() {
             return;
         }
@@ -158,7 +173,15 @@ impl InferenceCache {
                 known.formats.len() - 1
             }
         } as u32;
-        let entry = FileEntry { format, size: file.size, modified: file.modified, fingerprint, summary };
+        let entry = FileEntry {
+            format,
+            size: file.size,
+            modified: file.modified,
+            inode: file.inode,
+            changed: file.changed,
+            prefix_hash,
+            summary,
+        };
         known.entries.insert(file.canonical.clone().into_os_string(), entry);
         self.changed = true;
     }
@@ -171,21 +194,40 @@ impl InferenceCache {
         self.changed |= self.known.entries.len() != before;
     }
 
-    /// Writes the cache if anything changed: to a temporary file, renamed into place. A cache that
-    /// cannot be written is not an error; the next query reads the files again.
+    /// Writes the cache if anything changed: to a temporary file, renamed into place (and removed
+    /// again when anything fails). A cache that cannot be written is not an error; the next query
+    /// reads the files again.
     pub fn save(&self) -> Result<(), String> {
         let (Some(path), true) = (&self.path, self.changed) else { return Ok(()) };
         let dir = path.parent().unwrap_or(Path::new("."));
-        let write = || -> std::io::Result<()> {
-            std::fs::create_dir_all(dir)?;
-            let tmp = dir.join(format!("inference-v{VERSION}.{}.tmp", std::process::id()));
-            std::fs::write(&tmp, layout::encode(&self.known.formats, &self.shapes, &self.known.entries))?;
-            std::fs::rename(&tmp, path)
-        };
-        write().map_err(|e| format!("{}: cache not saved: {e}", path.display()))?;
+        let not_saved = |e: std::io::Error| format!("{}: cache not saved: {e}", path.display());
+        std::fs::create_dir_all(dir).map_err(not_saved)?;
+        // Named after the cache file and the process: two saves at once never share one.
+        let name = path.file_stem().unwrap_or_default().to_string_lossy();
+        let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
+        let bytes = layout::encode(&self.known.formats, &self.shapes, &self.known.entries);
+        if let Err(e) = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)) {
+            // What was written (if anything was) goes; a directory of that name is not ours.
+            if std::fs::symlink_metadata(&tmp).is_ok_and(|m| !m.is_dir()) {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            return Err(not_saved(e));
+        }
         remove_older_layouts(dir);
         Ok(())
     }
+}
+
+/// The name of the cache file of the directories `roots` (canonical, sorted): the layout's
+/// version and the XXH3-64 of their paths, the same in every build of every version of Rust.
+pub fn file_name(roots: &[PathBuf]) -> String {
+    let mut hash = xxhash_rust::xxh3::Xxh3Default::new();
+    for root in roots {
+        let bytes = root.as_os_str().as_encoded_bytes();
+        hash.update(&(bytes.len() as u64).to_le_bytes());
+        hash.update(bytes);
+    }
+    format!("inference-v{VERSION}-{:016x}.bin", hash.digest())
 }
 
 /// Removes the cache files of older layouts from `dir` (no txq reads them again); a newer
@@ -194,7 +236,8 @@ fn remove_older_layouts(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        // `inference-v4-<hash>.json`, or a temporary file `inference-v4.<pid>.tmp` left behind.
+        // `inference-v4-<hash>.json`, or a temporary file `inference-v4.<pid>.tmp` (since v6:
+        // `inference-v6-<hash>.<pid>.tmp`) left behind by a process that was killed.
         let version = name.to_str().and_then(|n| n.strip_prefix("inference-v")).and_then(|rest| {
             let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
             rest[..digits].parse::<u32>().ok()
@@ -205,18 +248,27 @@ fn remove_older_layouts(dir: &Path) {
     }
 }
 
-/// A hash (64-bit FNV-1a: the same in every build) of the last bytes before `complete`.
-pub async fn fingerprint(store: &Arc<dyn ObjectStore>, file: &SourceFile, complete: u64) -> Option<u64> {
-    let bytes = match complete {
-        0 => bytes::Bytes::new(),
-        _ => {
-            let reader = BlockReader::open(store.clone(), file).ok()?;
-            reader.read_range(complete.saturating_sub(FINGERPRINT_BYTES)..complete).await.ok()?
-        }
-    };
-    Some(
-        bytes
-            .iter()
-            .fold(0xcbf2_9ce4_8422_2325, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)),
-    )
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The name must not change with the Rust release (std's `DefaultHasher` may): a new name
+    /// is a cold start for every user. The expected names are those of the reference XXH3
+    /// (libxxhash's `XXH3_64bits`) over each path's length as 8 little-endian bytes, then its bytes.
+    #[test]
+    fn the_cache_file_name_is_pinned() {
+        assert_eq!(
+            file_name(&[PathBuf::from("/home/me/.rupu/transcripts")]),
+            "inference-v6-f8be4479e581ff73.bin"
+        );
+        assert_eq!(
+            file_name(&[PathBuf::from("/home/me/.reeval/runs"), PathBuf::from("/home/me/.rupu/transcripts")]),
+            "inference-v6-fe1e48bfe03332e1.bin"
+        );
+        // Two paths are not one path with their bytes run together.
+        assert_ne!(
+            file_name(&[PathBuf::from("/a"), PathBuf::from("/b")]),
+            file_name(&[PathBuf::from("/a/b")])
+        );
+    }
 }

@@ -119,7 +119,10 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     } else {
         given
     };
-    let cache_dir = if args.no_cache { None } else { crate::cache::InferenceCache::default_dir() };
+    let cache_dir = match args.no_cache {
+        true => None,
+        false => crate::cache::InferenceCache::default_dir().map_err(CliError::Usage)?,
+    };
     let options = ReadOptions { max_line_bytes: args.max_line_bytes, cache_dir, ..Default::default() };
     let engine = crate::session::open(&paths, options).await.map_err(|e| match e {
         OpenError::Discovery(e) => CliError::from(e),

@@ -5,7 +5,7 @@ mod file_events;
 
 pub use file_events::FileEvents;
 
-use crate::cache::{InferenceCache, Lookup, fingerprint};
+use crate::cache::{InferenceCache, Lookup, PrefixHash};
 use crate::catalog::{EventTable, all_tables};
 use crate::discover::{Discovery, PathHasher, SourceFile};
 use crate::format::Format;
@@ -162,7 +162,7 @@ enum Found<'a> {
     Unread,
     /// The cache knew it.
     Known(&'a FileSummary),
-    /// It was read, with the fingerprint to remember it by when the cache is on.
+    /// It was read, with the hash of its whole lines to remember it by when the cache is on.
     Read(FileSummary, Option<u64>),
     /// It could not be read.
     Unreadable,
@@ -279,14 +279,15 @@ impl Corpus {
             let mut reads = futures::stream::iter(unread.into_iter().map(|i| {
                 let (store, file) = (store.clone(), files[i].clone());
                 async move {
-                    let (before, from) = match known.lookup(&store, format_ref.name, &file).await {
-                        Lookup::Grown(summary, from) if summary.max_line_bytes == max as u64 => {
-                            (Some(summary), from)
+                    let (before, from, prefix) = match known.lookup(&store, format_ref.name, &file).await {
+                        Lookup::Grown(summary, from, prefix) if summary.max_line_bytes == max as u64 => {
+                            (Some(summary), from, Some(prefix))
                         }
-                        _ => (None, 0),
+                        _ => (None, 0, None),
                     };
+                    let prefix = remember.then(|| prefix.unwrap_or_default());
                     let (stats, fingerprint) =
-                        read_file(store, format_ref.clone(), file, max, from, remember).await;
+                        read_file(store, format_ref.clone(), file, max, from, prefix).await;
                     (i, before, stats, fingerprint)
                 }
             }))
@@ -443,21 +444,20 @@ async fn renamed_warnings(
 }
 
 /// Reads `file` from `from` on (on a task of its own when in a runtime: files are read in
-/// parallel), with the fingerprint to remember it by when `remember`.
+/// parallel), with the hash of its whole lines to remember it by when given `prefix` (the hash of
+/// the bytes before `from`).
 async fn read_file(
     store: Arc<dyn ObjectStore>,
     format: Arc<Format>,
     file: Arc<SourceFile>,
     max_line_bytes: usize,
     from: u64,
-    remember: bool,
+    mut prefix: Option<PrefixHash>,
 ) -> (FileStats, Option<u64>) {
     let read = async move {
-        let stats = infer_file(store.clone(), &format, &file, max_line_bytes, from).await;
-        let fingerprint = match remember && stats.unreadable.is_none() {
-            true => fingerprint(&store, &file, stats.complete_bytes).await,
-            false => None,
-        };
+        let stats = infer_file(store, &format, &file, max_line_bytes, from, prefix.as_mut()).await;
+        let fingerprint =
+            prefix.filter(|_| stats.unreadable.is_none()).and_then(|p| p.digest_of(stats.complete_bytes));
         (stats, fingerprint)
     };
     match tokio::runtime::Handle::try_current() {

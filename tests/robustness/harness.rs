@@ -48,9 +48,11 @@ pub fn read_as_every_format(bytes: &[u8], block: usize, max_line_bytes: usize) -
             canonical: path,
             size: bytes.len() as u64,
             modified: None,
+            inode: None,
+            changed: None,
         });
         let file_stats =
-            futures::executor::block_on(infer_file(store.clone(), &format, &file, max_line_bytes, 0));
+            futures::executor::block_on(infer_file(store.clone(), &format, &file, max_line_bytes, 0, None));
         assert!(file_stats.unreadable.is_none(), "{:?}", file_stats.unreadable);
         let mut stats = FormatStats::default();
         stats.add(&file_stats);
