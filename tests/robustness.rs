@@ -757,6 +757,16 @@ const OTHER_SHAPES: &[&str] = &[
     r#"{"type":"turn-end","turn":"x"}"#,
     "   ",
     "",
+    // Types named like tables txq defines, or no SQL name: tables of other names (issue 12).
+    r#"{"type":"runs","data":{"k":1},"turn":0}"#,
+    r#"{"type":"errors","data":{},"turn":0}"#,
+    r#"{"type":"","data":{}}"#,
+    r#"{"type":"../../victim","data":{}}"#,
+    r#"{"type":"turn_end","turn":0}"#,
+    // A lone surrogate (U+FFFD kept in the text), whole numbers as 1.0, a status that is no text.
+    r#"{"type":"text","data":{"text":"cut \ud83d"},"text":"cut \ud83d","turn":0}"#,
+    r#"{"type":"usage","data":{"input_tokens":1.0e2,"output_tokens":5.0},"turn":1.0}"#,
+    r#"{"type":"run_complete","data":{"status":5}}"#,
 ];
 
 /// `original` (whole lines, newline-ended) with a few random kinds of damage.
@@ -769,9 +779,10 @@ fn damage(original: &[Vec<u8>], rng: &mut Rng) -> Vec<Piece> {
     for _ in 0..rng.size(1, 4) {
         let i = rng.below(pieces.len() as u64) as usize;
         let len = pieces[i].bytes.len();
-        let body = len - usize::from(pieces[i].bytes.ends_with(b"\n"));
+        // The line end (a LF, or a CR alone) is kept out of the damage that keeps a line's end.
+        let body = len - usize::from(pieces[i].bytes.ends_with(b"\n") || pieces[i].bytes.ends_with(b"\r"));
         let at = rng.below(body.max(1) as u64) as usize;
-        match rng.below(11) {
+        match rng.below(14) {
             // Truncated: the rest of the line lost, the newline kept.
             0 => {
                 pieces[i].bytes.drain(at..body);
@@ -827,6 +838,22 @@ fn damage(original: &[Vec<u8>], rng: &mut Rng) -> Vec<Piece> {
                 let cut = rng.below(pieces[last].bytes.len() as u64) as usize;
                 pieces[last].bytes.truncate(cut);
                 pieces[last].original = None;
+            }
+            // A CR alone ends the line: still whole.
+            10 if pieces[i].bytes.ends_with(b"\n") && !pieces[i].bytes.ends_with(b"\r\n") => {
+                *pieces[i].bytes.last_mut().expect("a line end") = b'\r';
+            }
+            // NUL padding before the line (what a crash leaves): still whole.
+            11 => {
+                pieces[i].bytes.splice(0..0, *b"\0\0\0");
+            }
+            // A last line that is complete but no event, with no line end.
+            12 => {
+                let ended =
+                    pieces.last().is_some_and(|p| p.bytes.ends_with(b"\n") || p.bytes.ends_with(b"\r"));
+                let mut bytes = if ended { vec![] } else { b"\n".to_vec() };
+                bytes.extend_from_slice(rng.pick(&[&b"{\"type\":5}"[..], b"[1,2]", b"garbage"]));
+                pieces.push(Piece { bytes, original: None });
             }
             // A BOM before the first line.
             _ if i == 0 && !pieces[0].bytes.starts_with(b"\xEF\xBB\xBF") => {
