@@ -200,7 +200,8 @@ const MAX_NAME_CHARS: usize = 64;
 /// A name from the data as an SQL identifier that needs no quotes: ASCII letters lowercased
 /// (`_` before a capital that follows a small letter or a digit: `inputTokens` is `input_tokens`),
 /// digits and `_` kept, anything else `_`; `lead` in front of an empty name or one starting with
-/// a digit; a name over 64 characters cut, with 8 hex digits of a hash of the whole after it.
+/// a digit; a name over 64 characters cut, with 8 hex digits of its XXH3 (the same in every
+/// build) after it.
 pub fn identifier(name: &str, lead: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut previous = None;
@@ -222,14 +223,9 @@ pub fn identifier(name: &str, lead: &str) -> String {
     }
     if out.len() > MAX_NAME_CHARS {
         out.truncate(MAX_NAME_CHARS);
-        out.push_str(&format!("_{:08x}", fnv1a(name.as_bytes()) as u32));
+        out.push_str(&format!("_{:08x}", xxhash_rust::xxh3::xxh3_64(name.as_bytes()) as u32));
     }
     out
-}
-
-/// 64-bit FNV-1a: the same in every build.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
 }
 
 /// The table names of the types found in the data that no document names, each with why it
@@ -384,6 +380,20 @@ mod tests {
         let mut s = Shapes::default();
         list.iter().for_each(|x| s.add(*x));
         s
+    }
+
+    #[test]
+    fn names_from_the_data_become_identifiers() {
+        assert_eq!(identifier("usage", TYPE_LEAD), "usage");
+        assert_eq!(identifier("inputTokens", FIELD_LEAD), "input_tokens");
+        assert_eq!(identifier("HTTPStatus", FIELD_LEAD), "httpstatus");
+        assert_eq!(identifier("../../x", TYPE_LEAD), "______x");
+        assert_eq!(identifier("", TYPE_LEAD), "type_");
+        assert_eq!(identifier("5xx", FIELD_LEAD), "field_5xx");
+        assert_eq!(identifier("naïve\u{1b}[2J", TYPE_LEAD), "na_ve__2_j");
+        let long = identifier(&"a".repeat(300), TYPE_LEAD);
+        assert_eq!(long.len(), 64 + 9);
+        assert!(long.starts_with(&"a".repeat(64)) && long != identifier(&"a".repeat(301), TYPE_LEAD));
     }
 
     #[test]
