@@ -282,7 +282,7 @@ impl Corpus {
                 };
                 found[i] = match stats.unreadable.take() {
                     Some(why) => {
-                        warnings.push(format!("{}: not read: {why}", files[i].path.display()));
+                        warnings.push(format!("{}: not read: {why}", crate::escape::path(&files[i].path)));
                         Found::Unreadable
                     }
                     None => Found::Read(shapes.summarize(&stats), fingerprint),
@@ -318,7 +318,7 @@ impl Corpus {
                     if summary.holds_no_event() && summary.damaged_lines > 0 {
                         warnings.push(format!(
                             "{}: not read: not JSON Lines (none of its {} lines is a JSON event)",
-                            file.path.display(),
+                            crate::escape::path(&file.path),
                             summary.lines
                         ));
                     }
