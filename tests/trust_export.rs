@@ -251,6 +251,19 @@ fn a_link_planted_inside_out_is_never_written_through() {
     std::fs::write(elsewhere.path().join("victim.json"), "precious").unwrap();
     let untouched = snapshot(elsewhere.path(), &[]);
 
+    // A link in a table's folder (a partition's folder, a file): refused, naming it.
+    for link in ["rupu/usage/date=2026-10-07", "rupu/usage/more.parquet"] {
+        std::os::unix::fs::symlink(elsewhere.path(), out.join(link)).unwrap();
+        let refused = export(&["--append"]);
+        assert_eq!(refused.code, 2, "{link}: {}", refused.stderr);
+        assert!(
+            refused.stderr.contains(&format!("{}: a symbolic link inside", out.join(link).display())),
+            "{link}: {}",
+            refused.stderr
+        );
+        assert_eq!(snapshot(elsewhere.path(), &[]), untouched, "{link}: nothing written there");
+        std::fs::remove_file(out.join(link)).unwrap();
+    }
     // A table's folder, or the schema's, replaced by a link: the append is refused, naming it.
     for link in ["rupu/usage", "rupu"] {
         let saved = out.join(format!("{}.saved", link.replace('/', "-")));

@@ -182,7 +182,7 @@ impl InferenceCache {
             std::fs::write(&tmp, layout::encode(&self.known.formats, &self.shapes, &self.known.entries))?;
             std::fs::rename(&tmp, path)
         };
-        write().map_err(|e| format!("{}: cache not saved: {e}", crate::escape::path(&path)))?;
+        write().map_err(|e| format!("{}: cache not saved: {e}", crate::escape::path(path)))?;
         remove_older_layouts(dir);
         Ok(())
     }

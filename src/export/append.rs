@@ -42,14 +42,15 @@ pub(super) async fn append(
             escape::path(out.path())
         ))
     })?;
-    // Every table's folder is checked (no link on the way) before anything is written.
+    remove_leftovers(&out, manifest.generation)?;
+    // Every table's folder is checked (no link on the way, none in it) before anything is
+    // written.
     let mut held = HashSet::new();
     for table in &chosen {
         if !data_files(&out, &table.folder())?.is_empty() {
             held.insert(table.qualified());
         }
     }
-    remove_leftovers(&out, manifest.generation)?;
     let units = units::find(engine).await?;
     let (mut to_write, mut redo_files, mut changed_settled, mut kept, mut warnings) =
         (Vec::new(), HashSet::new(), false, 0, Vec::new());
@@ -208,7 +209,7 @@ fn is_open_file(path: &Path) -> bool {
 }
 
 /// The Parquet files below the folder `dir` of `out` (none when it does not exist; an error
-/// when it, or a folder on the way, is a link).
+/// when it, a folder on the way or anything in it is a link).
 fn data_files(out: &Root, dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
     Ok(out.files_below(dir)?.into_iter().filter(|f| f.extension().is_some_and(|e| e == "parquet")).collect())
 }

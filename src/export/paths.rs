@@ -48,10 +48,10 @@ pub fn folder_name(name: &str) -> String {
         return out;
     }
     let mut cut = CUT_FOLDER_BYTES;
-    if let Some(&start) = escapes_at.iter().rev().find(|&&at| at < cut) {
-        if start + 3 > cut {
-            cut = start;
-        }
+    if let Some(&start) = escapes_at.iter().rev().find(|&&at| at < cut)
+        && start + 3 > cut
+    {
+        cut = start;
     }
     out.truncate(cut);
     out.push('~');
@@ -187,14 +187,19 @@ impl Root {
         Ok(self.walk(relative)?.into_iter().map(|(path, _)| path).collect())
     }
 
-    /// The files below the folder `relative` (links left out), relative to the root.
+    /// The files below the folder `relative`, relative to the root; an error naming the first
+    /// link below it, as for a link on the way to it.
     pub fn files_below(&self, relative: &Path) -> Result<Vec<PathBuf>, ExportError> {
-        Ok(self
-            .walk(relative)?
-            .into_iter()
-            .filter(|(_, kind)| kind.is_file())
-            .map(|(path, _)| path)
-            .collect())
+        let mut files = Vec::new();
+        for (path, kind) in self.walk(relative)? {
+            if kind.is_symlink() {
+                return Err(self.link_refused(&self.path.join(path)));
+            }
+            if kind.is_file() {
+                files.push(path);
+            }
+        }
+        Ok(files)
     }
 
     /// The entries below `relative` (the root itself when empty) that are not folders.
@@ -327,7 +332,7 @@ mod tests {
         std::os::unix::fs::symlink(elsewhere.path().join("f"), dir.path().join("out/rupu/file")).unwrap();
         let refused = |e: ExportError| {
             let text = e.to_string();
-            assert!(text.contains("symbolic link") && text.contains("rupu/usage"), "{text}");
+            assert!(text.contains("symbolic link") && text.contains("out/rupu/"), "{text}");
         };
         refused(root.create_dir_all(Path::new("rupu/usage/date=x")).unwrap_err());
         refused(root.create_file(Path::new("rupu/usage/part.parquet")).unwrap_err());
@@ -342,6 +347,6 @@ mod tests {
         root.remove_dir_all(Path::new("rupu/usage")).unwrap();
         assert!(elsewhere.path().join("kept").exists());
         assert_eq!(root.entries_below(Path::new("rupu")).unwrap(), [PathBuf::from("rupu/file")]);
-        assert!(root.files_below(Path::new("rupu")).unwrap().is_empty(), "a link is no file");
+        refused(root.files_below(Path::new("rupu")).unwrap_err());
     }
 }
