@@ -441,3 +441,62 @@ fn files_beneath_folders_whose_names_are_not_utf8_are_read_and_told_apart() {
         again.stderr
     );
 }
+
+#[test]
+fn an_export_written_before_folders_were_named_safely_is_appended_to_only_where_they_agree() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    let transcripts = work.path().join("transcripts");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let export = |types: &[String], extra: &[&str]| {
+        let mut args = vec!["export", "--out", out.to_str().unwrap()];
+        args.extend(extra);
+        args.push(transcripts.to_str().unwrap());
+        std::fs::write(transcripts.join(format!("{RUN_1}.jsonl")), run_transcript(RUN_1, types, "m", false))
+            .unwrap();
+        txq(&args, work.path())
+    };
+    // The manifest of an older txq has no folders: each table was where its name said.
+    let forget_folders = || {
+        let path = out.join(txq::export::MANIFEST_FILE);
+        let mut manifest: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        manifest.as_object_mut().unwrap().remove("folders").unwrap();
+        std::fs::write(&path, manifest.to_string()).unwrap();
+    };
+    assert_eq!(export(&[], &[]).code, 0);
+    forget_folders();
+    let appended = export(&[], &["--append"]);
+    assert_eq!(appended.code, 0, "names that were safe folder names already: {}", appended.stderr);
+
+    let odd = vec!["Odd".to_string()];
+    let overwritten = export(&odd, &["--overwrite"]);
+    assert_eq!(overwritten.code, 0, "{}", overwritten.stderr);
+    forget_folders();
+    // The table's name as this txq's catalog makes it: if it is a safe folder name already, the
+    // old export put it in the same folder, and the append goes on.
+    let names = txq(
+        &[
+            "--format",
+            "csv",
+            "-e",
+            "select table_name from information_schema.tables where lower(table_name) like 'odd%'",
+            transcripts.to_str().unwrap(),
+        ],
+        work.path(),
+    );
+    let name = names.stdout.lines().nth(1).expect("the table of type Odd").to_string();
+    let safe = name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    let again = export(&odd, &["--append"]);
+    if safe {
+        assert_eq!(again.code, 0, "{}", again.stderr);
+    } else {
+        assert_eq!(again.code, 2, "{}", again.stderr);
+        assert!(
+            again.stderr.contains(&format!("in the folder rupu/{name}"))
+                && again.stderr.contains("--overwrite"),
+            "{}",
+            again.stderr
+        );
+    }
+}

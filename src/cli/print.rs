@@ -1,5 +1,5 @@
-//! Writing query results to any `Write`: an aligned table for people, CSV, TSV, a JSON array or
-//! JSON lines for scripts.
+//! Writing query results to any `Write`: an aligned table for people (control characters in it
+//! escaped), CSV, TSV, a JSON array or JSON lines for scripts (every value exact).
 
 use crate::escape;
 use datafusion::arrow::array::{Array, ArrayRef, StringBuilder};
@@ -191,6 +191,24 @@ mod tests {
             "[{\"model\":\"a,b\",\"tokens\":3},{\"model\":null,\"tokens\":4}]\n"
         );
         assert!(render(OutputFormat::Table, &[b]).contains("| a,b   | 3      |"));
+    }
+
+    #[test]
+    fn the_table_escapes_what_a_terminal_would_act_on_and_csv_keeps_it() {
+        let schema = Arc::new(Schema::new(vec![Field::new("v\u{1b}[2J", DataType::Utf8, true)]));
+        let values = StringArray::from(vec![Some("\u{1b}[31mred\nnext"), Some("\u{9b}c"), None]);
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(values)]).unwrap();
+        let mut table = Vec::new();
+        write_batches(OutputFormat::Table, &schema, std::slice::from_ref(&batch), &mut table).unwrap();
+        let table = String::from_utf8(table).unwrap();
+        assert!(table.contains("| v\\x1b[2J"), "{table}");
+        assert!(table.contains("| \\x1b[31mred\\nnext |"), "{table}");
+        assert!(table.contains("| \\u{9b}c"), "{table}");
+        assert_eq!(table.lines().count(), 3 + 3 + 1, "a row a line: {table}");
+        assert!(!table.chars().any(|c| c != '\n' && c.is_control()), "{table}");
+        let mut csv = Vec::new();
+        write_batches(OutputFormat::Csv, &schema, &[batch], &mut csv).unwrap();
+        assert_eq!(String::from_utf8(csv).unwrap(), "v\u{1b}[2J\n\"\u{1b}[31mred\nnext\"\n\u{9b}c\n\"\"\n");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `txq export`: every table of each format found (or those named) as a Parquet dataset under
-//! `OUT/<schema>/<table>/`, zstd, with the SQL table's column names and types, in Hive folders by
-//! day or run if asked; written under temporary names and put in place at the end; `--append`
-//! adds the runs OUT lacks and redoes whole those that were still being written.
+//! `OUT/<schema>/<table>/` (the names made safe folder names, every path proven inside OUT:
+//! [`paths`]), zstd, with the SQL table's column names and types, in Hive folders by day or run
+//! if asked; written under temporary names and put in place at the end; `--append` adds the runs
+//! OUT lacks and redoes whole those that were still being written.
 
 mod append;
 pub mod command;
