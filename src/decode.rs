@@ -47,25 +47,30 @@ pub struct FileContext {
     values: Vec<FileValue>,
 }
 
+/// A path or a part of one as the context columns hold it: exactly, but for bytes that are not
+/// UTF-8, written `\xNN` ([`crate::escape::path_text`]), so that two such names stay apart.
+fn text_of(path: &std::path::Path) -> String {
+    crate::escape::path_text(path).into_owned()
+}
+
 impl FileContext {
     /// Evaluates `columns`' file-level sources for `file`.
     pub fn new(columns: &[Column], file: &SourceFile) -> Self {
-        let ancestor = |n: usize| {
-            file.path.ancestors().nth(n).and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned())
-        };
+        let ancestor =
+            |n: usize| file.path.ancestors().nth(n).and_then(|p| p.file_name()).map(|s| text_of(s.as_ref()));
         let components: Vec<String> = file
             .path
             .parent()
-            .map(|p| p.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect())
+            .map(|p| p.components().map(|c| text_of(c.as_os_str().as_ref())).collect())
             .unwrap_or_default();
         let values = columns
             .iter()
             .map(|c| match &c.source {
                 ColumnSource::Context(source) => match source {
                     ContextSource::FileStem => {
-                        FileValue::Str(file.path.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                        FileValue::Str(file.path.file_stem().map(|s| text_of(s.as_ref())))
                     }
-                    ContextSource::FilePath => FileValue::Str(Some(file.path.display().to_string())),
+                    ContextSource::FilePath => FileValue::Str(Some(text_of(&file.path))),
                     ContextSource::Ancestor(n) => FileValue::Str(ancestor(*n)),
                     ContextSource::AncestorInt(n) => {
                         FileValue::Int(ancestor(*n).and_then(|s| s.parse().ok()))

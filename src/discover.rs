@@ -41,7 +41,7 @@ pub struct Discovery {
 /// Why discovery found nothing to read.
 #[derive(Debug, thiserror::Error)]
 pub enum DiscoveryError {
-    #[error("{}: no such file or directory", .0.display())]
+    #[error("{}: no such file or directory", crate::escape::path(.0))]
     NotFound(PathBuf),
     #[error("no transcripts given and none found in the default places: looked for {0}")]
     NoDefault(String),
@@ -58,7 +58,7 @@ pub fn default_paths(
     for format in formats {
         for group in format.default_roots {
             let existing = group.iter().map(|p| expand(p, home)).find(|p| {
-                looked.push(p.display().to_string());
+                looked.push(crate::escape::path(p));
                 cwd.join(p).is_dir()
             });
             if let Some(path) = existing
@@ -100,9 +100,10 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
             let name = root.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
             match claim(&name) {
                 Some(i) => found.push((i, source(root.clone(), None, &meta))),
-                None => out
-                    .warnings
-                    .push(format!("{}: not read: no format reads files of this name", root.display())),
+                None => out.warnings.push(format!(
+                    "{}: not read: no format reads files of this name",
+                    crate::escape::path(root)
+                )),
             }
             continue;
         }
@@ -218,9 +219,9 @@ fn source(path: PathBuf, canonical: Option<PathBuf>, meta: &std::fs::Metadata) -
 }
 
 fn walk_warning(e: &walkdir::Error) -> String {
-    let path = e.path().map(|p| p.display().to_string()).unwrap_or_default();
+    let path = e.path().map(crate::escape::path).unwrap_or_default();
     if let Some(ancestor) = e.loop_ancestor() {
-        format!("{path}: symlink loop back to {}; not followed again", ancestor.display())
+        format!("{path}: symlink loop back to {}; not followed again", crate::escape::path(ancestor))
     } else if let Some(io) = e.io_error() {
         format!("{path}: not read: {io}")
     } else {

@@ -8,6 +8,7 @@ pub mod corpus;
 pub mod decode;
 pub mod discover;
 pub mod docs;
+pub mod escape;
 pub mod export;
 pub mod files_table;
 pub mod format;

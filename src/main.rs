@@ -18,7 +18,7 @@ fn main() -> ExitCode {
         Err(e) => {
             let code = e.exit_code();
             if code != 0 {
-                eprintln!("txq: error: {e}");
+                eprintln!("txq: error: {}", txq::escape::message(&e.to_string()));
             }
             ExitCode::from(code)
         }

@@ -56,7 +56,7 @@ impl PriceList {
     }
 
     pub fn from_file(path: &Path) -> Result<Self, PricesError> {
-        let source = path.display().to_string();
+        let source = crate::escape::path(path);
         let text = std::fs::read_to_string(path)
             .map_err(|e| PricesError { file: source.clone(), why: format!("cannot read: {e}") })?;
         Self::parse(&source, &text)

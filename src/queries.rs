@@ -99,10 +99,10 @@ pub async fn run(
         let models =
             crate::prices::unpriced_models(runner.ctx).await.map_err(|e| CliError::Query(e.to_string()))?;
         if !models.is_empty() {
+            let models = crate::escape::text(&models.join(", ")).into_owned();
             let _ = writeln!(
                 err,
-                "txq: warning: no price for {}: their cost is null; give prices with --prices FILE",
-                models.join(", ")
+                "txq: warning: no price for {models}: their cost is null; give prices with --prices FILE"
             );
         }
     }

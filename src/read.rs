@@ -21,15 +21,20 @@ pub fn local_store() -> Arc<dyn ObjectStore> {
 
 /// Reads one file's first `size` bytes in blocks.
 pub struct BlockReader {
-    store: Arc<dyn ObjectStore>,
-    location: StorePath,
+    source: Source,
     offset: u64,
     size: u64,
+}
+
+/// Where a [`BlockReader`] reads from.
+enum Source {
     /// The file, open, when the store is [`local_store`]: it is read on the caller's thread. (A
     /// transcript is a read of microseconds from the page cache; a hand-off to the store's
-    /// blocking threads for each cost a fifth of a full scan in context switches.) Other stores
-    /// are read through the object-store layer.
-    local: Option<std::fs::File>,
+    /// blocking threads for each cost a fifth of a full scan in context switches.) Nor does it
+    /// need an object-store path, which cannot name a file whose path is not UTF-8.
+    Local(std::fs::File),
+    /// Any other store, through the object-store layer.
+    Store { store: Arc<dyn ObjectStore>, location: StorePath },
 }
 
 impl BlockReader {
@@ -40,19 +45,21 @@ impl BlockReader {
 
     /// A reader of `file` from byte `offset` on.
     pub fn open_at(store: Arc<dyn ObjectStore>, file: &SourceFile, offset: u64) -> Result<Self, String> {
-        let location = StorePath::from_absolute_path(&file.canonical).map_err(|e| e.to_string())?;
-        let local = match Arc::ptr_eq(&store, &local_store()) {
-            true => Some(std::fs::File::open(&file.canonical).map_err(|e| e.to_string())?),
-            false => None,
+        let source = match Arc::ptr_eq(&store, &local_store()) {
+            true => Source::Local(std::fs::File::open(&file.canonical).map_err(|e| e.to_string())?),
+            false => Source::Store {
+                location: StorePath::from_absolute_path(&file.canonical).map_err(|e| e.to_string())?,
+                store,
+            },
         };
-        Ok(Self { store, location, offset, size: file.size, local })
+        Ok(Self { source, offset, size: file.size })
     }
 
     /// Reads `range` of the file at once.
     pub async fn read_range(&self, range: std::ops::Range<u64>) -> Result<Bytes, object_store::Error> {
-        match &self.local {
-            Some(file) => read_local(file, range),
-            None => self.store.get_range(&self.location, range).await,
+        match &self.source {
+            Source::Local(file) => read_local(file, range),
+            Source::Store { store, location } => store.get_range(location, range).await,
         }
     }
 
@@ -62,20 +69,20 @@ impl BlockReader {
             return Ok(None);
         }
         let end = (self.offset + BLOCK_BYTES).min(self.size);
-        let block = match &self.local {
+        let block = match &self.source {
             // A file cut shorter since it was found reads short.
-            Some(file) => read_local(file, self.offset..end)?,
-            None => match self.store.get_range(&self.location, self.offset..end).await {
+            Source::Local(file) => read_local(file, self.offset..end)?,
+            Source::Store { store, location } => match store.get_range(location, self.offset..end).await {
                 Ok(block) => block,
                 // A file cut shorter since it was found (the local store refuses a range past
                 // the end): read what is there.
-                Err(e) => match self.store.head(&self.location).await {
+                Err(e) => match store.head(location).await {
                     Ok(meta) if meta.size < end => {
                         self.size = meta.size;
                         if self.offset >= self.size {
                             return Ok(None);
                         }
-                        self.store.get_range(&self.location, self.offset..self.size).await?
+                        store.get_range(location, self.offset..self.size).await?
                     }
                     _ => return Err(e),
                 },

@@ -14,4 +14,5 @@ mod sample;
 mod shell;
 mod trust_cache;
 mod trust_data;
+mod trust_export;
 mod util;

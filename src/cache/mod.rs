@@ -200,7 +200,7 @@ impl InferenceCache {
     pub fn save(&self) -> Result<(), String> {
         let (Some(path), true) = (&self.path, self.changed) else { return Ok(()) };
         let dir = path.parent().unwrap_or(Path::new("."));
-        let not_saved = |e: std::io::Error| format!("{}: cache not saved: {e}", path.display());
+        let not_saved = |e: std::io::Error| format!("{}: cache not saved: {e}", crate::escape::path(path));
         std::fs::create_dir_all(dir).map_err(not_saved)?;
         // Named after the cache file and the process: two saves at once never share one.
         let name = path.file_stem().unwrap_or_default().to_string_lossy();

@@ -6,6 +6,7 @@ use super::CliError;
 use super::print::OutputFormat;
 use super::shell::{Flow, Shell};
 use crate::corpus::Corpus;
+use crate::escape;
 use crate::session::{CATALOG, DEFAULT_SCHEMA};
 use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -106,7 +107,7 @@ impl MetaCommand {
     pub async fn execute(self, shell: &mut Shell<'_>) -> Result<Flow, CliError> {
         let mut terminal = std::io::stderr();
         let say = |terminal: &mut std::io::Stderr, text: String| {
-            let _ = writeln!(terminal, "{text}");
+            let _ = writeln!(terminal, "{}", escape::message(&text));
         };
         match self {
             MetaCommand::Help => shell.show(&help_batch(), None)?,
@@ -130,13 +131,13 @@ impl MetaCommand {
             MetaCommand::Output(path) => {
                 shell.redirect(path.as_deref())?;
                 match path {
-                    Some(path) => say(&mut terminal, format!("results go to {}", path.display())),
+                    Some(path) => say(&mut terminal, format!("results go to {}", escape::path(&path))),
                     None => say(&mut terminal, "results go to the terminal".into()),
                 }
             }
             MetaCommand::Include(file) => {
                 let sql = std::fs::read_to_string(&file)
-                    .map_err(|e| CliError::Usage(format!("{}: cannot read: {e}", file.display())))?;
+                    .map_err(|e| CliError::Usage(format!("{}: cannot read: {e}", escape::path(&file))))?;
                 return Ok(Flow::Run(sql));
             }
             MetaCommand::Quit => return Ok(Flow::Quit),

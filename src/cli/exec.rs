@@ -127,7 +127,7 @@ impl Runner<'_> {
                     }
                 }
                 Problem::File { file, why } => {
-                    self.warn(err, format!("{}: not read: {why}", file.display()));
+                    self.warn(err, format!("{}: not read: {why}", crate::escape::path(file)));
                 }
             }
         }
@@ -161,7 +161,7 @@ impl Runner<'_> {
         {
             return;
         }
-        let _ = writeln!(err, "txq: warning: {text}");
+        let _ = writeln!(err, "txq: warning: {}", crate::escape::message(&text));
     }
 }
 

@@ -135,11 +135,11 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     let mut stderr = std::io::stderr();
     if !args.quiet {
         for warning in &corpus.warnings {
-            let _ = writeln!(stderr, "txq: warning: {warning}");
+            let _ = writeln!(stderr, "txq: warning: {}", crate::escape::message(warning));
         }
     }
     if corpus.transcripts() == 0 {
-        let where_ = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+        let where_ = paths.iter().map(|p| crate::escape::path(p)).collect::<Vec<_>>().join(", ");
         return Err(CliError::Usage(format!(
             "no transcripts in {where_}: looked for rupu transcripts (*.jsonl files with a run_start line) and reeval attempts (transcript.jsonl)"
         )));
@@ -169,7 +169,7 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     let mut scripts: Vec<String> = args.execute.clone();
     for file in &args.files {
         let sql = std::fs::read_to_string(file)
-            .map_err(|e| CliError::Usage(format!("{}: cannot read: {e}", file.display())))?;
+            .map_err(|e| CliError::Usage(format!("{}: cannot read: {e}", crate::escape::path(file))))?;
         scripts.push(sql);
     }
     if scripts.is_empty() {

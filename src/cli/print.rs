@@ -1,11 +1,12 @@
-//! Writing query results to any `Write`: an aligned table for people, CSV, TSV, a JSON array or
-//! JSON lines for scripts.
+//! Writing query results to any `Write`: an aligned table for people (control characters in it
+//! escaped), CSV, TSV, a JSON array or JSON lines for scripts (every value exact).
 
+use crate::escape;
 use datafusion::arrow::array::{Array, ArrayRef, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::json::{LineDelimitedWriter, WriterBuilder, writer::JsonArray};
-use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::arrow::util::pretty::pretty_format_batches_with_schema;
 use std::io::Write;
@@ -44,7 +45,8 @@ pub fn write_batches(
 ) -> Result<(), ArrowError> {
     match format {
         OutputFormat::Table => {
-            writeln!(out, "{}", pretty_format_batches_with_schema(schema.clone(), batches)?)?
+            let (schema, batches) = as_shown_text(schema, batches)?;
+            writeln!(out, "{}", pretty_format_batches_with_schema(schema, &batches)?)?
         }
         OutputFormat::Csv | OutputFormat::Tsv => {
             let delimiter = if format == OutputFormat::Csv { b',' } else { b'\t' };
@@ -84,6 +86,41 @@ pub fn write_batches(
         }
     }
     Ok(())
+}
+
+/// The result as the table format shows it: every column as text, as Arrow displays it, with
+/// control characters escaped ([`escape::text`]) in the values and the column names, so that a
+/// value cannot act on the terminal nor break its row over lines. Nulls stay empty.
+fn as_shown_text(
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<(SchemaRef, Vec<RecordBatch>), ArrowError> {
+    let fields: Vec<Field> =
+        schema.fields().iter().map(|f| Field::new(escape::text(f.name()), DataType::Utf8, true)).collect();
+    let shown = Arc::new(Schema::new(fields));
+    let options = FormatOptions::default().with_display_error(true);
+    let mut out = Vec::with_capacity(batches.len());
+    for batch in batches {
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
+        for column in batch.columns() {
+            let formatter = ArrayFormatter::try_new(column.as_ref(), &options)?;
+            let mut text = StringBuilder::new();
+            for i in 0..column.len() {
+                if column.is_null(i) {
+                    text.append_null();
+                } else {
+                    text.append_value(escape::text(&formatter.value(i).to_string()));
+                }
+            }
+            columns.push(Arc::new(text.finish()));
+        }
+        out.push(RecordBatch::try_new_with_options(
+            shown.clone(),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+        )?);
+    }
+    Ok((shown, out))
 }
 
 /// The batch with list and struct columns rendered as text, which CSV cannot hold otherwise.
@@ -154,6 +191,24 @@ mod tests {
             "[{\"model\":\"a,b\",\"tokens\":3},{\"model\":null,\"tokens\":4}]\n"
         );
         assert!(render(OutputFormat::Table, &[b]).contains("| a,b   | 3      |"));
+    }
+
+    #[test]
+    fn the_table_escapes_what_a_terminal_would_act_on_and_csv_keeps_it() {
+        let schema = Arc::new(Schema::new(vec![Field::new("v\u{1b}[2J", DataType::Utf8, true)]));
+        let values = StringArray::from(vec![Some("\u{1b}[31mred\nnext"), Some("\u{9b}c"), None]);
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(values)]).unwrap();
+        let mut table = Vec::new();
+        write_batches(OutputFormat::Table, &schema, std::slice::from_ref(&batch), &mut table).unwrap();
+        let table = String::from_utf8(table).unwrap();
+        assert!(table.contains("| v\\x1b[2J"), "{table}");
+        assert!(table.contains("| \\x1b[31mred\\nnext |"), "{table}");
+        assert!(table.contains("| \\u{9b}c"), "{table}");
+        assert_eq!(table.lines().count(), 3 + 3 + 1, "a row a line: {table}");
+        assert!(!table.chars().any(|c| c != '\n' && c.is_control()), "{table}");
+        let mut csv = Vec::new();
+        write_batches(OutputFormat::Csv, &schema, &[batch], &mut csv).unwrap();
+        assert_eq!(String::from_utf8(csv).unwrap(), "v\u{1b}[2J\n\"\u{1b}[31mred\nnext\"\n\u{9b}c\n\"\"\n");
     }
 
     #[test]

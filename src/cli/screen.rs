@@ -3,6 +3,7 @@
 //! per line; at most so many rows; and the footer that says what was shown.
 
 use super::print::{OutputFormat, write_batches};
+use crate::escape;
 use datafusion::arrow::array::Array;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::error::ArrowError;
@@ -90,7 +91,8 @@ impl Screen {
         }
         let limit = if self.max_rows == 0 { rows } else { self.max_rows.min(rows) };
         let cells = cells(batches, limit)?;
-        let headers: Vec<String> = schema.fields().iter().map(|f| printable(f.name())).collect();
+        let headers: Vec<String> =
+            schema.fields().iter().map(|f| escape::text(f.name()).into_owned()).collect();
         let hidden_columns = if self.expanded {
             write_expanded(&headers, &cells, self.width, out)?;
             0
@@ -116,34 +118,22 @@ fn cells(batches: &[RecordBatch], limit: usize) -> Result<Vec<Vec<String>>, Arro
             .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
             .collect::<Result<Vec<_>, _>>()?;
         for row in 0..batch.num_rows().min(limit - rows.len()) {
-            let row =
-                batch
-                    .columns()
-                    .iter()
-                    .zip(&formatters)
-                    .map(|(column, f)| {
-                        if column.is_null(row) { String::new() } else { printable(&f.value(row).to_string()) }
-                    })
-                    .collect();
+            let row = batch
+                .columns()
+                .iter()
+                .zip(&formatters)
+                .map(|(column, f)| {
+                    if column.is_null(row) {
+                        String::new()
+                    } else {
+                        escape::text(&f.value(row).to_string()).into_owned()
+                    }
+                })
+                .collect();
             rows.push(row);
         }
     }
     Ok(rows)
-}
-
-/// The text with line breaks and tabs written as `\n`, `\t`, so a row stays on one line.
-fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push('?'),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 fn width_of(text: &str) -> usize {

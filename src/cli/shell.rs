@@ -10,6 +10,7 @@ use super::print::OutputFormat;
 use super::progress::Progress;
 use super::screen::Screen;
 use crate::corpus::Corpus;
+use crate::escape;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::SessionContext;
 use rustyline::error::ReadlineError;
@@ -83,7 +84,7 @@ fn editor() -> rustyline::Result<Editor<ShellHelper, FileHistory>> {
 }
 
 fn report(e: &CliError) {
-    eprintln!("txq: error: {e}");
+    eprintln!("txq: error: {}", escape::message(&e.to_string()));
 }
 
 impl<'a> Shell<'a> {
@@ -108,7 +109,11 @@ impl<'a> Shell<'a> {
             && path.exists()
             && let Err(e) = editor.load_history(path)
         {
-            eprintln!("txq: warning: {}: history not read: {e}", path.display());
+            eprintln!(
+                "txq: warning: {}: history not read: {}",
+                escape::path(path),
+                escape::message(&e.to_string())
+            );
         }
         eprintln!(
             "txq {} over {}; \\? lists the commands, \\d the tables; end statements with ;",
@@ -127,7 +132,11 @@ impl<'a> Shell<'a> {
                     if let Some(path) = &history
                         && let Err(e) = save_history(&mut editor, path)
                     {
-                        eprintln!("txq: warning: {}: history not saved: {e}", path.display());
+                        eprintln!(
+                            "txq: warning: {}: history not saved: {}",
+                            escape::path(path),
+                            escape::message(&e.to_string())
+                        );
                         history = None;
                     }
                     if let Some((width, _)) = editor.dimensions() {
@@ -172,7 +181,7 @@ impl<'a> Shell<'a> {
                     Flow::Continue
                 }),
                 Err(e) => {
-                    eprintln!("txq: error: {e}");
+                    eprintln!("txq: error: {}", escape::message(&e));
                     Flow::Continue
                 }
             }
@@ -272,7 +281,7 @@ impl<'a> Shell<'a> {
         }
         if let Some(path) = path {
             let file = File::create(path)
-                .map_err(|e| CliError::Usage(format!("{}: cannot write: {e}", path.display())))?;
+                .map_err(|e| CliError::Usage(format!("{}: cannot write: {e}", escape::path(path))))?;
             self.output = Some(BufWriter::new(file));
         }
         Ok(())
@@ -287,7 +296,7 @@ fn write_titled(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     if let Some(heading) = heading {
-        writeln!(out, "{heading}").map_err(CliError::Output)?;
+        writeln!(out, "{}", escape::message(heading)).map_err(CliError::Output)?;
     }
     if let Some(shown) = runner.write_result(&batch.schema(), std::slice::from_ref(batch), out)?
         && shown.is_cut()

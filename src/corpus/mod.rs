@@ -305,7 +305,7 @@ impl Corpus {
                 };
                 found[i] = match stats.unreadable.take() {
                     Some(why) => {
-                        warnings.push(format!("{}: not read: {why}", files[i].path.display()));
+                        warnings.push(format!("{}: not read: {why}", crate::escape::path(&files[i].path)));
                         Found::Unreadable
                     }
                     None => Found::Read(shapes.summarize(&stats), fingerprint),
@@ -392,7 +392,7 @@ fn not_transcripts_warnings(format: &Format, skipped: &[(Arc<SourceFile>, NotATr
     let mut warnings: Vec<String> = skipped
         .iter()
         .filter(|(_, why)| matches!(why, NotATranscript::NotJsonLines { .. }))
-        .map(|(file, why)| format!("{}: not read: {why}", file.path.display()))
+        .map(|(file, why)| format!("{}: not read: {why}", crate::escape::path(&file.path)))
         .collect();
     let lacking: Vec<&(Arc<SourceFile>, NotATranscript)> =
         skipped.iter().filter(|(_, why)| matches!(why, NotATranscript::NoRequired { .. })).collect();
@@ -405,7 +405,7 @@ fn not_transcripts_warnings(format: &Format, skipped: &[(Arc<SourceFile>, NotATr
         warnings.push(format!(
             "{}{others}: not read: {why}, so not {} transcripts (step logs or netflow ledgers?); \
              `select file, skipped from {}.files where not transcript` lists each with why",
-            first.path.display(),
+            crate::escape::path(&first.path),
             format.name,
             format.name
         ));
@@ -430,12 +430,12 @@ async fn renamed_warnings(
         };
         let line = first_line_of_type(store.clone(), &data.format, file, type_name, max_line_bytes).await;
         let place = match line {
-            Some(line) => format!("{}:{line}", file.path.display()),
-            None => file.path.display().to_string(),
+            Some(line) => format!("{}:{line}", crate::escape::path(&file.path)),
+            None => crate::escape::path(&file.path),
         };
         warnings.push(format!(
             "{place}: event type {} is table {}.{} ({why})",
-            serde_json::Value::String(type_name.clone()),
+            crate::escape::text(&serde_json::Value::String(type_name.clone()).to_string()),
             data.format.name,
             table.name
         ));

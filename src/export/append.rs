@@ -3,11 +3,13 @@
 //! cut short left.
 
 use super::job::Job;
+use super::paths::Root;
 use super::tables::{self, ExportTable};
 use super::{
-    ExportError, ExportOptions, Manifest, PartitionBy, Progress, Summary, count_by_schema, io_error, prune,
-    record, units,
+    ExportError, ExportOptions, Manifest, PartitionBy, Progress, Summary, check_folders, count_by_schema,
+    prune, record, units,
 };
+use crate::escape;
 use crate::session::Engine;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -21,19 +23,34 @@ pub(super) async fn append(
     all: &[ExportTable],
     progress: &Arc<Progress>,
 ) -> Result<Summary, ExportError> {
-    let out = &options.out;
+    let out = Root::new(&options.out);
     let partition_by = match (&manifest.partition_by, options.partition_by) {
         (was, Some(asked)) if was.as_deref() != Some(asked.key()) => {
             return Err(ExportError::Usage(format!(
                 "{} is partitioned by {}: --append keeps that (or export again with --overwrite)",
-                out.display(),
-                was.as_deref().unwrap_or("nothing")
+                escape::path(out.path()),
+                escape::text(was.as_deref().unwrap_or("nothing"))
             )));
         }
         (was, _) => was.as_deref().and_then(PartitionBy::from_key),
     };
     let chosen = appended_tables(&manifest, options, all)?;
-    remove_leftovers(out, manifest.generation)?;
+    check_folders(&chosen)?;
+    let generation = manifest.generation.checked_add(1).ok_or_else(|| {
+        ExportError::Usage(format!(
+            "{}: its manifest counts no more exports: export again with --overwrite",
+            escape::path(out.path())
+        ))
+    })?;
+    remove_leftovers(&out, manifest.generation)?;
+    // Every table's folder is checked (no link on the way, none in it) before anything is
+    // written.
+    let mut held = HashSet::new();
+    for table in &chosen {
+        if !data_files(&out, &table.folder())?.is_empty() {
+            held.insert(table.qualified());
+        }
+    }
     let units = units::find(engine).await?;
     let (mut to_write, mut redo_files, mut changed_settled, mut kept, mut warnings) =
         (Vec::new(), HashSet::new(), false, 0, Vec::new());
@@ -43,7 +60,10 @@ pub(super) async fn append(
             Some(before) if before.open || before.bytes != unit.bytes => {
                 if !before.open {
                     changed_settled = true;
-                    warnings.push(format!("{} changed since it was exported: written again whole", unit.id));
+                    warnings.push(format!(
+                        "{} changed since it was exported: written again whole",
+                        escape::text(&unit.id)
+                    ));
                 }
                 redo_files.extend(before.files.iter().cloned());
                 to_write.push(unit);
@@ -52,33 +72,29 @@ pub(super) async fn append(
         }
     }
     let redone = to_write.iter().filter(|u| manifest.unit(u.schema, &u.id).is_some()).count();
-    let generation = manifest.generation + 1;
-    let staging = out.join(format!(".txq-staging-{generation}"));
-    std::fs::create_dir_all(&staging).map_err(io_error(&staging))?;
+    let staging_name = PathBuf::from(format!("{STAGING}{generation}"));
+    let staging = Root::new(out.create_dir_all(&staging_name)?);
     let job = Job { engine, tables: &chosen, partition_by, generation, root: &staging };
-    let held: HashSet<String> =
-        chosen.iter().filter(|t| has_data_files(out, t)).map(|t| t.qualified()).collect();
     job.write(&to_write, progress, &held).await?;
     if !redo_files.is_empty() {
         for table in &chosen {
-            let dir = out.join(table.schema).join(&table.name);
-            for file in data_files(&dir)? {
+            for file in data_files(&out, &table.folder())? {
                 if changed_settled || is_open_file(&file) {
-                    prune::remove_rows(&file, &redo_files)?;
+                    prune::remove_rows(&out, &file, &redo_files)?;
                 }
             }
         }
     }
-    move_into_place(&staging, out)?;
-    std::fs::remove_dir_all(&staging).map_err(io_error(&staging))?;
+    move_into_place(&staging, &out)?;
+    out.remove_dir_all(&staging_name)?;
     manifest.generation = generation;
     for table in &chosen {
-        manifest.tables.insert(table.qualified(), table.signature());
+        manifest.record_table(table);
     }
     for unit in &to_write {
         manifest.record(record(unit, generation));
     }
-    manifest.write(out).map_err(io_error(out))?;
+    manifest.write(&out)?;
     Ok(Summary {
         tables: chosen.len(),
         written: count_by_schema(&to_write),
@@ -96,7 +112,7 @@ fn appended_tables(
     options: &ExportOptions,
     all: &[ExportTable],
 ) -> Result<Vec<ExportTable>, ExportError> {
-    let out = options.out.display();
+    let out = escape::path(&options.out);
     let chosen = if manifest.all_tables && options.tables.is_empty() {
         all.to_vec()
     } else {
@@ -111,7 +127,7 @@ fn appended_tables(
             let held: Vec<&str> = manifest.tables.keys().map(String::as_str).collect();
             return Err(ExportError::Usage(format!(
                 "{out} holds the tables {}: --append writes the same tables (or export again with --overwrite)",
-                held.join(", ")
+                escape::text(&held.join(", "))
             )));
         }
         chosen
@@ -126,31 +142,61 @@ fn appended_tables(
             return Err(ExportError::Usage(format!(
                 "{}'s columns changed since {out} was written (now: {new:?}; before: {gone:?}): \
                  export again with --overwrite",
-                table.qualified()
+                escape::text(&table.qualified())
+            )));
+        }
+        // An export written before folders were named safely put a table where its name said.
+        let folder = table.folder().to_string_lossy().replace('\\', "/");
+        let before = match manifest.folders.get(&table.qualified()) {
+            Some(before) => before.clone(),
+            None if manifest.tables.contains_key(&table.qualified()) => {
+                format!("{}/{}", table.schema, table.name)
+            }
+            None => folder.clone(),
+        };
+        if before != folder {
+            return Err(ExportError::Usage(format!(
+                "{out} holds {} in the folder {}, and this txq writes it to {}: export again with --overwrite",
+                escape::text(&table.qualified()),
+                escape::text(&before),
+                escape::text(&folder)
             )));
         }
     }
     Ok(chosen)
 }
 
+/// The folders an append writes its files into first, `OUT/.txq-staging-<generation>/`.
+const STAGING: &str = ".txq-staging-";
+
 /// Removes what an export into `out` that never finished left: its staging folder, its files
 /// already moved into place (a later generation than the manifest's), and partial rewrites.
-fn remove_leftovers(out: &Path, generation: u32) -> Result<(), ExportError> {
-    for entry in std::fs::read_dir(out).map_err(io_error(out))? {
-        let path = entry.map_err(io_error(out))?.path();
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if path.is_dir() && name.starts_with(".txq-staging-") {
-            std::fs::remove_dir_all(&path).map_err(io_error(&path))?;
+/// Links of those names are removed themselves, never followed.
+fn remove_leftovers(out: &Root, generation: u32) -> Result<(), ExportError> {
+    for entry in std::fs::read_dir(out.path()).map_err(|e| io_error(out.path(), e))? {
+        let entry = entry.map_err(|e| io_error(out.path(), e))?;
+        let name = entry.file_name();
+        if !name.as_encoded_bytes().starts_with(STAGING.as_bytes()) {
+            continue;
+        }
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => out.remove_dir_all(Path::new(&name))?,
+            Ok(_) => out.remove_file(Path::new(&name))?,
+            Err(e) => return Err(io_error(&entry.path(), e)),
         }
     }
-    for file in walk(out)? {
+    for file in out.entries_below(Path::new(""))? {
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let later = file_generation(&name).is_some_and(|g| g > generation);
         if later || name.ends_with(".parquet.partial") {
-            std::fs::remove_file(&file).map_err(io_error(&file))?;
+            out.remove_file(&file)?;
         }
     }
     Ok(())
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> ExportError {
+    ExportError::Write(format!("{}: {e}", escape::path(path)))
 }
 
 /// The generation in a data file name `part-<generation>-<settled|open>-….parquet`.
@@ -162,38 +208,16 @@ fn is_open_file(path: &Path) -> bool {
     path.file_name().is_some_and(|n| n.to_string_lossy().contains("-open-"))
 }
 
-/// Every file under `dir`, recursively; none when it does not exist.
-fn walk(dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
-    let mut files = Vec::new();
-    if !dir.exists() {
-        return Ok(files);
-    }
-    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
-        let entry = entry.map_err(|e| ExportError::Write(e.to_string()))?;
-        if entry.file_type().is_file() {
-            files.push(entry.into_path());
-        }
-    }
-    Ok(files)
-}
-
-fn data_files(dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
-    Ok(walk(dir)?.into_iter().filter(|f| f.extension().is_some_and(|e| e == "parquet")).collect())
-}
-
-fn has_data_files(out: &Path, table: &ExportTable) -> bool {
-    data_files(&out.join(table.schema).join(&table.name)).is_ok_and(|files| !files.is_empty())
+/// The Parquet files below the folder `dir` of `out` (none when it does not exist; an error
+/// when it, a folder on the way or anything in it is a link).
+fn data_files(out: &Root, dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
+    Ok(out.files_below(dir)?.into_iter().filter(|f| f.extension().is_some_and(|e| e == "parquet")).collect())
 }
 
 /// Moves every file of `staging` to the same place under `out`, each by one rename.
-fn move_into_place(staging: &Path, out: &Path) -> Result<(), ExportError> {
-    for file in walk(staging)? {
-        let relative = file.strip_prefix(staging).expect("walked under staging");
-        let target = out.join(relative);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(io_error(parent))?;
-        }
-        std::fs::rename(&file, &target).map_err(io_error(&target))?;
+fn move_into_place(staging: &Root, out: &Root) -> Result<(), ExportError> {
+    for file in staging.files_below(Path::new(""))? {
+        staging.rename(&file, out, &file)?;
     }
     Ok(())
 }

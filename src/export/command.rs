@@ -40,9 +40,9 @@ pub async fn run(engine: &Engine, flags: Flags<'_>) -> Result<(), CliError> {
     if !flags.quiet {
         let mut err = std::io::stderr();
         for warning in &summary.warnings {
-            let _ = writeln!(err, "txq: warning: {warning}");
+            let _ = writeln!(err, "txq: warning: {}", crate::escape::message(warning));
         }
-        let _ = writeln!(err, "txq: {}", summary.describe(flags.out, mode));
+        let _ = writeln!(err, "txq: {}", crate::escape::message(&summary.describe(flags.out, mode)));
     }
     Ok(())
 }

@@ -1,16 +1,16 @@
 //! One export's writing: every table of a set of units, read in batches through a session over
 //! just those transcripts, written by a partitioning writer under the export's folder.
 
+use super::paths::Root;
 use super::progress::Progress;
 use super::tables::ExportTable;
 use super::units::{self, Unit};
 use super::writer::{self, Partitioning, TableWriter};
-use super::{ExportError, PartitionBy, io_error};
+use super::{ExportError, PartitionBy};
 use crate::session::{CATALOG, Engine};
 use datafusion::common::TableReference;
 use futures::StreamExt;
 use std::collections::HashSet;
-use std::path::Path;
 use std::sync::Arc;
 
 /// One export's writing: tables, partitioning, generation, and the folder the files go to.
@@ -19,7 +19,7 @@ pub(super) struct Job<'a> {
     pub(super) tables: &'a [ExportTable],
     pub(super) partition_by: Option<PartitionBy>,
     pub(super) generation: u32,
-    pub(super) root: &'a Path,
+    pub(super) root: &'a Root,
 }
 
 impl Job<'_> {
@@ -65,10 +65,8 @@ impl Job<'_> {
                 .iter()
                 .filter(|t| !written.contains(&t.qualified()) && !held.contains(&t.qualified()))
             {
-                let dir = self.root.join(table.schema).join(&table.name);
-                std::fs::create_dir_all(&dir).map_err(io_error(&dir))?;
-                let path = dir.join(format!("part-{:05}-settled-empty.parquet", self.generation));
-                writer::write_empty(&path, table.columns.clone())?;
+                let path = table.folder().join(format!("part-{:05}-settled-empty.parquet", self.generation));
+                writer::write_empty(self.root, &path, table.columns.clone())?;
                 progress.add_file();
             }
         }
@@ -85,7 +83,11 @@ impl Job<'_> {
         partitioning: Option<Partitioning>,
         progress: &Arc<Progress>,
     ) -> Result<usize, ExportError> {
-        let frame = ctx.table(TableReference::full(CATALOG, table.schema, table.name.as_str())).await?;
+        // Read through the provider, not by name: a name from the data may be one SQL cannot
+        // plan a scan of (an empty one), and the export writes every table.
+        let provider =
+            ctx.table_provider(TableReference::full(CATALOG, table.schema, table.name.as_str())).await?;
+        let frame = ctx.read_table(provider)?;
         let same = frame.schema().fields().len() == table.columns.fields().len()
             && frame
                 .schema()
@@ -94,12 +96,20 @@ impl Job<'_> {
                 .zip(table.columns.fields())
                 .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
         if !same {
-            return Err(ExportError::Write(format!("{}: columns differ between passes", table.qualified())));
+            return Err(ExportError::Write(format!(
+                "{}: columns differ between passes",
+                crate::escape::text(&table.qualified())
+            )));
         }
-        let dir = self.root.join(table.schema).join(&table.name);
         let mut stream = frame.execute_stream().await?;
-        let mut writer =
-            TableWriter::new(dir, prefix.to_string(), table.columns.clone(), partitioning, progress.clone())?;
+        let mut writer = TableWriter::new(
+            self.root.clone(),
+            table.folder(),
+            prefix.to_string(),
+            table.columns.clone(),
+            partitioning,
+            progress.clone(),
+        )?;
         while let Some(batch) = stream.next().await {
             writer.write(&batch?)?;
         }

@@ -1,7 +1,12 @@
 //! The manifest an export keeps in `OUT/_txq_export.json`: how OUT was written (partitioning,
 //! tables and their columns) and which transcripts it holds, each with its size when exported
-//! and whether it was still open, so that `--append` knows what to add and what to redo.
+//! and whether it was still open, so that `--append` knows what to add and what to redo. It is
+//! read back from OUT, so it is not trusted: no name in it is ever used as a path.
 
+use super::ExportError;
+use super::paths::Root;
+use super::tables::ExportTable;
+use crate::escape;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,6 +44,10 @@ pub struct Manifest {
     pub all_tables: bool,
     /// `schema.table` → its columns as `name: type`.
     pub tables: BTreeMap<String, Vec<String>>,
+    /// `schema.table` → its folder in OUT, `<schema>/<table>` as [`super::paths::folder_name`]
+    /// names them. Only said, for readers of OUT: an export writes where the name says.
+    #[serde(default)]
+    pub folders: BTreeMap<String, String>,
     pub units: Vec<UnitRecord>,
 }
 
@@ -50,6 +59,7 @@ impl Manifest {
             partition_by,
             all_tables,
             tables: BTreeMap::new(),
+            folders: BTreeMap::new(),
             units: vec![],
         }
     }
@@ -58,20 +68,26 @@ impl Manifest {
         out.join(FILE_NAME)
     }
 
-    /// The manifest in `out`, if there is one.
+    /// The manifest in `out`, if there is one. A manifest that is a link is refused.
     pub fn read(out: &Path) -> Result<Option<Self>, String> {
         let path = Self::path(out);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(format!(
+                "{}: a symbolic link, not a manifest txq wrote: export into a new folder",
+                escape::path(&path)
+            ));
+        }
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
+            Err(e) => return Err(format!("{}: cannot read: {e}", escape::path(&path))),
         };
         let manifest: Manifest = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a txq export manifest: {e}", path.display()))?;
+            .map_err(|e| format!("{}: not a txq export manifest: {e}", escape::path(&path)))?;
         if manifest.txq_export != VERSION {
             return Err(format!(
                 "{}: written by another version of txq (manifest {}); export with --overwrite",
-                path.display(),
+                escape::path(&path),
                 manifest.txq_export
             ));
         }
@@ -79,12 +95,20 @@ impl Manifest {
     }
 
     /// Writes the manifest into `out` under a temporary name, then renames it into place.
-    pub fn write(&self, out: &Path) -> std::io::Result<()> {
-        let path = Self::path(out);
-        let partial = out.join(format!("{FILE_NAME}.partial"));
-        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(&partial, text + "\n")?;
-        std::fs::rename(&partial, &path)
+    pub fn write(&self, out: &Root) -> Result<(), ExportError> {
+        let partial = PathBuf::from(format!("{FILE_NAME}.partial"));
+        let text = serde_json::to_string_pretty(self).map_err(|e| ExportError::Write(e.to_string()))?;
+        out.remove_file(&partial)?;
+        let mut file = out.create_file(&partial)?;
+        std::io::Write::write_all(&mut file, (text + "\n").as_bytes())
+            .map_err(|e| ExportError::Write(format!("{}: {e}", escape::path(&out.path().join(&partial)))))?;
+        out.rename(&partial, out, Path::new(FILE_NAME))
+    }
+
+    /// Records a table exported: its columns and its folder.
+    pub fn record_table(&mut self, table: &ExportTable) {
+        self.tables.insert(table.qualified(), table.signature());
+        self.folders.insert(table.qualified(), table.folder().to_string_lossy().replace('\\', "/"));
     }
 
     pub fn unit(&self, schema: &str, id: &str) -> Option<&UnitRecord> {
@@ -120,7 +144,7 @@ mod tests {
         manifest.record(unit(10, true));
         manifest.record(unit(20, false));
         assert_eq!(manifest.units, [unit(20, false)]);
-        manifest.write(dir.path()).unwrap();
+        manifest.write(&Root::new(dir.path())).unwrap();
         assert_eq!(Manifest::read(dir.path()).unwrap(), Some(manifest));
         std::fs::write(Manifest::path(dir.path()), "{}").unwrap();
         assert!(Manifest::read(dir.path()).unwrap_err().contains("not a txq export manifest"));

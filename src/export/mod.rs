@@ -1,12 +1,14 @@
 //! `txq export`: every table of each format found (or those named) as a Parquet dataset under
-//! `OUT/<schema>/<table>/`, zstd, with the SQL table's column names and types, in Hive folders by
-//! day or run if asked; written under temporary names and put in place at the end; `--append`
-//! adds the runs OUT lacks and redoes whole those that were still being written.
+//! `OUT/<schema>/<table>/` (the names made safe folder names, every path proven inside OUT:
+//! [`paths`]), zstd, with the SQL table's column names and types, in Hive folders by day or run
+//! if asked; written under temporary names and put in place at the end; `--append` adds the runs
+//! OUT lacks and redoes whole those that were still being written.
 
 mod append;
 pub mod command;
 mod job;
 mod manifest;
+mod paths;
 mod progress;
 mod prune;
 mod tables;
@@ -17,11 +19,14 @@ pub use manifest::{FILE_NAME as MANIFEST_FILE, Manifest, UnitRecord};
 use progress::{human_bytes, thousands};
 
 use crate::corpus::Problem;
+use crate::escape;
 use crate::session::Engine;
 use datafusion::error::DataFusionError;
 use job::Job;
+use paths::Root;
 use progress::{Progress, ProgressLine};
 use std::collections::{BTreeMap, HashSet};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -91,8 +96,14 @@ impl From<datafusion::parquet::errors::ParquetError> for ExportError {
     }
 }
 
+impl From<datafusion::arrow::error::ArrowError> for ExportError {
+    fn from(e: datafusion::arrow::error::ArrowError) -> Self {
+        ExportError::Write(e.to_string())
+    }
+}
+
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
-    move |e| ExportError::Write(format!("{}: {e}", path.display()))
+    move |e| ExportError::Write(format!("{}: {e}", escape::path(path)))
 }
 
 /// What an export did.
@@ -127,7 +138,7 @@ impl Summary {
         let units = if units.is_empty() { "nothing".to_string() } else { units.join(" and ") };
         let mut line = format!(
             "exported {units} to {} ({} tables, {} rows in {} files, {}) in {:.1}s",
-            out.display(),
+            escape::path(out),
             self.tables,
             thousands(self.rows),
             thousands(self.files),
@@ -159,7 +170,7 @@ fn existing(out: &Path) -> Result<Existing, ExportError> {
         return Ok(Existing::Nothing);
     }
     if !out.is_dir() {
-        return Err(ExportError::Usage(format!("{}: not a folder", out.display())));
+        return Err(ExportError::Usage(format!("{}: not a folder", escape::path(out))));
     }
     if let Some(manifest) = Manifest::read(out).map_err(ExportError::Usage)? {
         return Ok(Existing::Export(Box::new(manifest)));
@@ -170,7 +181,7 @@ fn existing(out: &Path) -> Result<Existing, ExportError> {
     }
     Err(ExportError::Usage(format!(
         "{}: exists and is not a txq export (it has no {}): export into a new or empty folder",
-        out.display(),
+        escape::path(out),
         manifest::FILE_NAME
     )))
 }
@@ -187,7 +198,7 @@ pub async fn export(engine: &Engine, options: &ExportOptions) -> Result<Summary,
         }
         (Mode::Create, Existing::Export(_)) => Err(ExportError::Usage(format!(
             "{} already holds an export: --append adds the runs it lacks, --overwrite replaces it",
-            options.out.display()
+            escape::path(&options.out)
         ))),
         _ => fresh(engine, options, &all, &progress).await,
     };
@@ -201,37 +212,70 @@ pub async fn export(engine: &Engine, options: &ExportOptions) -> Result<Summary,
     summary.elapsed = started.elapsed();
     for problem in engine.corpus.problems.take() {
         if let Problem::File { file, why } = problem {
-            summary
-                .warnings
-                .push(format!("{}: not read: {why}; its rows are missing from the export", file.display()));
+            summary.warnings.push(format!(
+                "{}: not read: {why}; its rows are missing from the export",
+                escape::path(&file)
+            ));
         }
     }
     Ok(summary)
 }
 
-/// A folder beside `out` for a whole new dataset, named after it.
-fn beside(out: &Path, what: &str) -> Result<PathBuf, ExportError> {
-    let name = out
-        .file_name()
-        .ok_or_else(|| ExportError::Usage(format!("{}: not a folder name to export into", out.display())))?;
+/// The folder OUT is in (made if need be: it is the user's), as the root of the export's own
+/// folders beside OUT, and OUT's name in it.
+fn place_of(out: &Path) -> Result<(Root, OsString), ExportError> {
+    let name = out.file_name().ok_or_else(|| {
+        ExportError::Usage(format!("{}: not a folder name to export into", escape::path(out)))
+    })?;
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(io_error(parent))?;
-    Ok(parent.join(format!(".{}.txq-{what}-{}", name.to_string_lossy(), std::process::id())))
+    Ok((Root::new(parent), name.to_os_string()))
 }
 
-/// Removes what an export into the same OUT that never finished left beside it: folders named
-/// like `partial`, for any process.
-fn remove_stale_siblings(partial: &Path) -> Result<(), ExportError> {
-    let name = partial.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let Some((stem, _pid)) = name.rsplit_once("-partial-") else { return Ok(()) };
-    let parent = partial.parent().unwrap_or(Path::new("."));
-    for entry in std::fs::read_dir(parent).map_err(io_error(parent))? {
-        let path = entry.map_err(io_error(parent))?.path();
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let left =
-            [format!("{stem}-partial-"), format!("{stem}-old-")].iter().any(|p| name.starts_with(p.as_str()));
-        if left && path.is_dir() {
-            std::fs::remove_dir_all(&path).map_err(io_error(&path))?;
+/// The name of a folder beside OUT (named `out_name`) for a whole new dataset, or the old one:
+/// `.<OUT's name>.txq-<what>-<pid>`.
+fn beside(out_name: &OsStr, what: &str) -> PathBuf {
+    let mut name = OsString::from(".");
+    name.push(out_name);
+    name.push(format!(".txq-{what}-{}", std::process::id()));
+    PathBuf::from(name)
+}
+
+/// Removes what an export into the same OUT that never finished left beside it: folders (or
+/// links, themselves) named `.<OUT's name>.txq-partial-…` or `….txq-old-…`, of any process.
+fn remove_stale_siblings(parent: &Root, out_name: &OsStr) -> Result<(), ExportError> {
+    let stem = |what: &str| {
+        let mut prefix = OsString::from(".");
+        prefix.push(out_name);
+        prefix.push(format!(".txq-{what}-"));
+        prefix
+    };
+    let prefixes = [stem("partial"), stem("old")];
+    for entry in std::fs::read_dir(parent.path()).map_err(io_error(parent.path()))? {
+        let entry = entry.map_err(io_error(parent.path()))?;
+        let name = entry.file_name();
+        let ours = prefixes.iter().any(|p| name.as_encoded_bytes().starts_with(p.as_encoded_bytes()));
+        let Ok(kind) = entry.file_type() else { continue };
+        if ours && kind.is_dir() {
+            parent.remove_dir_all(Path::new(&name))?;
+        } else if ours && kind.is_symlink() {
+            parent.remove_file(Path::new(&name))?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses tables that would share a folder (only a hash of two long names alike could).
+fn check_folders(tables: &[ExportTable]) -> Result<(), ExportError> {
+    let mut seen: BTreeMap<PathBuf, String> = BTreeMap::new();
+    for table in tables {
+        if let Some(other) = seen.insert(table.folder(), table.qualified()) {
+            return Err(ExportError::Usage(format!(
+                "{} and {} would be exported to the same folder {}: export them one at a time with --tables",
+                escape::text(&other),
+                escape::text(&table.qualified()),
+                escape::path(&table.folder())
+            )));
         }
     }
     Ok(())
@@ -249,10 +293,12 @@ async fn fresh(
     } else {
         tables::named(all, &options.tables).map_err(ExportError::Usage)?
     };
+    check_folders(&chosen)?;
     let units = units::find(engine).await?;
-    let partial = beside(&options.out, "partial")?;
-    remove_stale_siblings(&partial)?;
-    std::fs::create_dir_all(&partial).map_err(io_error(&partial))?;
+    let (parent, out_name) = place_of(&options.out)?;
+    let partial_name = beside(&out_name, "partial");
+    remove_stale_siblings(&parent, &out_name)?;
+    let partial = Root::new(parent.create_dir_all(&partial_name)?);
     let mut manifest =
         Manifest::new(options.partition_by.map(|p| p.key().to_string()), options.tables.is_empty());
     manifest.generation = 1;
@@ -261,20 +307,20 @@ async fn fresh(
     let to_write: Vec<&Unit> = units.iter().collect();
     job.write(&to_write, progress, &HashSet::new()).await?;
     for table in &chosen {
-        manifest.tables.insert(table.qualified(), table.signature());
+        manifest.record_table(table);
     }
     for unit in &units {
         manifest.record(record(unit, 1));
     }
-    manifest.write(&partial).map_err(io_error(&partial))?;
-    let out = &options.out;
-    if out.exists() {
-        let old = beside(out, "old")?;
-        std::fs::rename(out, &old).map_err(io_error(out))?;
-        std::fs::rename(&partial, out).map_err(io_error(out))?;
-        std::fs::remove_dir_all(&old).map_err(io_error(&old))?;
+    manifest.write(&partial)?;
+    let out_name = Path::new(&out_name);
+    if std::fs::symlink_metadata(&options.out).is_ok() {
+        let old_name = beside(out_name.as_os_str(), "old");
+        parent.rename(out_name, &parent, &old_name)?;
+        parent.rename(&partial_name, &parent, out_name)?;
+        parent.remove_dir_all(&old_name)?;
     } else {
-        std::fs::rename(&partial, out).map_err(io_error(out))?;
+        parent.rename(&partial_name, &parent, out_name)?;
     }
     Ok(Summary { tables: chosen.len(), written: count_by_schema(&to_write), ..Summary::default() })
 }

@@ -45,11 +45,13 @@ impl Progress {
         *self.table.lock().unwrap_or_else(|e| e.into_inner()) = (name.to_string(), index, total);
     }
 
-    /// One line: the table at hand, then rows, files and bytes written, and the time so far.
+    /// One line: the table at hand (its name escaped: it comes from the data), then rows, files
+    /// and bytes written, and the time so far.
     pub fn line(&self, elapsed: Duration) -> String {
         let (table, index, total) = self.table.lock().unwrap_or_else(|e| e.into_inner()).clone();
         format!(
-            "exporting {table} ({index}/{total}): {} rows, {} files, {} written, {:.1}s",
+            "exporting {} ({index}/{total}): {} rows, {} files, {} written, {:.1}s",
+            crate::escape::text(&table),
             thousands(self.rows()),
             thousands(self.files()),
             human_bytes(self.bytes()),
@@ -140,5 +142,7 @@ mod tests {
             progress.line(Duration::from_millis(1500)),
             "exporting rupu.usage (3/41): 1,200 rows, 1 files, 2.0 KB written, 1.5s"
         );
+        progress.start_table("rupu.a\u{1b}]0;t\u{7}\nb", 1, 1);
+        assert!(progress.line(Duration::ZERO).starts_with("exporting rupu.a\\x1b]0;t\\x07\\nb (1/1)"));
     }
 }

@@ -2,6 +2,8 @@
 //! exported again whole: the file is left alone, deleted, or rewritten without those rows under
 //! a temporary name that then replaces it.
 
+use super::ExportError;
+use super::paths::Root;
 use super::writer::properties;
 use datafusion::arrow::array::{Array, BooleanArray, RecordBatch, StringArray};
 use datafusion::arrow::compute::{cast, filter_record_batch};
@@ -25,9 +27,13 @@ pub enum Pruned {
     Rewritten,
 }
 
-/// Removes from the Parquet file at `path` every row whose `file` column is in `files`.
-pub fn remove_rows(path: &Path, files: &HashSet<String>) -> Result<Pruned, ParquetError> {
-    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?;
+/// Removes from the Parquet file `relative` of `root` every row whose `file` column is in
+/// `files`.
+pub fn remove_rows(root: &Root, relative: &Path, files: &HashSet<String>) -> Result<Pruned, ExportError> {
+    let path = root.join(relative)?;
+    let open =
+        || File::open(&path).map_err(|e| ExportError::Write(format!("{}: {e}", crate::escape::path(&path))));
+    let builder = ParquetRecordBatchReaderBuilder::try_new(open()?)?;
     let Ok(file_column) = builder.schema().index_of("file") else {
         return Ok(Pruned::Untouched);
     };
@@ -41,20 +47,21 @@ pub fn remove_rows(path: &Path, files: &HashSet<String>) -> Result<Pruned, Parqu
         return Ok(Pruned::Untouched);
     }
     if matching == total {
-        std::fs::remove_file(path)?;
+        root.remove_file(relative)?;
         return Ok(Pruned::Deleted);
     }
-    let partial = path.with_extension("parquet.partial");
-    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)?;
+    let partial = relative.with_extension("parquet.partial");
+    root.remove_file(&partial)?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(open()?)?;
     let mut writer =
-        ArrowWriter::try_new(File::create(&partial)?, builder.schema().clone(), Some(properties()))?;
+        ArrowWriter::try_new(root.create_file(&partial)?, builder.schema().clone(), Some(properties()))?;
     for batch in builder.build()? {
         let batch = batch?;
         let keep = datafusion::arrow::compute::not(&drop_mask(&batch, file_column, files)?)?;
         writer.write(&filter_record_batch(&batch, &keep)?)?;
     }
     writer.close()?;
-    std::fs::rename(&partial, path)?;
+    root.rename(&partial, root, relative)?;
     Ok(Pruned::Rewritten)
 }
 
@@ -109,11 +116,12 @@ mod tests {
         let path = dir.path().join("part.parquet");
         write(&path, &["a", "b", "a", "c"]);
         let drop = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<HashSet<_>>();
-        assert_eq!(remove_rows(&path, &drop(&["x"])).unwrap(), Pruned::Untouched);
-        assert_eq!(remove_rows(&path, &drop(&["a"])).unwrap(), Pruned::Rewritten);
+        let (root, relative) = (Root::new(dir.path()), Path::new("part.parquet"));
+        assert_eq!(remove_rows(&root, relative, &drop(&["x"])).unwrap(), Pruned::Untouched);
+        assert_eq!(remove_rows(&root, relative, &drop(&["a"])).unwrap(), Pruned::Rewritten);
         assert_eq!(numbers(&path), [1, 3]);
         assert!(!dir.path().join("part.parquet.partial").exists());
-        assert_eq!(remove_rows(&path, &drop(&["b", "c"])).unwrap(), Pruned::Deleted);
+        assert_eq!(remove_rows(&root, relative, &drop(&["b", "c"])).unwrap(), Pruned::Deleted);
         assert!(!path.exists());
     }
 }

@@ -21,6 +21,12 @@ impl ExportTable {
         format!("{}.{}", self.schema, self.name)
     }
 
+    /// Its folder below the export's root: `<schema>/<table>`, named safely
+    /// ([`super::paths::folder_name`]), whatever the table's name holds.
+    pub fn folder(&self) -> std::path::PathBuf {
+        super::paths::table_folder(self.schema, &self.name)
+    }
+
     /// The columns as `name: type`, as the manifest keeps them.
     pub fn signature(&self) -> Vec<String> {
         self.columns.fields().iter().map(|f| format!("{}: {}", f.name(), f.data_type())).collect()

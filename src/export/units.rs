@@ -48,7 +48,7 @@ pub async fn find(engine: &Engine) -> Result<Vec<Unit>> {
         .corpus
         .formats
         .iter()
-        .flat_map(|d| d.files.iter().map(|f| (f.path.display().to_string(), f.size)))
+        .flat_map(|d| d.files.iter().map(|f| (crate::escape::path_text(&f.path).into_owned(), f.size)))
         .collect();
     let mut units = Vec::new();
     for (schema, sql) in [("rupu", RUPU_UNITS), ("reeval", REEVAL_UNITS)] {
@@ -65,7 +65,8 @@ pub async fn find(engine: &Engine) -> Result<Vec<Unit>> {
         .iter()
         .filter(|d| d.format.lines_table.is_some())
         .flat_map(|d| d.files.iter())
-        .map(|f| (folder_of(&f.path.display().to_string()), f.path.display().to_string()))
+        .map(|f| crate::escape::path_text(&f.path).into_owned())
+        .map(|file| (folder_of(&file), file))
         .collect();
     let mut attached = HashSet::new();
     for unit in units.iter_mut().filter(|u| u.schema == "reeval") {
@@ -176,7 +177,7 @@ pub fn narrowed(corpus: &Corpus, units: &[&Unit]) -> Corpus {
     let formats = corpus
         .formats
         .iter()
-        .map(|data| Arc::new(data.narrowed(|f| keep.contains(f.path.display().to_string().as_str()))))
+        .map(|data| Arc::new(data.narrowed(|f| keep.contains(&*crate::escape::path_text(&f.path)))))
         .collect();
     Corpus {
         formats,

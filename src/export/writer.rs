@@ -2,12 +2,13 @@
 //! `run=…`) by each row's transcript, with a bounded number of files open at once and row groups
 //! cut by size, so that memory stays bounded however many partitions there are.
 
+use super::ExportError;
+use super::paths::Root;
 use super::progress::Progress;
 use datafusion::arrow::array::{Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::{Compression, ZstdLevel};
-use datafusion::parquet::errors::ParquetError;
 use datafusion::parquet::file::properties::WriterProperties;
 use std::collections::HashMap;
 use std::fs::File;
@@ -48,8 +49,10 @@ struct OpenFile {
     counted_bytes: usize,
 }
 
-/// Writes one stream of a table's batches under `dir`, naming files `<prefix><n>.parquet`.
+/// Writes one stream of a table's batches under the folder `dir` of `root`, naming files
+/// `<prefix><n>.parquet`.
 pub struct TableWriter {
+    root: Root,
     dir: PathBuf,
     prefix: String,
     schema: SchemaRef,
@@ -64,17 +67,19 @@ pub struct TableWriter {
 
 impl TableWriter {
     pub fn new(
+        root: Root,
         dir: PathBuf,
         prefix: String,
         schema: SchemaRef,
         partitioning: Option<Partitioning>,
         progress: Arc<Progress>,
-    ) -> Result<Self, ParquetError> {
+    ) -> Result<Self, ExportError> {
         let file_column = schema.index_of("file").ok();
         if partitioning.is_some() && file_column.is_none() {
-            return Err(ParquetError::General("the table has no file column to partition by".into()));
+            return Err(ExportError::Write("the table has no file column to partition by".into()));
         }
         Ok(Self {
+            root,
             dir,
             prefix,
             schema,
@@ -88,7 +93,7 @@ impl TableWriter {
     }
 
     /// Writes a batch, each run of rows of one partition to that partition's file.
-    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), ParquetError> {
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), ExportError> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
@@ -107,18 +112,19 @@ impl TableWriter {
     }
 
     /// Finishes every open file.
-    pub fn finish(mut self) -> Result<Vec<PathBuf>, ParquetError> {
+    pub fn finish(mut self) -> Result<Vec<PathBuf>, ExportError> {
         while !self.open.is_empty() {
             self.close(0)?;
         }
         Ok(self.written)
     }
 
-    fn partition_values(&self, batch: &RecordBatch) -> Result<Vec<Option<String>>, ParquetError> {
+    fn partition_values(&self, batch: &RecordBatch) -> Result<Vec<Option<String>>, ExportError> {
         let (Some(partitioning), Some(column)) = (&self.partitioning, self.file_column) else {
             return Ok(vec![None; batch.num_rows()]);
         };
-        let files = datafusion::arrow::compute::cast(batch.column(column), &DataType::Utf8)?;
+        let files = datafusion::arrow::compute::cast(batch.column(column), &DataType::Utf8)
+            .map_err(|e| ExportError::Write(e.to_string()))?;
         let files = files.as_any().downcast_ref::<StringArray>().expect("cast to Utf8");
         Ok((0..files.len())
             .map(|i| {
@@ -128,7 +134,7 @@ impl TableWriter {
             .collect())
     }
 
-    fn write_to(&mut self, partition: Option<String>, rows: &RecordBatch) -> Result<(), ParquetError> {
+    fn write_to(&mut self, partition: Option<String>, rows: &RecordBatch) -> Result<(), ExportError> {
         let at = match self.open.iter().position(|f| f.partition == partition) {
             Some(at) => at,
             None => {
@@ -160,20 +166,20 @@ impl TableWriter {
         Ok(())
     }
 
-    fn create(&mut self, partition: Option<String>) -> Result<OpenFile, ParquetError> {
-        let mut dir = self.dir.clone();
+    fn create(&mut self, partition: Option<String>) -> Result<OpenFile, ExportError> {
+        let mut relative = self.dir.clone();
         if let (Some(partitioning), Some(value)) = (&self.partitioning, &partition) {
-            dir.push(format!("{}={value}", partitioning.key));
+            relative.push(format!("{}={value}", partitioning.key));
         }
-        std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
-        let path = dir.join(format!("{}{:03}.parquet", self.prefix, self.next));
+        relative.push(format!("{}{:03}.parquet", self.prefix, self.next));
         self.next += 1;
-        let sink = File::create(&path).map_err(|e| io_error(&path, e))?;
+        let sink = self.root.create_file(&relative)?;
+        let path = self.root.path().join(&relative);
         let writer = ArrowWriter::try_new(BufWriter::new(sink), self.schema.clone(), Some(properties()))?;
         Ok(OpenFile { partition, path, writer, counted_bytes: 0 })
     }
 
-    fn close(&mut self, at: usize) -> Result<(), ParquetError> {
+    fn close(&mut self, at: usize) -> Result<(), ExportError> {
         let file = self.open.remove(at);
         let mut writer = file.writer;
         writer.finish()?;
@@ -185,15 +191,12 @@ impl TableWriter {
     }
 }
 
-/// Writes a file holding no rows, only `schema`: what an empty table exports as.
-pub fn write_empty(path: &Path, schema: SchemaRef) -> Result<(), ParquetError> {
-    let sink = File::create(path).map_err(|e| io_error(path, e))?;
+/// Writes the new file `relative` of `root`, holding no rows, only `schema`: what an empty
+/// table exports as.
+pub fn write_empty(root: &Root, relative: &Path, schema: SchemaRef) -> Result<(), ExportError> {
+    let sink = root.create_file(relative)?;
     ArrowWriter::try_new(BufWriter::new(sink), schema, Some(properties()))?.close()?;
     Ok(())
-}
-
-fn io_error(path: &Path, e: std::io::Error) -> ParquetError {
-    ParquetError::External(Box::new(std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))))
 }
 
 /// A partition value as a Hive folder name: characters other than letters, digits, `.`, `_`
@@ -236,7 +239,8 @@ mod tests {
         let partitioning = Partitioning { key: "date", by_file: Arc::new(by_file) };
         let progress = Arc::new(Progress::default());
         let mut writer = TableWriter::new(
-            dir.path().to_path_buf(),
+            Root::new(dir.path()),
+            PathBuf::from("rupu/usage"),
             "part-".into(),
             schema.clone(),
             Some(partitioning),
