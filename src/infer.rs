@@ -112,9 +112,6 @@ pub struct FileStats {
     pub damaged_lines: u64,
     /// Lines read (damaged ones included).
     pub lines: u64,
-    /// The first line is damaged, or an event of a type the format does not document: a
-    /// transcript whose first line (rupu's `run_start`) was lost to damage.
-    pub lost_start: bool,
     /// The line limit of the read: a longer line was damage.
     pub max_line_bytes: usize,
     /// A problem that stopped the read (the file is then left out).
@@ -204,7 +201,7 @@ pub async fn infer_file(
                 }
                 offset += block.len() as u64;
                 splitter.feed(&block, &mut |line| {
-                    observe_line(format, from, line, &mut stats);
+                    observe_line(format, line, &mut stats);
                 });
                 // A large file whose first block (4 MiB) holds no event (its lines damaged, or one
                 // unfinished line that cannot be JSON) is not JSON Lines: it is read no further,
@@ -215,7 +212,6 @@ pub async fn infer_file(
                 if from == 0 && offset >= JSON_LINES_PROOF_BYTES && no_event && damaged {
                     stats.complete_bytes = 0;
                     stats.damaged_lines = stats.damaged_lines.max(1);
-                    stats.lost_start = true;
                     return stats;
                 }
             }
@@ -227,7 +223,7 @@ pub async fn infer_file(
         }
     }
     let mut damaged_tail = false;
-    splitter.finish(&mut |line| damaged_tail = observe_line(format, from, line, &mut stats));
+    splitter.finish(&mut |line| damaged_tail = observe_line(format, line, &mut stats));
     // A last line that is no JSON event and no unfinished one is damage that no append can
     // mend: later reads of a growing file start after it, so that it is counted once.
     if damaged_tail {
@@ -238,30 +234,17 @@ pub async fn infer_file(
 
 /// Notes what one line of a read from byte `from` holds; true for an unterminated last line that
 /// is damaged (not merely cut off by a write still under way or lost in a crash).
-fn observe_line(format: &Format, from: u64, line: Line<'_>, stats: &mut FileStats) -> bool {
+fn observe_line(format: &Format, line: Line<'_>, stats: &mut FileStats) -> bool {
     stats.lines += 1;
-    let first = stats.lines == 1 && from == 0;
     let damaged = match line {
-        Line::Whole { bytes, .. } => {
-            let damaged = !observe(format, bytes, &mut stats.types);
-            if first {
-                stats.lost_start = damaged || !documented_event(format, bytes);
-            }
-            damaged
-        }
+        Line::Whole { bytes, .. } => !observe(format, bytes, &mut stats.types),
         // A last line cut off mid-write is not damage; one that is complete but no event is.
         Line::Unterminated { bytes, .. } => {
             let damaged = !observe(format, bytes, &mut stats.tail_types) && !crate::json::is_cut_off(bytes);
-            if first {
-                stats.lost_start = damaged;
-            }
             stats.damaged_lines += u64::from(damaged);
             return damaged;
         }
-        Line::TooLong { .. } => {
-            stats.lost_start |= first;
-            true
-        }
+        Line::TooLong { .. } => true,
     };
     stats.damaged_lines += u64::from(damaged);
     false
@@ -341,20 +324,9 @@ pub async fn first_line_of_type(
     found
 }
 
-fn is_documented(format: &Format, type_name: &str) -> bool {
-    format.events.iter().any(|e| e.type_name == type_name)
-}
-
 /// Whether the first bytes of a line may start a JSON object (spaces, then `{`).
 fn could_be_object(head: &[u8]) -> bool {
     head.iter().find(|b| !b.is_ascii_whitespace()).is_none_or(|b| *b == b'{')
-}
-
-/// Whether a line is an event of a type the format documents.
-fn documented_event(format: &Format, line: &[u8]) -> bool {
-    let envelope = &format.envelope;
-    parse_event(line, envelope.type_key, envelope.fields_key(), Want::Text)
-        .is_ok_and(|event| is_documented(format, &event.type_name))
 }
 
 /// Notes one line's type and field shapes; false for a damaged line, which adds nothing.

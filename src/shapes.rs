@@ -63,7 +63,6 @@ impl ShapeTable {
             complete_bytes: stats.complete_bytes,
             damaged_lines: stats.damaged_lines,
             lines: stats.lines,
-            lost_start: stats.lost_start,
             max_line_bytes: stats.max_line_bytes as u64,
             ..Default::default()
         };
@@ -80,7 +79,6 @@ impl ShapeTable {
             complete_bytes: summary.complete_bytes,
             damaged_lines: summary.damaged_lines,
             lines: summary.lines,
-            lost_start: summary.lost_start,
             max_line_bytes: summary.max_line_bytes as usize,
             unreadable: None,
         }
@@ -108,7 +106,6 @@ pub struct FileSummary {
     pub complete_bytes: u64,
     pub damaged_lines: u64,
     pub lines: u64,
-    pub lost_start: bool,
     pub max_line_bytes: u64,
 }
 
@@ -194,7 +191,6 @@ mod tests {
             complete_bytes: 10,
             damaged_lines: 2,
             lines: 9,
-            lost_start: true,
             max_line_bytes: 1000,
             unreadable: None,
         }

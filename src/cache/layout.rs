@@ -98,7 +98,6 @@ pub fn encode(
         out.number(summary.complete_bytes);
         out.number(summary.damaged_lines);
         out.number(summary.lines);
-        out.0.push(u8::from(summary.lost_start));
         out.number(summary.max_line_bytes);
     }
     let body = MAGIC.len() + CHECKSUM_BYTES;
@@ -156,11 +155,6 @@ pub fn decode(bytes: &[u8], shapes: &mut ShapeTable) -> Option<Decoded> {
         summary.complete_bytes = input.number()?;
         summary.damaged_lines = input.number()?;
         summary.lines = input.number()?;
-        summary.lost_start = match input.byte()? {
-            0 => false,
-            1 => true,
-            _ => return None,
-        };
         summary.max_line_bytes = input.number()?;
         let entry = FileEntry { format, size, modified, inode, changed, prefix_hash, summary };
         entries.insert(os_string(&path)?, entry);
@@ -250,7 +244,7 @@ mod tests {
         let mut summary = FileSummary::default();
         summary.set_shapes(&whole, &tail);
         (summary.complete_bytes, summary.damaged_lines, summary.lines) = (300, 2, 40);
-        (summary.lost_start, summary.max_line_bytes) = (true, 256 << 20);
+        summary.max_line_bytes = 256 << 20;
         FileEntry {
             format,
             size: 1 << 40,
@@ -301,14 +295,7 @@ mod tests {
                     e.prefix_hash,
                     {
                         let s = &e.summary;
-                        (
-                            s.whole().count(),
-                            s.complete_bytes,
-                            s.damaged_lines,
-                            s.lines,
-                            s.lost_start,
-                            s.max_line_bytes,
-                        )
+                        (s.whole().count(), s.complete_bytes, s.damaged_lines, s.lines, s.max_line_bytes)
                     }
                 )
             })
