@@ -9,12 +9,12 @@ use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use txq::generate::rng::Rng;
 
-const START: &str =
+pub const START: &str =
     r#"{"type":"run_start","data":{"run_id":"run_1","agent":"a","started_at":"2026-10-07T09:14:03Z"}}"#;
-const USAGE: &str = r#"{"type":"usage","data":{"model":"m","input_tokens":10,"output_tokens":3}}"#;
+pub const USAGE: &str = r#"{"type":"usage","data":{"model":"m","input_tokens":10,"output_tokens":3}}"#;
 
 /// A directory holding `run_1.jsonl` with `bytes` (a rupu transcript when they start with START).
-fn transcript(bytes: &[u8]) -> tempfile::TempDir {
+pub fn transcript(bytes: &[u8]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("run_1.jsonl"), bytes).unwrap();
     dir

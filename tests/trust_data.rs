@@ -2,20 +2,10 @@
 //! from the data that clash or are no SQL names, files with no `run_start`, line ends and padding,
 //! whole numbers, token counts, required fields and cut strings, each read by the real binary.
 
+use crate::robustness::{START, USAGE, transcript};
 use crate::util::{int, parse_ndjson, text, txq};
 use serde_json::{Map, Value, json};
 use std::path::Path;
-
-const START: &str =
-    r#"{"type":"run_start","data":{"run_id":"run_1","agent":"a","started_at":"2026-10-07T09:14:03Z"}}"#;
-const USAGE: &str = r#"{"type":"usage","data":{"model":"m","input_tokens":10,"output_tokens":3}}"#;
-
-/// A directory holding `run_1.jsonl` with `bytes`.
-fn transcript(bytes: &[u8]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("run_1.jsonl"), bytes).unwrap();
-    dir
-}
 
 fn lines(lines: &[&str]) -> String {
     lines.iter().map(|l| format!("{l}\n")).collect()

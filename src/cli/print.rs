@@ -103,16 +103,7 @@ fn as_shown_text(
     for batch in batches {
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
         for column in batch.columns() {
-            let formatter = ArrayFormatter::try_new(column.as_ref(), &options)?;
-            let mut text = StringBuilder::new();
-            for i in 0..column.len() {
-                if column.is_null(i) {
-                    text.append_null();
-                } else {
-                    text.append_value(escape::text(&formatter.value(i).to_string()));
-                }
-            }
-            columns.push(Arc::new(text.finish()));
+            columns.push(as_text(column, &options, |value| escape::text(&value).into_owned())?);
         }
         out.push(RecordBatch::try_new_with_options(
             shown.clone(),
@@ -121,6 +112,24 @@ fn as_shown_text(
         )?);
     }
     Ok((shown, out))
+}
+
+/// A column as Arrow displays each value, each passed through `shown`; nulls stay null.
+fn as_text(
+    column: &ArrayRef,
+    options: &FormatOptions,
+    shown: impl Fn(String) -> String,
+) -> Result<ArrayRef, ArrowError> {
+    let formatter = ArrayFormatter::try_new(column.as_ref(), options)?;
+    let mut text = StringBuilder::new();
+    for i in 0..column.len() {
+        if column.is_null(i) {
+            text.append_null();
+        } else {
+            text.append_value(shown(formatter.value(i).to_string()));
+        }
+    }
+    Ok(Arc::new(text.finish()))
 }
 
 /// The batch with list and struct columns rendered as text, which CSV cannot hold otherwise.
@@ -134,17 +143,8 @@ fn flatten_nested(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
     let mut columns: Vec<ArrayRef> = Vec::new();
     for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
         if nested(field.data_type()) {
-            let formatter = ArrayFormatter::try_new(column.as_ref(), &options)?;
-            let mut text = StringBuilder::new();
-            for i in 0..column.len() {
-                if column.is_null(i) {
-                    text.append_null();
-                } else {
-                    text.append_value(formatter.value(i).to_string());
-                }
-            }
             fields.push(Field::new(field.name(), DataType::Utf8, true));
-            columns.push(Arc::new(text.finish()));
+            columns.push(as_text(column, &options, |value| value)?);
         } else {
             fields.push(field.as_ref().clone());
             columns.push(column.clone());
