@@ -232,13 +232,13 @@ pub fn identifier(name: &str, lead: &str) -> String {
 /// differs from the type as the format writes it. A type keeps its name where it is an SQL
 /// identifier no other table of its schema has; otherwise it becomes an [`identifier`], with
 /// `type_` in front when that is taken (by a table of the format's own or another type) and
-/// `_2`, `_3`, ... after while it still is. Types already named as identifiers choose first, then
-/// the others in the order of their names.
+/// `_2`, `_3`, ... after while it still is. Types written as identifiers choose first (`a_b`
+/// before `a-b`, which reeval's naming also makes `a_b`), then the others in the order of their
+/// names.
 fn found_type_names<'a>(format: &Format, found: &[&'a str]) -> Vec<(&'a str, String, Option<String>)> {
     let mut taken: HashSet<String> = built_in_names(format).into_iter().collect();
     let as_written = |t: &str| format.table_naming.apply(t);
-    let (clean, other): (Vec<&str>, Vec<&str>) =
-        found.iter().partition(|t| identifier(&as_written(t), TYPE_LEAD) == as_written(t));
+    let (clean, other): (Vec<&str>, Vec<&str>) = found.iter().partition(|t| identifier(t, TYPE_LEAD) == **t);
     let mut named = Vec::with_capacity(found.len());
     for type_name in clean.into_iter().chain(other) {
         let wanted = as_written(type_name);

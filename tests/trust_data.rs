@@ -101,6 +101,43 @@ fn an_unknown_rupu_type_named_like_a_reeval_table_does_not_take_its_unqualified_
 }
 
 #[test]
+fn two_reeval_types_that_differ_by_dash_and_underscore_are_two_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let attempt = dir.path().join(".reeval/runs/R1/e/c/1");
+    std::fs::create_dir_all(&attempt).unwrap();
+    let reeval = lines(&[
+        r#"{"type":"prompt","turn":0,"ts":"2026-09-26T17:40:57.860Z","atMs":0,"text":"go"}"#,
+        r#"{"type":"a-b","turn":0,"k":1}"#,
+        r#"{"type":"a_b","turn":0,"k":2}"#,
+        r#"{"type":"turn_end","turn":0,"k":3}"#,
+        r#"{"type":"turn-end","turn":0,"status":"completed","durationMs":5}"#,
+    ]);
+    std::fs::write(attempt.join("transcript.jsonl"), reeval).unwrap();
+    let (all, stderr) = query(
+        dir.path(),
+        &[],
+        "select k from reeval.a_b union all select k from reeval.type_a_b union all select k from reeval.type_turn_end union all select duration_ms from reeval.turn_end",
+    );
+    let ks: Vec<Value> = all.into_iter().map(|mut r| r.remove("k").unwrap()).collect();
+    assert_eq!(ks.len(), 4);
+    assert!(
+        ks.contains(&json!(1)) && ks.contains(&json!(2)) && ks.contains(&json!(3)) && ks.contains(&json!(5)),
+        "{ks:?}"
+    );
+    assert_eq!(rows(dir.path(), "select k from reeval.a_b"), json!([{"k": 2}]));
+    assert!(
+        stderr.contains(r#"transcript.jsonl:2: event type "a-b" is table reeval.type_a_b (a_b is a table"#),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            r#"transcript.jsonl:4: event type "turn_end" is table reeval.type_turn_end (turn_end is a table"#
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn field_names_that_are_no_sql_names_become_columns_that_need_no_quotes() {
     let dir = transcript(
         lines(&[START, r#"{"type":"probe","data":{"inputTokens":5,"a.b":"x","":"e","7up":true}}"#])
