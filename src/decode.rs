@@ -199,7 +199,7 @@ impl Builder {
                 },
                 _ => false,
             },
-            (Builder::Nested(_, values), kind) => match serde_json::from_str::<Value>(text) {
+            (Builder::Nested(_, values), kind) => match crate::json::value(text) {
                 Ok(value) if fits(&value, kind) => {
                     values.push(value);
                     true
