@@ -180,7 +180,10 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
 fn unreachable(path: &Path, e: &std::io::Error) -> DiscoveryError {
     use std::io::ErrorKind;
     let why = match e.kind() {
-        ErrorKind::NotFound => return DiscoveryError::NotFound(path.to_path_buf()),
+        // A path through a file (`run_1.jsonl/x`) does not exist either.
+        ErrorKind::NotFound | ErrorKind::NotADirectory => {
+            return DiscoveryError::NotFound(path.to_path_buf());
+        }
         _ if is_symlink_loop(e) => "symlink loop (too many levels of symbolic links)".to_string(),
         ErrorKind::InvalidFilename => {
             "name too long (a name over 255 bytes, or a path over 4096 bytes)".to_string()

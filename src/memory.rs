@@ -142,12 +142,12 @@ pub fn runtime(options: &MemoryOptions) -> Result<Arc<RuntimeEnv>> {
 /// - What a sort sets aside to merge its spilled runs is a share of the quarter of the limit
 ///   kept for what cannot spill (DataFusion's fixed 10 MiB would refuse every sort under a
 ///   limit of a few times that, though a sort spills in far less).
-/// - Under a limit of 2 GiB, batches hold fewer rows than 8192 (a row for each 256 KiB of the
-///   limit, 256 at least): a sort spills its runs in batches, and merging them takes two
+/// - Under a limit of 1 GiB, batches hold fewer rows than 8192 (a row for each 128 KiB of the
+///   limit, 64 at least): a sort spills its runs in batches, and merging them takes two
 ///   batches of each run at once, which at 8192 rows of large tool outputs is more than a
 ///   small limit.
 pub fn with_limits(config: SessionConfig, options: &MemoryOptions) -> SessionConfig {
-    let rows = (options.limit / ROW_SHARE).clamp(256, 8192) as usize;
+    let rows = (options.limit / ROW_SHARE).clamp(64, 8192) as usize;
     let rows = rows.min(config.batch_size());
     let mut config = config.with_batch_size(rows).with_repartition_sorts(false);
     let partitions = config.target_partitions().max(1) as u64;
@@ -159,7 +159,7 @@ pub fn with_limits(config: SessionConfig, options: &MemoryOptions) -> SessionCon
 }
 
 /// The bytes of the limit for each row of a batch (see [`with_limits`]).
-const ROW_SHARE: u64 = 256 << 10;
+const ROW_SHARE: u64 = 128 << 10;
 
 /// The part of the limit that operators able to spill share between them (fairly: DataFusion's
 /// fair spill pool); the rest is kept for what cannot spill, such as the buffers a sort merges

@@ -12,4 +12,5 @@ mod robustness;
 mod rupu_tables;
 mod sample;
 mod shell;
+mod trust_limits;
 mod util;
