@@ -59,7 +59,7 @@ pub struct ResultWriter<'a> {
 
 enum Writing<'a> {
     Table(Vec<RecordBatch>, &'a mut dyn Write),
-    Csv(datafusion::arrow::csv::Writer<&'a mut dyn Write>, u8),
+    Csv(Box<datafusion::arrow::csv::Writer<&'a mut dyn Write>>, u8),
     Json(datafusion::arrow::json::Writer<&'a mut dyn Write, JsonArray>),
     Ndjson(LineDelimitedWriter<&'a mut dyn Write>),
 }
@@ -75,7 +75,7 @@ impl<'a> ResultWriter<'a> {
                     .with_delimiter(delimiter)
                     .with_timestamp_tz_format("%Y-%m-%dT%H:%M:%S%.fZ".to_string())
                     .build(out);
-                Writing::Csv(writer, delimiter)
+                Writing::Csv(Box::new(writer), delimiter)
             }
             OutputFormat::Json => {
                 Writing::Json(WriterBuilder::new().with_explicit_nulls(true).build::<_, JsonArray>(out))
