@@ -163,28 +163,19 @@ const ROW_SHARE: u64 = 128 << 10;
 
 /// The part of the limit that operators able to spill share between them (fairly: DataFusion's
 /// fair spill pool); the rest is kept for what cannot spill, such as the buffers a sort merges
-/// its spilled runs in, which a sort of another partition would otherwise take and leave the
-/// merge none.
+/// its spilled runs in, which spilling operators would otherwise take and leave the merge none.
 const SPILLABLE_SHARE: (usize, usize) = (3, 4);
 
 /// The pool of a session, held to the limit: operators that can spill (sorts, aggregations)
 /// share [`SPILLABLE_SHARE`] of it fairly, as DataFusion's fair spill pool shares; operators
-/// that cannot spill take what is free, each growing to no more than an equal share of what the
-/// others leave (so that a merge reading many spilled runs at once cannot take the memory the
-/// next merge needs to begin). A refusal names the limit and the flag that sets it.
+/// that cannot spill take what is free, first come; together they never hold more than the
+/// limit. A refusal names the limit and the flag that sets it.
 #[derive(Debug)]
 struct LimitedPool {
     spillable: FairSpillPool,
-    /// What consumers that cannot spill hold (locked while any reservation is decided).
-    unspillable: std::sync::Mutex<Unspillable>,
+    /// Bytes held by consumers that cannot spill (locked while any reservation is decided).
+    unspillable: std::sync::Mutex<usize>,
     limit: usize,
-}
-
-#[derive(Debug, Default)]
-struct Unspillable {
-    bytes: usize,
-    /// Reservations holding any.
-    holders: usize,
 }
 
 impl LimitedPool {
@@ -194,7 +185,7 @@ impl LimitedPool {
         Self { spillable, unspillable: std::sync::Mutex::default(), limit }
     }
 
-    fn unspillable(&self) -> std::sync::MutexGuard<'_, Unspillable> {
+    fn unspillable(&self) -> std::sync::MutexGuard<'_, usize> {
         self.unspillable.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
@@ -209,14 +200,6 @@ impl LimitedPool {
             describe_size(additional as u64),
             describe_size(reservation.size() as u64),
         ))
-    }
-}
-
-impl Unspillable {
-    /// Notes `additional` bytes more for a reservation holding `before`.
-    fn add(&mut self, before: usize, additional: usize) {
-        self.holders += usize::from(before == 0 && additional > 0);
-        self.bytes += additional;
     }
 }
 
@@ -239,7 +222,7 @@ impl MemoryPool for LimitedPool {
     fn grow(&self, reservation: &MemoryReservation, additional: usize) {
         match reservation.consumer().can_spill() {
             true => self.spillable.grow(reservation, additional),
-            false => self.unspillable().add(reservation.size(), additional),
+            false => *self.unspillable() += additional,
         }
     }
     /// Called once the reservation is `shrink` smaller.
@@ -248,10 +231,7 @@ impl MemoryPool for LimitedPool {
             true => self.spillable.shrink(reservation, shrink),
             false => {
                 let mut held = self.unspillable();
-                held.bytes = held.bytes.saturating_sub(shrink);
-                if reservation.size() == 0 && shrink > 0 {
-                    held.holders = held.holders.saturating_sub(1);
-                }
+                *held = held.saturating_sub(shrink);
             }
         }
     }
@@ -259,7 +239,7 @@ impl MemoryPool for LimitedPool {
     fn try_grow(&self, reservation: &MemoryReservation, additional: usize) -> Result<()> {
         let mut held = self.unspillable();
         let spilling = self.spillable.reserved();
-        let free = self.limit.saturating_sub(held.bytes + spilling);
+        let free = self.limit.saturating_sub(*held + spilling);
         if additional > free {
             return Err(self.refusal(reservation, additional));
         }
@@ -269,11 +249,11 @@ impl MemoryPool for LimitedPool {
                 other => other,
             });
         }
-        held.add(reservation.size(), additional);
+        *held += additional;
         Ok(())
     }
     fn reserved(&self) -> usize {
-        self.unspillable().bytes + self.spillable.reserved()
+        *self.unspillable() + self.spillable.reserved()
     }
     fn memory_limit(&self) -> MemoryLimit {
         MemoryLimit::Finite(self.limit)
