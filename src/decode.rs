@@ -8,7 +8,7 @@ use crate::json::{Raw, RawObject, Shape};
 use datafusion::arrow::array::{
     ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
 };
-use datafusion::arrow::compute::kernels::cast_utils::string_to_timestamp_nanos;
+use datafusion::arrow::compute::kernels::cast_utils::string_to_datetime;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
@@ -215,18 +215,18 @@ impl Builder {
                 _ => false,
             },
             (Builder::Timestamp(b), _) => match crate::json::string(raw) {
-                Some(s) if shape == Shape::Str => match string_to_timestamp_nanos(&s) {
-                    Ok(nanos) => {
-                        b.append_value(nanos.div_euclid(1000));
+                Some(s) if shape == Shape::Str => match timestamp_micros(&s) {
+                    Some(micros) => {
+                        b.append_value(micros);
                         true
                     }
-                    Err(_) => {
+                    None => {
                         return self.reject(format!("not an RFC 3339 timestamp: {}", excerpt(text, 60)));
                     }
                 },
                 _ => false,
             },
-            (Builder::Nested(_, values), kind) => match serde_json::from_str::<Value>(text) {
+            (Builder::Nested(_, values), kind) => match crate::json::value(text) {
                 Ok(value) if fits(&value, kind) => {
                     values.push(value);
                     true
@@ -315,6 +315,13 @@ fn whole_number(text: &str) -> Option<Result<i64, OutOfRange>> {
     }
     let value = if negative { -value } else { value };
     Some(i64::try_from(value).map_err(|_| OutOfRange))
+}
+
+/// A timestamp's microseconds since the epoch (UTC), straight from the date and time written:
+/// every RFC 3339 time fits (years 0000 to 9999, any offset; a leap second reads as the next
+/// second's start), where Arrow's nanoseconds reach 1677 to 2262 only.
+fn timestamp_micros(text: &str) -> Option<i64> {
+    string_to_datetime(&chrono::Utc, text).ok().map(|time| time.timestamp_micros())
 }
 
 /// Whether a JSON value has the shape of `kind` all the way down (so arrow-json takes it).

@@ -43,6 +43,10 @@ pub struct Discovery {
 pub enum DiscoveryError {
     #[error("{}: no such file or directory", crate::escape::path(.0))]
     NotFound(PathBuf),
+    /// A path given that exists (or may) but cannot be looked at: a symlink loop, a name too
+    /// long, a directory on the way that may not be searched.
+    #[error("{}: {}", .0.display(), .1)]
+    Unreachable(PathBuf, String),
     #[error("no transcripts given and none found in the default places: looked for {0}")]
     NoDefault(String),
 }
@@ -95,7 +99,11 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
     // where the walk first met it.
     let mut found: Vec<(usize, SourceFile)> = Vec::new();
     for root in paths {
-        let meta = std::fs::metadata(root).map_err(|_| DiscoveryError::NotFound(root.clone()))?;
+        let meta = std::fs::metadata(root).map_err(|e| unreachable(root, &e))?;
+        if let Some(kind) = special_kind(&meta.file_type()) {
+            out.warnings.push(format!("{}: not read: not a regular file: {kind}", root.display()));
+            continue;
+        }
         if meta.is_file() {
             let name = root.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
             match claim(&name) {
@@ -124,6 +132,14 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
                 }
             };
             if !entry.file_type().is_file() {
+                // A FIFO named like a transcript would block the read that opened it: it is
+                // never opened, and said so.
+                if let Some(kind) = special_kind(&entry.file_type())
+                    && claim(&entry.file_name().to_string_lossy()).is_some()
+                {
+                    out.warnings
+                        .push(format!("{}: not read: not a regular file: {kind}", entry.path().display()));
+                }
                 continue;
             }
             let name = entry.file_name().to_string_lossy();
@@ -164,6 +180,59 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
         }
     }
     Ok(out)
+}
+
+/// Why a path given cannot be looked at, in words that say what to fix.
+fn unreachable(path: &Path, e: &std::io::Error) -> DiscoveryError {
+    use std::io::ErrorKind;
+    let why = match e.kind() {
+        // A path through a file (`run_1.jsonl/x`) does not exist either.
+        ErrorKind::NotFound | ErrorKind::NotADirectory => {
+            return DiscoveryError::NotFound(path.to_path_buf());
+        }
+        _ if is_symlink_loop(e) => "symlink loop (too many levels of symbolic links)".to_string(),
+        ErrorKind::InvalidFilename => {
+            "name too long (a name over 255 bytes, or a path over 4096 bytes)".to_string()
+        }
+        ErrorKind::PermissionDenied => {
+            "permission denied (a directory on the way may not be searched)".into()
+        }
+        _ => format!("cannot read: {e}"),
+    };
+    DiscoveryError::Unreachable(path.to_path_buf(), why)
+}
+
+#[cfg(unix)]
+fn is_symlink_loop(e: &std::io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ELOOP)
+}
+
+#[cfg(not(unix))]
+fn is_symlink_loop(_: &std::io::Error) -> bool {
+    false
+}
+
+/// What a file that is neither a regular file nor a directory is (txq never opens one: a FIFO
+/// would block the read).
+#[cfg(unix)]
+fn special_kind(file_type: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_fifo() {
+        Some("a FIFO")
+    } else if file_type.is_char_device() {
+        Some("a character device")
+    } else if file_type.is_block_device() {
+        Some("a block device")
+    } else if file_type.is_socket() {
+        Some("a socket")
+    } else {
+        None
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &std::fs::FileType) -> Option<&'static str> {
+    None
 }
 
 /// The order of a walk that visits each directory's entries by name: paths compared component

@@ -61,6 +61,15 @@ microseconds with time zone UTC, `json text` the value's JSON text for the JSON 
 says otherwise; a value of the wrong type reads as null and is listed in `errors`. A field whose
 name is taken by a context column is named `data_<name>` (`turn_end.data_turn_idx`).
 
+Reading rules. A key repeated in one JSON object is read by its first value, everywhere: the
+event's type, the key its fields are under (`data`), every column (nested ones too), the type
+the inference pass gives a column, and the JSON functions over `events.data` (which holds the
+fields' text as written, repeats included). JavaScript's `JSON.parse`, jq and serde_json keep
+the last instead. A timestamp column reads RFC 3339 text (`2026-10-07T09:14:03Z`, any offset,
+fractions below a microsecond dropped; also a space for the `T`, no offset meaning UTC, or a
+date alone); every year from 0000 to 9999 fits, and a leap second (`23:59:60`) reads as the
+next second's start.
+
 ";
 
 /// The table names found in more than one schema, and which one an unqualified name means.

@@ -349,8 +349,11 @@ fn observe(format: &Format, line: &[u8], types: &mut BTreeMap<Arc<str>, TypeStat
     let Some(fields) = descend(fields, path) else {
         return true;
     };
-    for (key, raw) in &fields.entries {
-        if matches!(format.envelope.fields, FieldsAt::Beside) && key == format.envelope.type_key {
+    for (at, (key, raw)) in fields.entries.iter().enumerate() {
+        let is_type = matches!(format.envelope.fields, FieldsAt::Beside) && key == format.envelope.type_key;
+        // A repeated key's first value is the one every reading takes: the later ones give the
+        // column no shape.
+        if is_type || fields.entries[..at].iter().any(|(k, _)| k == key) {
             continue;
         }
         stats.field(key, Shape::of(raw));

@@ -16,6 +16,7 @@ pub mod generate;
 pub mod infer;
 pub mod json;
 pub mod lines;
+pub mod memory;
 pub mod prices;
 pub mod queries;
 pub mod read;

@@ -17,12 +17,14 @@ pub const CATALOG: &str = "datafusion";
 /// The schema unqualified names resolve in.
 pub const DEFAULT_SCHEMA: &str = "public";
 
-/// A session whose tables are the corpus's.
+/// A session whose tables are the corpus's, its statements held to the corpus's memory limit.
 pub async fn session(corpus: &Corpus) -> Result<SessionContext> {
     let config = SessionConfig::new()
         .with_information_schema(true)
         .with_default_catalog_and_schema(CATALOG, DEFAULT_SCHEMA);
-    let mut ctx = SessionContext::new_with_config(config);
+    let config = crate::memory::with_limits(config, &corpus.options.memory);
+    let runtime = crate::memory::runtime(&corpus.options.memory)?;
+    let mut ctx = SessionContext::new_with_config_rt(config, runtime);
     datafusion_functions_json::register_all(&mut ctx)?;
     // The scans read through DataFusion's object-store registry: the corpus's store serves file://.
     let local = datafusion::execution::object_store::ObjectStoreUrl::local_filesystem();
@@ -189,7 +191,7 @@ pub async fn open(
     let formats = crate::format::all();
     // The cache file is read while the directories are walked: its name depends on them only.
     let searched: Vec<std::path::PathBuf> =
-        paths.iter().filter(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_file())).cloned().collect();
+        paths.iter().filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_dir())).cloned().collect();
     let (discovery, cache) = std::thread::scope(|scope| {
         let cache = scope.spawn(|| Corpus::cache(&options, &searched));
         let discovery = crate::discover::discover(&formats, paths);

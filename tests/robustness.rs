@@ -357,15 +357,15 @@ fn a_line_over_max_line_bytes_is_listed_with_its_file_and_line_and_the_rest_read
 fn the_inference_cache_is_not_reused_over_another_line_limit() {
     // Regression: a line too long under one --max-line-bytes was left out of the cached stats,
     // so its type stayed missing from a later run with a larger limit.
-    let dir = long_line_transcript(1000);
+    let dir = long_line_transcript(2000);
     let (rows, _) =
-        query(dir.path(), &["-q", "--max-line-bytes", "300"], "select count(*) as n from tool_result");
+        query(dir.path(), &["-q", "--max-line-bytes", "1024"], "select count(*) as n from tool_result");
     assert_eq!(rows[0]["n"], 0);
     let (rows, stderr) = query(dir.path(), &[], "select count(*) as n from tool_result");
     assert_eq!(rows[0]["n"], 1);
     assert_eq!(stderr, "");
     let (rows, stderr) =
-        query(dir.path(), &["--max-line-bytes", "300"], "select count(*) as n from tool_result");
+        query(dir.path(), &["--max-line-bytes", "1024"], "select count(*) as n from tool_result");
     assert_eq!(rows[0]["n"], 0);
     assert_eq!(
         stderr,

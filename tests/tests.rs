@@ -15,4 +15,5 @@ mod shell;
 mod trust_cache;
 mod trust_data;
 mod trust_export;
+mod trust_limits;
 mod util;

@@ -25,9 +25,20 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = OutputFormat::Table, global = true)]
     pub format: OutputFormat,
 
-    /// Lines longer than this many bytes are listed in `errors` instead of read.
-    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
+    /// Lines longer than this (bytes, or a size: 64M) are listed in `errors` instead of read;
+    /// at least 1K.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_line_limit)]
     pub max_line_bytes: usize,
+
+    /// Memory that sorts, joins and aggregations may hold before they spill to disk (2G, 512M,
+    /// 1.5GiB, bytes). Default: half the machine's memory (or its container's).
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit, global = true)]
+    pub memory_limit: Option<u64>,
+
+    /// Where to write spill files (a fresh directory inside it, removed after). Default: the
+    /// system's temporary directory ($TMPDIR, else /tmp).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub spill_dir: Option<PathBuf>,
 
     /// Read every file whole, without the inference cache (in $TXQ_CACHE_DIR, else ~/.cache/txq).
     #[arg(long)]
@@ -130,6 +141,27 @@ fn parse_size(s: &str) -> Result<u64, String> {
         other => return Err(format!("unknown unit {other:?}: use B, KB, MB or GB")),
     };
     Ok((number * unit) as u64)
+}
+
+/// The smallest `--max-line-bytes`: a smaller limit would make ordinary events (a `run_start`,
+/// a `usage`: a few hundred bytes) damaged lines, which is a mistyped flag, not a wish.
+pub const MIN_LINE_LIMIT: usize = 1024;
+
+fn parse_line_limit(s: &str) -> Result<usize, String> {
+    let bytes = crate::memory::parse_size(s)?;
+    if bytes < MIN_LINE_LIMIT as u64 {
+        return Err(format!(
+            "{bytes} bytes is below the smallest line limit, {MIN_LINE_LIMIT} (1K): ordinary events are longer"
+        ));
+    }
+    usize::try_from(bytes).map_err(|_| format!("{s:?} is too large"))
+}
+
+fn parse_memory_limit(s: &str) -> Result<u64, String> {
+    match crate::memory::parse_size(s)? {
+        0 => Err("a memory limit of 0 bytes leaves no statement anything to run in".into()),
+        bytes => Ok(bytes),
+    }
 }
 
 fn parse_range(s: &str) -> Result<(usize, usize), String> {

@@ -8,6 +8,7 @@ use datafusion::error::DataFusionError;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::DFParser;
 use datafusion::sql::sqlparser::dialect::GenericDialect;
+use futures::StreamExt;
 use std::io::Write;
 
 /// Why running SQL failed.
@@ -65,14 +66,38 @@ impl Runner<'_> {
         let plan = state.statement_to_plan(statement).await.map_err(|e| self.name_missing_table(e))?;
         let frame = self.ctx.execute_logical_plan(plan).await?;
         let schema = std::sync::Arc::new(frame.schema().as_arrow().clone());
+        let Some(screen) = self.screen else {
+            return self.stream_result(frame, &schema, out).await;
+        };
         let batches = frame.collect().await?;
-        if !schema.fields().is_empty()
-            && let Some(shown) = self.write_result(&schema, &batches, out)?
-            && let Some(screen) = self.screen
-        {
+        if !schema.fields().is_empty() {
+            let shown = screen.write(self.format, &schema, &batches, out)?;
             out.flush()?;
             writeln!(err, "{}", shown.footer(screen.timing.then(|| started.elapsed())))?;
         }
+        out.flush()?;
+        Ok(())
+    }
+
+    /// Writes a result whole, batch by batch as the statement makes them: a large result is
+    /// never held (but in the table format, which aligns it). A statement that fails part way
+    /// has written the rows before the failure.
+    async fn stream_result(
+        &self,
+        frame: datafusion::dataframe::DataFrame,
+        schema: &datafusion::arrow::datatypes::SchemaRef,
+        out: &mut dyn Write,
+    ) -> Result<(), ExecError> {
+        let mut stream = frame.execute_stream().await?;
+        if schema.fields().is_empty() {
+            while stream.next().await.transpose()?.is_some() {}
+            return Ok(());
+        }
+        let mut writer = super::print::ResultWriter::new(self.format, schema, &mut *out);
+        while let Some(batch) = stream.next().await.transpose()? {
+            writer.write(&batch)?;
+        }
+        writer.finish()?;
         out.flush()?;
         Ok(())
     }

@@ -59,7 +59,10 @@ impl From<ExecError> for CliError {
 }
 
 /// DataFusion's message, with what the user can do about it.
-fn explain(e: &datafusion::error::DataFusionError) -> String {
+pub(crate) fn explain(e: &datafusion::error::DataFusionError) -> String {
+    if let Some(message) = crate::memory::exhausted_message(e) {
+        return message;
+    }
     let message = e.to_string();
     if message.contains("table") && message.contains("not found") {
         format!(
@@ -123,10 +126,15 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         true => None,
         false => crate::cache::InferenceCache::default_dir().map_err(CliError::Usage)?,
     };
-    let options = ReadOptions { max_line_bytes: args.max_line_bytes, cache_dir, ..Default::default() };
+    let memory = crate::memory::MemoryOptions {
+        limit: args.memory_limit.unwrap_or_else(crate::memory::default_limit),
+        spill_dir: args.spill_dir.clone(),
+    };
+    let options =
+        ReadOptions { max_line_bytes: args.max_line_bytes, cache_dir, memory, ..Default::default() };
     let engine = crate::session::open(&paths, options).await.map_err(|e| match e {
         OpenError::Discovery(e) => CliError::from(e),
-        OpenError::Sql(e) => CliError::Query(e.to_string()),
+        OpenError::Sql(e) => CliError::Query(explain(&e)),
     })?;
     let (corpus, ctx) = (&engine.corpus, &engine.ctx);
     if let Some(prices) = &prices {

@@ -43,49 +43,86 @@ pub fn write_batches(
     batches: &[RecordBatch],
     out: &mut dyn Write,
 ) -> Result<(), ArrowError> {
-    match format {
-        OutputFormat::Table => {
-            let (schema, batches) = as_shown_text(schema, batches)?;
-            writeln!(out, "{}", pretty_format_batches_with_schema(schema, &batches)?)?
-        }
-        OutputFormat::Csv | OutputFormat::Tsv => {
-            let delimiter = if format == OutputFormat::Csv { b',' } else { b'\t' };
-            if batches.iter().all(|b| b.num_rows() == 0) {
-                let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-                writeln!(out, "{}", names.join(&(delimiter as char).to_string()))?;
-                return Ok(());
-            }
-            let mut writer = datafusion::arrow::csv::WriterBuilder::new()
-                .with_header(true)
-                .with_delimiter(delimiter)
-                .with_timestamp_tz_format("%Y-%m-%dT%H:%M:%S%.fZ".to_string())
-                .build(&mut *out);
-            for batch in batches {
-                writer.write(&flatten_nested(batch)?)?;
-            }
-        }
-        OutputFormat::Json => {
-            if batches.iter().all(|b| b.num_rows() == 0) {
-                writeln!(out, "[]")?;
-                return Ok(());
-            }
-            let mut writer = WriterBuilder::new().with_explicit_nulls(true).build::<_, JsonArray>(&mut *out);
-            for batch in batches {
-                writer.write(batch)?;
-            }
-            writer.finish()?;
-            writeln!(out)?;
-        }
-        OutputFormat::Ndjson => {
-            let mut writer: LineDelimitedWriter<_> =
-                WriterBuilder::new().with_explicit_nulls(true).build(&mut *out);
-            for batch in batches {
-                writer.write(batch)?;
-            }
-            writer.finish()?;
-        }
+    let mut writer = ResultWriter::new(format, schema, out);
+    for batch in batches {
+        writer.write(batch)?;
     }
-    Ok(())
+    writer.finish()
+}
+
+/// One statement's result written batch by batch as the batches come, so that a large result
+/// passes through instead of being held; only the table format holds its rows, to align them.
+pub struct ResultWriter<'a> {
+    schema: SchemaRef,
+    rows: u64,
+    kind: Writing<'a>,
+}
+
+enum Writing<'a> {
+    Table(Vec<RecordBatch>, &'a mut dyn Write),
+    Csv(Box<datafusion::arrow::csv::Writer<&'a mut dyn Write>>, u8),
+    Json(datafusion::arrow::json::Writer<&'a mut dyn Write, JsonArray>),
+    Ndjson(LineDelimitedWriter<&'a mut dyn Write>),
+}
+
+impl<'a> ResultWriter<'a> {
+    pub fn new(format: OutputFormat, schema: &SchemaRef, out: &'a mut dyn Write) -> Self {
+        let kind = match format {
+            OutputFormat::Table => Writing::Table(Vec::new(), out),
+            OutputFormat::Csv | OutputFormat::Tsv => {
+                let delimiter = if format == OutputFormat::Csv { b',' } else { b'\t' };
+                let writer = datafusion::arrow::csv::WriterBuilder::new()
+                    .with_header(true)
+                    .with_delimiter(delimiter)
+                    .with_timestamp_tz_format("%Y-%m-%dT%H:%M:%S%.fZ".to_string())
+                    .build(out);
+                Writing::Csv(Box::new(writer), delimiter)
+            }
+            OutputFormat::Json => {
+                Writing::Json(WriterBuilder::new().with_explicit_nulls(true).build::<_, JsonArray>(out))
+            }
+            OutputFormat::Ndjson => {
+                Writing::Ndjson(WriterBuilder::new().with_explicit_nulls(true).build(out))
+            }
+        };
+        Self { schema: schema.clone(), rows: 0, kind }
+    }
+
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), ArrowError> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        self.rows += batch.num_rows() as u64;
+        match &mut self.kind {
+            Writing::Table(batches, _) => batches.push(batch.clone()),
+            Writing::Csv(writer, _) => writer.write(&flatten_nested(batch)?)?,
+            Writing::Json(writer) => writer.write(batch)?,
+            Writing::Ndjson(writer) => writer.write(batch)?,
+        }
+        Ok(())
+    }
+
+    /// Ends the result: a table, the header of an empty CSV, the end of the JSON array.
+    pub fn finish(self) -> Result<(), ArrowError> {
+        match self.kind {
+            Writing::Table(batches, out) => {
+                let (schema, batches) = as_shown_text(&self.schema, &batches)?;
+                writeln!(out, "{}", pretty_format_batches_with_schema(schema, &batches)?)?
+            }
+            Writing::Csv(writer, delimiter) if self.rows == 0 => {
+                let names: Vec<&str> = self.schema.fields().iter().map(|f| f.name().as_str()).collect();
+                writeln!(writer.into_inner(), "{}", names.join(&(delimiter as char).to_string()))?;
+            }
+            Writing::Csv(..) => {}
+            Writing::Json(writer) if self.rows == 0 => writeln!(writer.into_inner(), "[]")?,
+            Writing::Json(mut writer) => {
+                writer.finish()?;
+                writeln!(writer.into_inner())?;
+            }
+            Writing::Ndjson(mut writer) => writer.finish()?,
+        }
+        Ok(())
+    }
 }
 
 /// The result as the table format shows it: every column as text, as Arrow displays it, with

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Settings of the reading.
+/// Settings of the reading, and of the sessions that query what is read.
 #[derive(Debug, Clone)]
 pub struct ReadOptions {
     /// A longer line is reported in `errors` instead of read.
@@ -30,12 +30,19 @@ pub struct ReadOptions {
     pub parallel_files: usize,
     /// Where the inference cache lives; `None` reads every file every time.
     pub cache_dir: Option<PathBuf>,
+    /// The memory a session's statements may hold, and where they spill the rest.
+    pub memory: crate::memory::MemoryOptions,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Self { max_line_bytes: 256 << 20, parallel_files: cores, cache_dir: None }
+        Self {
+            max_line_bytes: 256 << 20,
+            parallel_files: cores,
+            cache_dir: None,
+            memory: crate::memory::MemoryOptions::default(),
+        }
     }
 }
 

@@ -34,7 +34,7 @@ pub async fn run(engine: &Engine, flags: Flags<'_>) -> Result<(), CliError> {
     };
     let summary = export(engine, &options).await.map_err(|e| match e {
         ExportError::Usage(why) => CliError::Usage(why),
-        ExportError::Sql(e) => CliError::Query(e.to_string()),
+        ExportError::Sql(e) => CliError::Query(crate::cli::explain(&e)),
         ExportError::Write(why) => CliError::Output(std::io::Error::other(why)),
     })?;
     if !flags.quiet {

@@ -63,6 +63,67 @@ fn raw_entries<'de, M: MapAccess<'de>>(mut map: M) -> Result<RawObject<'de>, M::
     Ok(RawObject { entries })
 }
 
+/// Parses JSON text into a value whose objects keep the first value of a repeated key, as every
+/// other reading of a line does (serde_json's own `Value` keeps the last).
+pub fn value(text: &str) -> serde_json::Result<serde_json::Value> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let FirstWins(value) = serde::Deserialize::deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
+}
+
+struct FirstWins(serde_json::Value);
+
+impl<'de> serde::Deserialize<'de> for FirstWins {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde_json::Value;
+        struct ValueVisitor;
+        impl<'de> Visitor<'de> for ValueVisitor {
+            type Value = FirstWins;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<FirstWins, E> {
+                Ok(FirstWins(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<FirstWins, E> {
+                Ok(FirstWins(Value::from(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<FirstWins, E> {
+                Ok(FirstWins(Value::from(v)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<FirstWins, E> {
+                Ok(FirstWins(Value::from(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<FirstWins, E> {
+                Ok(FirstWins(Value::String(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<FirstWins, E> {
+                Ok(FirstWins(Value::String(v)))
+            }
+            fn visit_unit<E>(self) -> Result<FirstWins, E> {
+                Ok(FirstWins(Value::Null))
+            }
+            fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<FirstWins, S::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(FirstWins(item)) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(FirstWins(Value::Array(items)))
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<FirstWins, M::Error> {
+                let mut object = serde_json::Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let FirstWins(item) = map.next_value()?;
+                    object.entry(key).or_insert(item);
+                }
+                Ok(FirstWins(Value::Object(object)))
+            }
+        }
+        deserializer.deserialize_any(ValueVisitor)
+    }
+}
+
 /// Why a line is not an event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Damage {
@@ -486,6 +547,27 @@ mod tests {
         assert_eq!(read(r#""a\ud83d\n\"b\\\/\u00e9\t""#).as_deref(), Some("a\u{FFFD}\n\"b\\/\u{e9}\t"));
         assert_eq!(read(r#""\ud83d\ud83d\ude00""#).as_deref(), Some("\u{FFFD}\u{1F600}"));
         assert_eq!(read("12"), None);
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_first_value_at_every_depth() {
+        let text = r#"{"a":1,"b":[{"c":"x","c":"y"}],"a":2}"#;
+        assert_eq!(value(text).unwrap(), serde_json::json!({"a": 1, "b": [{"c": "x"}]}));
+        let object = parse_object_text(text).unwrap();
+        assert_eq!(object.get("a").map(|r| r.get()), Some("1"));
+        let line = br#"{"type":"a","data":{"k":1},"type":"b","data":{"k":2}}"#;
+        for want in [Want::Fields, Want::Text] {
+            let event = parse_event(line, "type", Some("data"), want).unwrap();
+            assert_eq!(event.type_name, "a");
+            assert!(event.fields.get("k").is_none_or(|k| k.get() == "1"));
+            assert!(matches!(event.fields_text, "" | r#"{"k":1}"#));
+        }
+        // The same line as serde_json alone reads it (a line the scanner declines).
+        let spaced = br#"{ "type":"a","data":{"k":1},"type":"b","data":{"k":2}}"#;
+        let event = parse_event_serde(spaced, "type", Some("data"), Want::Fields).unwrap();
+        assert_eq!((event.type_name.as_ref(), event.fields.get("k").map(|r| r.get())), ("a", Some("1")));
+        assert!(value(&format!("{}1{}", "[".repeat(200), "]".repeat(200))).is_err());
+        assert!(value("[1] x").is_err());
     }
 
     #[test]

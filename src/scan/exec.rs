@@ -156,7 +156,13 @@ impl ExecutionPlan for ScanExec {
     }
 }
 
-/// Reads `files` in order, sending batches of at most `batch_size` rows.
+/// A batch holds the rows of at most this many bytes of lines: 8192 rows of large tool outputs
+/// would be a batch of gigabytes, more than a sort held to `--memory-limit` may take in (rows
+/// of the usual few hundred bytes reach `batch_size` first).
+const BATCH_LINE_BYTES: u64 = 1 << 20;
+
+/// Reads `files` in order, sending batches of at most `batch_size` rows and
+/// [`BATCH_LINE_BYTES`] of their lines.
 async fn scan_files(
     source: Arc<ScanSource>,
     config: ScanConfig,
@@ -168,6 +174,8 @@ async fn scan_files(
     let mut decoder = RowDecoder::new(&source.table, config.projection.as_deref());
     let mut reader = LineReader::new(source.clone());
     let mut sent = 0usize;
+    // Batches made while a block was read, with their rows, to send before the next block.
+    let mut full: Vec<(usize, BatchResult)> = Vec::new();
     let batch_size = config.batch_size.max(1);
     let done = |sent: usize| config.limit.is_some_and(|limit| sent >= limit);
     let counted = rows_from_counts(&source.table, config.projection.as_deref());
@@ -206,20 +214,44 @@ async fn scan_files(
                     break;
                 }
             };
-            splitter.feed(&block, &mut |line| reader.line(line, &mut decoder));
-            if decoder.rows() >= batch_size {
-                sent += decoder.rows();
-                if !send(&tx, decoder.finish(), batch_size).await || done(sent) {
+            splitter
+                .feed(&block, &mut |line| read_line(line, &mut reader, &mut decoder, batch_size, &mut full));
+            for (rows, batch) in full.drain(..) {
+                sent += rows;
+                if !send(&tx, batch, batch_size).await || done(sent) {
                     return Ok(());
                 }
             }
         }
-        splitter.finish(&mut |line| reader.line(line, &mut decoder));
+        splitter.finish(&mut |line| read_line(line, &mut reader, &mut decoder, batch_size, &mut full));
+    }
+    for (_, batch) in full {
+        if !send(&tx, batch, batch_size).await {
+            return Ok(());
+        }
     }
     if decoder.rows() > 0 {
         send(&tx, decoder.finish(), batch_size).await;
     }
     Ok(())
+}
+
+type BatchResult = Result<RecordBatch, datafusion::arrow::error::ArrowError>;
+
+/// Reads one line into `decoder`, and the rows so far into a batch of `full` once they are
+/// `batch_size` rows or [`BATCH_LINE_BYTES`] of lines.
+fn read_line(
+    line: crate::lines::Line<'_>,
+    reader: &mut LineReader,
+    decoder: &mut RowDecoder,
+    batch_size: usize,
+    full: &mut Vec<(usize, BatchResult)>,
+) {
+    reader.line(line, decoder);
+    if decoder.rows() >= batch_size || reader.row_bytes() >= BATCH_LINE_BYTES {
+        reader.clear_row_bytes();
+        full.push((decoder.rows(), decoder.finish()));
+    }
 }
 
 /// Whether every column asked for is known without reading a line: the file's context and, for

@@ -33,6 +33,8 @@ pub struct LineReader {
     checkers: HashMap<String, RowDecoder>,
     /// What the table needs of each event's fields.
     want: Want,
+    /// Bytes of the lines made rows since [`Self::clear_row_bytes`]: what the batch holds, about.
+    row_bytes: u64,
 }
 
 impl LineReader {
@@ -60,7 +62,16 @@ impl LineReader {
             problems: Vec::new(),
             checkers: HashMap::new(),
             want,
+            row_bytes: 0,
         }
+    }
+
+    pub fn row_bytes(&self) -> u64 {
+        self.row_bytes
+    }
+
+    pub fn clear_row_bytes(&mut self) {
+        self.row_bytes = 0;
     }
 
     /// Starts a file.
@@ -81,8 +92,21 @@ impl LineReader {
         self.source.problems.record(Problem::Value { file, line, column: column.to_string() });
     }
 
-    /// Reads one line into `decoder`.
+    /// Reads one line into `decoder`, counting its bytes when it made a row.
     pub fn line(&mut self, line: Line<'_>, decoder: &mut RowDecoder) {
+        let length = match &line {
+            Line::Whole { bytes, .. } | Line::Unterminated { bytes, .. } => bytes.len() as u64,
+            Line::TooLong { head, .. } => head.len() as u64,
+        };
+        let rows = decoder.rows();
+        self.read(line, decoder);
+        if decoder.rows() > rows {
+            self.row_bytes += length;
+        }
+    }
+
+    /// Reads one line into `decoder`: a row, a row of `errors`, or nothing.
+    fn read(&mut self, line: Line<'_>, decoder: &mut RowDecoder) {
         let (number, bytes, last) = match line {
             Line::Whole { number, bytes } => (number, bytes, false),
             Line::Unterminated { number, bytes } => (number, bytes, true),
