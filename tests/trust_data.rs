@@ -81,6 +81,27 @@ fn types_named_like_txqs_own_tables_or_no_sql_name_get_other_names_and_every_sta
 }
 
 #[test]
+fn thousands_of_renamed_types_are_warned_of_ten_by_name_and_the_rest_counted() {
+    let mut body = vec![START.to_string()];
+    body.extend((0..5000).map(|i| json!({"type": format!("mcp.tool{i}"), "data": {"k": i}}).to_string()));
+    let dir = transcript(lines(&body.iter().map(String::as_str).collect::<Vec<_>>()).as_bytes());
+    let (counted, stderr) = query(dir.path(), &[], "select count(*) as n from events");
+    assert_eq!(Value::Object(counted[0].clone()), json!({"n": 5001}));
+    let warnings: Vec<&str> = stderr.lines().collect();
+    assert_eq!(warnings.len(), 11, "{stderr}");
+    assert!(
+        warnings[0]
+            .starts_with("txq: warning: ./run_1.jsonl:2: event type \"mcp.tool0\" is table rupu.mcp_tool0 ("),
+        "{stderr}"
+    );
+    assert!(
+        warnings[10].starts_with("txq: warning: and 4990 more event types are tables of other names;"),
+        "{stderr}"
+    );
+    assert_eq!(rows(dir.path(), "select k from mcp_tool4999"), json!([{"k": 4999}]));
+}
+
+#[test]
 fn an_unknown_rupu_type_named_like_a_reeval_table_does_not_take_its_unqualified_name() {
     let dir = tempfile::tempdir().unwrap();
     let rupu = lines(&[START, r#"{"type":"tool","data":{"k":1}}"#, r#"{"type":"prompt","data":{"k":2}}"#]);

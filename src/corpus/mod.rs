@@ -421,17 +421,21 @@ fn not_transcripts_warnings(format: &Format, skipped: &[(Arc<SourceFile>, NotATr
 }
 
 /// A warning for each type found in the data whose table is named otherwise, naming the file and
-/// line that brought the type in.
+/// line that brought the type in (the first [`MAX_RENAME_WARNINGS`]; one line counts the rest).
 async fn renamed_warnings(
     store: &Arc<dyn ObjectStore>,
     data: &FormatData,
     max_line_bytes: usize,
 ) -> Vec<String> {
+    let renamed: Vec<(&Arc<EventTable>, &String, &String)> = data
+        .type_tables()
+        .filter_map(|table| match (&table.renamed, &table.rows) {
+            (Some(why), crate::catalog::Rows::Type(type_name)) => Some((table, why, type_name)),
+            _ => None,
+        })
+        .collect();
     let mut warnings = Vec::new();
-    for table in data.type_tables() {
-        let (Some(why), crate::catalog::Rows::Type(type_name)) = (&table.renamed, &table.rows) else {
-            continue;
-        };
+    for &(table, why, type_name) in renamed.iter().take(MAX_RENAME_WARNINGS) {
         let Some(file) = data.file_events.files_holding(type_name).next().map(|i| &data.files[i]) else {
             continue;
         };
@@ -447,8 +451,20 @@ async fn renamed_warnings(
             table.name
         ));
     }
+    if renamed.len() > MAX_RENAME_WARNINGS {
+        warnings.push(format!(
+            "and {} more event types are tables of other names; `select table_name from \
+             information_schema.tables where table_schema = '{}'` lists them",
+            renamed.len() - MAX_RENAME_WARNINGS,
+            data.format.name
+        ));
+    }
     warnings
 }
+
+/// Renamed types named one by one, each with its file and line (found by a read of that file);
+/// the rest are counted in one more line.
+const MAX_RENAME_WARNINGS: usize = 10;
 
 /// Reads `file` from `from` on (on a task of its own when in a runtime: files are read in
 /// parallel), with the hash of its whole lines to remember it by when given `prefix` (the hash of
