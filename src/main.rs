@@ -1,6 +1,7 @@
 //! The txq binary: parses the command line and hands it to the library.
 
 use clap::Parser;
+use std::io::Write;
 use std::process::ExitCode;
 use txq::cli::{self, args::Args};
 
@@ -9,7 +10,7 @@ fn main() -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("txq: cannot start: {e}");
+            let _ = writeln!(std::io::stderr(), "txq: cannot start: {e}");
             return ExitCode::from(1);
         }
     };
@@ -18,7 +19,8 @@ fn main() -> ExitCode {
         Err(e) => {
             let code = e.exit_code();
             if code != 0 {
-                eprintln!("txq: error: {}", txq::escape::message(&e.to_string()));
+                // A stderr that cannot be written (closed) is no reason to panic.
+                let _ = writeln!(std::io::stderr(), "txq: error: {}", txq::escape::message(&e.to_string()));
             }
             ExitCode::from(code)
         }

@@ -120,3 +120,55 @@ fn piped_stdin_runs_as_a_script() {
     assert!(out.status.success());
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "one\n1\ntwo\n2\n");
 }
+
+#[test]
+fn a_closed_pipe_ends_quietly_in_every_format_and_a_full_disk_exits_3() {
+    // Regression: csv and tsv said "Broken pipe" and exited 1 (arrow's CSV writer hands an I/O
+    // error on as text), and an error message to a closed stderr panicked (exit 101).
+    let c = default_corpus();
+    let dir = c.transcripts();
+    for format in ["table", "csv", "tsv", "json", "ndjson"] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_txq"))
+            .args([
+                "-q",
+                "--no-cache",
+                "--format",
+                format,
+                "-e",
+                "select * from events",
+                dir.to_str().unwrap(),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut head = [0u8; 100];
+        std::io::Read::read_exact(&mut stdout, &mut head).unwrap();
+        drop(stdout);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{format}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stderr.is_empty(), "{format}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    if std::path::Path::new("/dev/full").exists() {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_txq"))
+            .args([
+                "-q",
+                "--no-cache",
+                "--format",
+                "csv",
+                "-e",
+                "select * from events",
+                dir.to_str().unwrap(),
+            ])
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "txq: error: cannot write results: no storage space\n"
+        );
+    }
+}

@@ -9,7 +9,9 @@ use datafusion::arrow::json::{LineDelimitedWriter, WriterBuilder, writer::JsonAr
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::arrow::util::pretty::pretty_format_batches_with_schema;
+use std::cell::Cell;
 use std::io::Write;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// How results are written.
@@ -60,7 +62,7 @@ pub struct ResultWriter<'a> {
 
 enum Writing<'a> {
     Table(Vec<RecordBatch>, &'a mut dyn Write),
-    Csv(Box<datafusion::arrow::csv::Writer<&'a mut dyn Write>>, u8),
+    Csv(Box<datafusion::arrow::csv::Writer<Watched<'a>>>, u8, Rc<Cell<Option<std::io::ErrorKind>>>),
     Json(datafusion::arrow::json::Writer<&'a mut dyn Write, JsonArray>),
     Ndjson(LineDelimitedWriter<&'a mut dyn Write>),
 }
@@ -71,12 +73,13 @@ impl<'a> ResultWriter<'a> {
             OutputFormat::Table => Writing::Table(Vec::new(), out),
             OutputFormat::Csv | OutputFormat::Tsv => {
                 let delimiter = if format == OutputFormat::Csv { b',' } else { b'\t' };
+                let failed = Rc::new(Cell::new(None));
                 let writer = datafusion::arrow::csv::WriterBuilder::new()
                     .with_header(true)
                     .with_delimiter(delimiter)
                     .with_timestamp_tz_format("%Y-%m-%dT%H:%M:%S%.fZ".to_string())
-                    .build(out);
-                Writing::Csv(Box::new(writer), delimiter)
+                    .build(Watched { out, failed: failed.clone() });
+                Writing::Csv(Box::new(writer), delimiter, failed)
             }
             OutputFormat::Json => {
                 Writing::Json(WriterBuilder::new().with_explicit_nulls(true).build::<_, JsonArray>(out))
@@ -95,7 +98,12 @@ impl<'a> ResultWriter<'a> {
         self.rows += batch.num_rows() as u64;
         match &mut self.kind {
             Writing::Table(batches, _) => batches.push(batch.clone()),
-            Writing::Csv(writer, _) => writer.write(&flatten_nested(batch)?)?,
+            Writing::Csv(writer, _, failed) => {
+                writer.write(&flatten_nested(batch)?).map_err(|e| match failed.take() {
+                    Some(kind) => ArrowError::IoError(e.to_string(), kind.into()),
+                    None => e,
+                })?
+            }
             Writing::Json(writer) => writer.write(batch)?,
             Writing::Ndjson(writer) => writer.write(batch)?,
         }
@@ -109,7 +117,7 @@ impl<'a> ResultWriter<'a> {
                 let (schema, batches) = as_shown_text(&self.schema, &batches)?;
                 writeln!(out, "{}", pretty_format_batches_with_schema(schema, &batches)?)?
             }
-            Writing::Csv(writer, delimiter) if self.rows == 0 => {
+            Writing::Csv(writer, delimiter, _) if self.rows == 0 => {
                 let names: Vec<&str> = self.schema.fields().iter().map(|f| f.name().as_str()).collect();
                 writeln!(writer.into_inner(), "{}", names.join(&(delimiter as char).to_string()))?;
             }
@@ -149,6 +157,23 @@ fn as_shown_text(
         )?);
     }
     Ok((shown, out))
+}
+
+/// Where a CSV writer writes, keeping the kind of the last error met: arrow's CSV writer hands an
+/// I/O error on as text, yet a closed pipe must end quietly (exit 0) and a full disk with exit 3.
+struct Watched<'a> {
+    out: &'a mut dyn Write,
+    failed: Rc<Cell<Option<std::io::ErrorKind>>>,
+}
+
+impl Write for Watched<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.out.write(bytes).inspect_err(|e| self.failed.set(Some(e.kind())))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush().inspect_err(|e| self.failed.set(Some(e.kind())))
+    }
 }
 
 /// A column as Arrow displays each value, each passed through `shown`; nulls stay null.
