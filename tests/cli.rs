@@ -108,6 +108,8 @@ fn piped_stdin_runs_as_a_script() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_txq"))
         .args(["-q", "--format", "csv"])
         .current_dir(c.dir.path())
+        .env("HOME", c.dir.path())
+        .env("TXQ_CACHE_DIR", crate::util::cache_dir())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
