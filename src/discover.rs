@@ -45,7 +45,7 @@ pub enum DiscoveryError {
     NotFound(PathBuf),
     /// A path given that exists (or may) but cannot be looked at: a symlink loop, a name too
     /// long, a directory on the way that may not be searched.
-    #[error("{}: {}", .0.display(), .1)]
+    #[error("{}: {}", crate::escape::path(.0), .1)]
     Unreachable(PathBuf, String),
     #[error("no transcripts given and none found in the default places: looked for {0}")]
     NoDefault(String),
@@ -101,7 +101,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
     for root in paths {
         let meta = std::fs::metadata(root).map_err(|e| unreachable(root, &e))?;
         if let Some(kind) = special_kind(&meta.file_type()) {
-            out.warnings.push(format!("{}: not read: not a regular file: {kind}", root.display()));
+            out.warnings.push(format!("{}: not read: not a regular file: {kind}", crate::escape::path(root)));
             continue;
         }
         if meta.is_file() {
@@ -137,8 +137,8 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
                 if let Some(kind) = special_kind(&entry.file_type())
                     && claim(&entry.file_name().to_string_lossy()).is_some()
                 {
-                    out.warnings
-                        .push(format!("{}: not read: not a regular file: {kind}", entry.path().display()));
+                    let path = crate::escape::path(entry.path());
+                    out.warnings.push(format!("{path}: not read: not a regular file: {kind}"));
                 }
                 continue;
             }
