@@ -1,7 +1,7 @@
 //! Finding transcript files: the paths given (or each format's default places), walked
 //! recursively without following a symlink loop twice, each file given to the format that claims it.
 
-use crate::format::{FileMatch, Format};
+use crate::format::Format;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -92,21 +92,25 @@ fn expand(place: &str, home: Option<&Path>) -> PathBuf {
 pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, DiscoveryError> {
     let mut out = Discovery { files: vec![Vec::new(); formats.len()], ..Default::default() };
     let mut claim_order: Vec<usize> = (0..formats.len()).collect();
-    claim_order.sort_by_key(|&i| matches!(formats[i].files, FileMatch::Extension(_)));
-    let claim = |name: &str| claim_order.iter().copied().find(|&i| formats[i].files.matches(name));
+    claim_order.sort_by_key(|&i| formats[i].files.claim_rank());
+    let claim = |path: &Path| {
+        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        let folder = path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy());
+        claim_order.iter().copied().find(|&i| formats[i].files.matches(&name, folder.as_deref()))
+    };
+    let paths = with_beside(formats, paths);
 
     // Every file found, with its format: a file reached twice (through a symlink) is kept once,
     // where the walk first met it.
     let mut found: Vec<(usize, SourceFile)> = Vec::new();
-    for root in paths {
+    for root in &paths {
         let meta = std::fs::metadata(root).map_err(|e| unreachable(root, &e))?;
         if let Some(kind) = special_kind(&meta.file_type()) {
             out.warnings.push(format!("{}: not read: not a regular file: {kind}", crate::escape::path(root)));
             continue;
         }
         if meta.is_file() {
-            let name = root.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-            match claim(&name) {
+            match claim(root) {
                 Some(i) => found.push((i, source(root.clone(), None, &meta))),
                 None => out.warnings.push(format!(
                     "{}: not read: no format reads files of this name",
@@ -135,15 +139,14 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
                 // A FIFO named like a transcript would block the read that opened it: it is
                 // never opened, and said so.
                 if let Some(kind) = special_kind(&entry.file_type())
-                    && claim(&entry.file_name().to_string_lossy()).is_some()
+                    && claim(entry.path()).is_some()
                 {
                     let path = crate::escape::path(entry.path());
                     out.warnings.push(format!("{path}: not read: not a regular file: {kind}"));
                 }
                 continue;
             }
-            let name = entry.file_name().to_string_lossy();
-            if let Some(i) = claim(&name) {
+            if let Some(i) = claim(entry.path()) {
                 let meta = match entry.metadata() {
                     Ok(m) => m,
                     Err(e) => {
@@ -180,6 +183,23 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
         }
     }
     Ok(out)
+}
+
+/// `paths` and, after them, each existing directory a format keeps beside one of them
+/// ([`crate::format::Beside`]: `.rupu/netflow` beside `.rupu/transcripts`) that is not among
+/// them already.
+fn with_beside(formats: &[Format], paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = paths.to_vec();
+    for beside in formats.iter().filter_map(|f| f.beside) {
+        for path in paths {
+            let named = path.file_name().is_some_and(|n| n == beside.searched);
+            let sibling = path.parent().map(|parent| parent.join(beside.folder));
+            if let Some(sibling) = sibling.filter(|s| named && s.is_dir() && !out.contains(s)) {
+                out.push(sibling);
+            }
+        }
+    }
+    out
 }
 
 /// Why a path given cannot be looked at, in words that say what to fix.

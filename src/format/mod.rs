@@ -5,6 +5,7 @@
 
 pub mod reeval;
 pub mod rupu;
+pub mod rupu_netflow;
 
 use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use std::sync::Arc;
@@ -21,6 +22,9 @@ pub struct Format {
     pub default_roots: &'static [&'static [&'static str]],
     /// Which files under a searched directory belong to this format.
     pub files: FileMatch,
+    /// Where this format's files lie beside another format's directory, so that searching that
+    /// directory searches this one too (rupu's netflow ledgers beside its transcripts).
+    pub beside: Option<Beside>,
     /// Where a line's type and fields are.
     pub envelope: Envelope,
     /// How a type is written as a table name.
@@ -53,6 +57,15 @@ pub struct LinesTable {
     pub errors_name: &'static str,
 }
 
+/// A directory of a format's files beside a directory another format searches: when a directory
+/// named `searched` is searched, its sibling named `folder` is searched too, if it exists
+/// (`.rupu/transcripts` → `.rupu/netflow`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Beside {
+    pub searched: &'static str,
+    pub folder: &'static str,
+}
+
 /// Which files a format reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileMatch {
@@ -60,16 +73,31 @@ pub enum FileMatch {
     Extension(&'static str),
     /// Files with exactly this name (`transcript.jsonl`).
     Name(&'static str),
+    /// Files with this extension whose own folder has this name (`netflow/<run_id>.jsonl`).
+    InFolder { folder: &'static str, extension: &'static str },
 }
 
 impl FileMatch {
-    /// Whether a file name belongs to the format.
-    pub fn matches(&self, file_name: &str) -> bool {
+    /// Whether a file of this name, in a folder of this name, belongs to the format.
+    pub fn matches(&self, file_name: &str, folder: Option<&str>) -> bool {
+        let has_extension =
+            |ext: &str| file_name.rsplit_once('.').is_some_and(|(stem, e)| !stem.is_empty() && e == ext);
         match self {
-            FileMatch::Extension(ext) => {
-                file_name.rsplit_once('.').is_some_and(|(stem, e)| !stem.is_empty() && e == *ext)
-            }
+            FileMatch::Extension(ext) => has_extension(ext),
             FileMatch::Name(name) => file_name == *name,
+            FileMatch::InFolder { folder: wanted, extension } => {
+                folder == Some(*wanted) && has_extension(extension)
+            }
+        }
+    }
+
+    /// Which claims first when two formats' rules match a file: an exact name, then a folder,
+    /// then an extension alone.
+    pub fn claim_rank(&self) -> u8 {
+        match self {
+            FileMatch::Name(_) => 0,
+            FileMatch::InFolder { .. } => 1,
+            FileMatch::Extension(_) => 2,
         }
     }
 }
@@ -293,8 +321,9 @@ pub enum ContextSource {
     /// Whether the file lies under this sequence of directories, e.g. `evals/.history` (boolean).
     UnderPath(&'static [&'static str]),
     /// The value of `field` on the last line of type `event` at or before this one, null before
-    /// the first (bigint).
-    LastSeen { event: &'static str, field: &'static str },
+    /// the first (bigint). With `early`, lines of those types are taken as written before the
+    /// span they belong to (see [`Early`]).
+    LastSeen { event: &'static str, field: &'static str, early: Option<Early> },
 }
 
 impl ContextSource {
@@ -308,6 +337,19 @@ impl ContextSource {
             ContextSource::UnderDirectory(_) | ContextSource::UnderPath(_) => DataType::Boolean,
         }
     }
+}
+
+/// Lines of some types written at once by a second writer while the format's own lines of a span
+/// (from an `event` line to its `end` line) are buffered and land after them, as rupu's netflow
+/// sink writes `net_flow` before the runner flushes that turn's `turn_start`. Such a line inside
+/// a span (after `event`, before its `end`) falls in that span; one between spans falls in the
+/// span about to begin: the last `end` line's `field` + 1, or 0 before the first span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Early {
+    /// The type whose line ends a span (`turn_end`).
+    pub end: &'static str,
+    /// The types written early (`net_flow`).
+    pub types: &'static [&'static str],
 }
 
 /// A derived table, defined in SQL over the format's own tables.
@@ -351,7 +393,7 @@ pub(crate) mod build {
 
 /// Every format txq knows, in the order their tables resolve when unqualified.
 pub fn all() -> Vec<Format> {
-    vec![rupu::format(), reeval::format(), reeval::raw_format()]
+    vec![rupu::format(), reeval::format(), reeval::raw_format(), rupu_netflow::format()]
 }
 
 #[cfg(test)]
@@ -369,10 +411,14 @@ mod tests {
 
     #[test]
     fn file_matching() {
-        assert!(FileMatch::Extension("jsonl").matches("run_01.jsonl"));
-        assert!(!FileMatch::Extension("jsonl").matches(".jsonl"));
-        assert!(!FileMatch::Extension("jsonl").matches("run.json"));
-        assert!(FileMatch::Name("transcript.jsonl").matches("transcript.jsonl"));
-        assert!(!FileMatch::Name("transcript.jsonl").matches("transcript.raw.jsonl"));
+        assert!(FileMatch::Extension("jsonl").matches("run_01.jsonl", None));
+        assert!(!FileMatch::Extension("jsonl").matches(".jsonl", None));
+        assert!(!FileMatch::Extension("jsonl").matches("run.json", None));
+        assert!(FileMatch::Name("transcript.jsonl").matches("transcript.jsonl", None));
+        assert!(!FileMatch::Name("transcript.jsonl").matches("transcript.raw.jsonl", None));
+        let ledger = FileMatch::InFolder { folder: "netflow", extension: "jsonl" };
+        assert!(ledger.matches("run_01.jsonl", Some("netflow")));
+        assert!(!ledger.matches("run_01.jsonl", Some("transcripts")));
+        assert!(!ledger.matches("run_01.jsonl", None));
     }
 }

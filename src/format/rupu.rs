@@ -2,8 +2,8 @@
 
 use super::build::{event, field, flag, list, strs};
 use super::{
-    Absent, ContextColumn, ContextSource, Envelope, EventSpec, FieldSpec, FieldsAt, FileMatch, Format, Kind,
-    Naming, View,
+    Absent, ContextColumn, ContextSource, Early, Envelope, EventSpec, FieldSpec, FieldsAt, FileMatch, Format,
+    Kind, Naming, View,
 };
 use Kind::{Bool, Count, Int, Json, Str, Timestamp};
 
@@ -14,6 +14,7 @@ pub fn format() -> Format {
         about: "rupu agent transcripts: <transcripts-dir>/run_<ULID>.jsonl and archive/run_<ULID>.jsonl",
         default_roots: &[&[".rupu/transcripts", "~/.rupu/transcripts"]],
         files: FileMatch::Extension("jsonl"),
+        beside: None,
         envelope: Envelope { type_key: "type", fields: FieldsAt::Under("data") },
         table_naming: Naming::AsIs,
         column_naming: Naming::AsIs,
@@ -26,9 +27,19 @@ pub fn format() -> Format {
             },
             ContextColumn {
                 name: "turn_idx",
-                source: ContextSource::LastSeen { event: "turn_start", field: "turn_idx" },
+                source: ContextSource::LastSeen {
+                    event: "turn_start",
+                    field: "turn_idx",
+                    early: Some(Early { end: "turn_end", types: &["net_flow"] }),
+                },
                 about: "the turn the event falls in: turn_idx of the last turn_start at or before \
-                        its line; null before the first turn",
+                        its line; null before the first turn. A net_flow row gets the turn in \
+                        progress at flow.ts instead: rupu's netflow sink writes a flow at once while \
+                        the runner writes a turn's own lines after it, so a flow between a turn_end \
+                        and the next turn_start (or before the first) belongs to the turn that \
+                        follows (the last turn_end's turn_idx + 1, or 0), and one between a \
+                        turn_start and its turn_end to that turn. rupu's turn lines carry no time, \
+                        so the turn's span is known from this order only",
             },
             ContextColumn {
                 name: "line",
@@ -297,42 +308,7 @@ fn events() -> Vec<EventSpec> {
             type_name: "net_flow",
             about: "one outbound network connection; the columns are the flow record's fields",
             fields_path: &["flow"],
-            fields: vec![
-                field("id", Str, "the flow's ULID"),
-                field("ts", Timestamp, "when the flow was recorded"),
-                field(
-                    "ctx",
-                    Kind::Struct(vec![
-                        ("run_id", Str),
-                        ("step_id", Str),
-                        ("agent", Str),
-                        ("workspace_id", Str),
-                        ("origin", Kind::Struct(vec![("kind", Str), ("name", Str)])),
-                    ]),
-                    "who made it: run_id, step_id, agent, workspace_id, origin {kind, name}",
-                ),
-                field("fidelity", Str, "how much was observed: coarse | http | full"),
-                field("method", Str, "the HTTP method"),
-                field("scheme", Str, "http, https, ..."),
-                field("host", Str, "the host connected to"),
-                field("port", Int, "the port"),
-                field("path", Str, "the path, query stripped"),
-                field("peer_ip", Str, "the peer's address"),
-                field("resolved_ips", strs(), "addresses the host resolved to"),
-                field("http_version", Str, "the HTTP version"),
-                field("status", Int, "the HTTP status"),
-                field("outcome", Str, "ok | http_error | transport_error | timeout"),
-                field("error", Str, "what failed"),
-                field("bytes_out", Int, "bytes sent"),
-                field(
-                    "bytes_in",
-                    Int,
-                    "bytes received (declared, not confirmed, while body_complete is false)",
-                ),
-                flag("body_complete", "whether the whole body was seen"),
-                field("ttfb_ms", Int, "time to first byte"),
-                field("duration_ms", Int, "how long the flow took"),
-            ],
+            fields: flow_fields(),
         },
         event(
             "gate_requested",
@@ -392,6 +368,7 @@ WITH starts AS (
 SELECT s.run_id, s.agent, s.provider, s.model, s.mode, s.started_at,
        coalesce(s.schema, 1) AS schema_version, s.workspace_id, s.codename, s.customer,
        CASE WHEN c.file IS NULL THEN 'aborted' ELSE c.status END AS status, c.total_tokens, c.duration_ms, c.error,
+       c.file IS NOT NULL AS completed,
        s.archived,
        coalesce(t.turns, 0) AS turns,
        coalesce(u.input_tokens, 0) AS input_tokens,
@@ -419,11 +396,19 @@ WHERE s.nth = 1
             ("customer", "run_start.customer"),
             (
                 "status",
-                "run_complete.status; aborted when the file has no run_complete; null when its status is missing or not text (listed in errors)",
+                "run_complete.status; aborted when the file has no run_complete (completed is then false); null when its status is missing or not text (listed in errors)",
             ),
             ("total_tokens", "run_complete.total_tokens"),
             ("duration_ms", "run_complete.duration_ms"),
-            ("error", "run_complete.error"),
+            (
+                "error",
+                "run_complete.error: operator_stop or paused for an aborted run_complete; null for max turns reached",
+            ),
+            (
+                "completed",
+                "the file has a run_complete: false for a run that crashed or is still running (status aborted), \
+                 true for one that ended, an aborted run_complete (operator stop, pause) included",
+            ),
             ("archived", "the file lies under archive/"),
             ("turns", "number of turn_start events"),
             ("input_tokens", "sum of usage.input_tokens (cached included)"),
@@ -433,4 +418,41 @@ WHERE s.nth = 1
             ("file", "path of the transcript"),
         ],
     }
+}
+
+/// The fields of a flow record, as a transcript's `net_flow.data.flow` and a netflow ledger's
+/// `flow` line hold them.
+pub(super) fn flow_fields() -> Vec<FieldSpec> {
+    vec![
+        field("id", Str, "the flow's ULID"),
+        field("ts", Timestamp, "when the flow was recorded"),
+        field(
+            "ctx",
+            Kind::Struct(vec![
+                ("run_id", Str),
+                ("step_id", Str),
+                ("agent", Str),
+                ("workspace_id", Str),
+                ("origin", Kind::Struct(vec![("kind", Str), ("name", Str)])),
+            ]),
+            "who made it: run_id, step_id, agent, workspace_id, origin {kind, name}",
+        ),
+        field("fidelity", Str, "how much was observed: coarse | http | full"),
+        field("method", Str, "the HTTP method"),
+        field("scheme", Str, "http, https, ..."),
+        field("host", Str, "the host connected to"),
+        field("port", Int, "the port"),
+        field("path", Str, "the path, query stripped"),
+        field("peer_ip", Str, "the peer's address"),
+        field("resolved_ips", strs(), "addresses the host resolved to"),
+        field("http_version", Str, "the HTTP version"),
+        field("status", Int, "the HTTP status"),
+        field("outcome", Str, "ok | http_error | transport_error | timeout"),
+        field("error", Str, "what failed"),
+        field("bytes_out", Int, "bytes sent"),
+        field("bytes_in", Int, "bytes received (declared, not confirmed, while body_complete is false)"),
+        flag("body_complete", "whether the whole body was seen"),
+        field("ttfb_ms", Int, "time to first byte"),
+        field("duration_ms", Int, "how long the flow took"),
+    ]
 }

@@ -6,7 +6,7 @@ use crate::catalog::{EventTable, Rows};
 use crate::corpus::Problem;
 use crate::decode::{FileContext, LineValues, RowDecoder, ValueProblem, excerpt};
 use crate::discover::SourceFile;
-use crate::format::ContextSource;
+use crate::format::{ContextSource, Early};
 use crate::infer::descend;
 use crate::json::{Damage, Shape, Want, parse_event, quick_type};
 use crate::lines::Line;
@@ -26,8 +26,14 @@ pub struct LineReader {
     wanted: Option<String>,
     /// The type whose field sets the turn, and that field.
     turn_from: Option<(&'static str, &'static str)>,
+    /// The types written before the turn they belong to, and the type that ends a turn.
+    early: Option<Early>,
     file: Option<Arc<SourceFile>>,
     turn: Option<i64>,
+    /// The field of the last line that ended a turn, when no turn has begun since.
+    ended: Option<i64>,
+    /// Whether a turn has begun and not ended.
+    in_turn: bool,
     problems: Vec<ValueProblem>,
     /// For `errors`: a decoder per event type, to check each value against its column.
     checkers: HashMap<String, RowDecoder>,
@@ -44,7 +50,11 @@ impl LineReader {
             _ => None,
         };
         let turn_from = source.data.format.context.iter().find_map(|c| match c.source {
-            ContextSource::LastSeen { event, field } => Some((event, field)),
+            ContextSource::LastSeen { event, field, .. } => Some((event, field)),
+            _ => None,
+        });
+        let early = source.data.format.context.iter().find_map(|c| match c.source {
+            ContextSource::LastSeen { early, .. } => early,
             _ => None,
         });
         // `events` of a format with fields under a key and no common fields needs only their text.
@@ -57,8 +67,11 @@ impl LineReader {
             source,
             wanted,
             turn_from,
+            early,
             file: None,
             turn: None,
+            ended: None,
+            in_turn: false,
             problems: Vec::new(),
             checkers: HashMap::new(),
             want,
@@ -79,6 +92,8 @@ impl LineReader {
         decoder.start_file(FileContext::new(&self.source.table.columns, file));
         self.file = Some(file.clone());
         self.turn = None;
+        self.ended = None;
+        self.in_turn = false;
         self.checkers.clear();
     }
 
@@ -117,7 +132,8 @@ impl LineReader {
         };
         let type_key = self.source.data.format.envelope.type_key;
         if let (Some(wanted), Some(quick)) = (&self.wanted, quick_type(bytes, type_key)) {
-            let turn_line = self.turn_from.is_some_and(|(event, _)| event == quick);
+            let turn_line = self.turn_from.is_some_and(|(event, _)| event == quick)
+                || self.early.is_some_and(|early| early.end == quick);
             if quick != wanted && !turn_line {
                 return;
             }
@@ -147,7 +163,30 @@ impl LineReader {
             };
             self.turn =
                 fields.get(field).filter(|r| Shape::of(r) == Shape::Int).and_then(|r| r.get().parse().ok());
+            (self.in_turn, self.ended) = (true, None);
         }
+        if let (Some(early), Some((_, field))) = (self.early, self.turn_from)
+            && event.type_name.as_ref() == early.end
+        {
+            let parsed;
+            let fields = match self.want {
+                Want::Fields => &event.fields,
+                Want::Text => {
+                    parsed = crate::json::parse_object_text(event.fields_text).unwrap_or_default();
+                    &parsed
+                }
+            };
+            let ended: Option<i64> =
+                fields.get(field).filter(|r| Shape::of(r) == Shape::Int).and_then(|r| r.get().parse().ok());
+            (self.in_turn, self.ended) = (false, ended.or(self.turn));
+        }
+        // A line written before its turn's own lines falls in the turn about to begin.
+        let turn = match self.early {
+            Some(early) if !self.in_turn && early.types.contains(&event.type_name.as_ref()) => {
+                Some(self.ended.map_or(0, |ended| ended.saturating_add(1)))
+            }
+            _ => self.turn,
+        };
         let (fields, fields_text) = (event.fields, event.fields_text);
         let type_name = event.type_name.as_ref();
         match &self.source.table.rows {
@@ -160,7 +199,7 @@ impl LineReader {
                 }
                 let values = LineValues {
                     line: number,
-                    turn: self.turn,
+                    turn,
                     type_name: Some(type_name),
                     fields: fields.as_ref(),
                     ..Default::default()
@@ -173,7 +212,7 @@ impl LineReader {
             Rows::AllEvents => {
                 let values = LineValues {
                     line: number,
-                    turn: self.turn,
+                    turn,
                     type_name: Some(type_name),
                     fields: Some(&fields),
                     fields_text: Some(fields_text),
