@@ -1,9 +1,10 @@
-//! The `prices` table: what a model's tokens cost, in US dollars per million tokens, from the CSV
-//! embedded in the binary (`prices/prices.csv`) or one the user gives (`--prices FILE`,
-//! `TXQ_PRICES`), and the models a query priced without finding a price for.
+//! The `prices` table: what a model's tokens cost, in US dollars per million tokens, with the
+//! long-context tier of the models that have one, from the CSV embedded in the binary
+//! (`prices/prices.csv`) with the rows of one the user gives (`--prices FILE`, `TXQ_PRICES`)
+//! laid over it by model; `txq prices`; and the models a query priced without finding a price for.
 
-use datafusion::arrow::array::{Array, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringArray, new_null_array};
+use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::datasource::MemTable;
 use datafusion::error::Result;
@@ -27,19 +28,29 @@ pub struct PricesError {
     pub why: String,
 }
 
-/// The table's columns, in the order a prices CSV has them.
+/// The price columns (US dollars per million tokens), in the order of the table.
+pub const PRICE_COLUMNS: [&str; 8] = [
+    "input",
+    "output",
+    "cached_input",
+    "cache_write",
+    "long_input",
+    "long_output",
+    "long_cached_input",
+    "long_cache_write",
+];
+
+/// The table's columns, in the order the built-in CSV has them.
 pub fn schema() -> SchemaRef {
     let price = |name: &str| Field::new(name, DataType::Float64, true);
-    Arc::new(Schema::new(vec![
-        Field::new("model", DataType::Utf8, true),
-        Field::new("provider", DataType::Utf8, true),
-        price("input"),
-        price("output"),
-        price("cached_input"),
-        price("cache_write"),
-        Field::new("price_date", DataType::Date32, true),
-        Field::new("note", DataType::Utf8, true),
-    ]))
+    let mut fields =
+        vec![Field::new("model", DataType::Utf8, true), Field::new("provider", DataType::Utf8, true)];
+    fields.extend(PRICE_COLUMNS[..4].iter().map(|name| price(name)));
+    fields.push(Field::new("long_context_above", DataType::Int64, true));
+    fields.extend(PRICE_COLUMNS[4..].iter().map(|name| price(name)));
+    fields.push(Field::new("price_date", DataType::Date32, true));
+    fields.push(Field::new("note", DataType::Utf8, true));
+    Arc::new(Schema::new(fields))
 }
 
 /// A list of prices and where it came from.
@@ -55,15 +66,18 @@ impl PriceList {
         Self::parse("built-in prices", EMBEDDED)
     }
 
+    /// The built-in list with a prices file's rows laid over it (see [`Self::overlaid`]).
     pub fn from_file(path: &Path) -> Result<Self, PricesError> {
         let source = crate::escape::path(path);
         let text = std::fs::read_to_string(path)
             .map_err(|e| PricesError { file: source.clone(), why: format!("cannot read: {e}") })?;
-        Self::parse(&source, &text)
+        let built_in = Self::embedded()?;
+        built_in.overlaid(&Self::parse(&source, &text)?)
     }
 
-    /// The list the command line asks for: `flag`, else the file `$TXQ_PRICES` names; `None`
-    /// when neither is given (the built-in list stays).
+    /// The list the command line asks for: the built-in list with `flag`'s file laid over it,
+    /// else with the file `$TXQ_PRICES` names; `None` when neither is given (the built-in list
+    /// stays).
     pub fn chosen(flag: Option<&Path>) -> Result<Option<Self>, PricesError> {
         match (flag, std::env::var_os(ENV).filter(|v| !v.is_empty())) {
             (Some(path), _) => Self::from_file(path).map(Some),
@@ -72,28 +86,97 @@ impl PriceList {
         }
     }
 
-    /// Reads a prices CSV: a header naming the columns of [`schema`] in order, `#` comment
-    /// lines, one row per model, prices as decimal numbers (empty for none), dates as YYYY-MM-DD.
+    /// Reads a prices CSV: `#` comment lines, a header naming `model` and any of the other
+    /// columns of [`schema`] in any order, one row per model, prices as decimal numbers (empty
+    /// for none), `long_context_above` as a whole number of tokens, dates as YYYY-MM-DD. The
+    /// columns it does not name are null.
     pub fn parse(source: &str, text: &str) -> Result<Self, PricesError> {
         let invalid = |why: String| PricesError { file: source.to_string(), why };
-        let reader = datafusion::arrow::csv::ReaderBuilder::new(schema())
+        let full = schema();
+        let known = || full.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(",");
+        let header = text
+            .lines()
+            .find(|line| !line.starts_with('#') && !line.trim().is_empty())
+            .ok_or_else(|| invalid("no header line".into()))?;
+        let mut named: Vec<Field> = Vec::new();
+        for name in header.split(',').map(|n| n.trim().trim_matches('"')) {
+            let field = full
+                .field_with_name(name)
+                .map_err(|_| invalid(format!("unknown column {name:?} (the columns are {})", known())))?;
+            if named.iter().any(|f| f.name() == name) {
+                return Err(invalid(format!("column {name} is named twice")));
+            }
+            named.push(field.clone());
+        }
+        if !named.iter().any(|f| f.name() == "model") {
+            return Err(invalid(format!("no model column (the columns are {})", known())));
+        }
+        let file_schema = Arc::new(Schema::new(named));
+        let reader = datafusion::arrow::csv::ReaderBuilder::new(file_schema.clone())
             .with_header(true)
-            .with_header_validation(true)
             .with_comment(b'#')
             .build(std::io::Cursor::new(text.as_bytes()))
             .map_err(|e| invalid(e.to_string()))?;
-        let batches: Vec<RecordBatch> = reader.collect::<Result<_, _>>().map_err(|e| {
-            let names: Vec<String> = schema().fields().iter().map(|f| f.name().clone()).collect();
-            invalid(format!("{e} (expected the columns {})", names.join(",")))
-        })?;
-        let batch = datafusion::arrow::compute::concat_batches(&schema(), &batches)
+        let batches: Vec<RecordBatch> = reader
+            .collect::<Result<_, _>>()
+            .map_err(|e| invalid(format!("{e} (the columns are {})", known())))?;
+        let read = datafusion::arrow::compute::concat_batches(&file_schema, &batches)
             .map_err(|e| invalid(e.to_string()))?;
+        // Every column of the table, the ones the file does not name null.
+        let columns: Vec<ArrayRef> = full
+            .fields()
+            .iter()
+            .map(|field| match read.column_by_name(field.name()) {
+                Some(column) => column.clone(),
+                None => new_null_array(field.data_type(), read.num_rows()),
+            })
+            .collect();
+        let batch = RecordBatch::try_new(full, columns).map_err(|e| invalid(e.to_string()))?;
         check(&batch).map_err(invalid)?;
         Ok(Self { source: source.to_string(), batch })
     }
+
+    /// This list with `over`'s rows laid over it by model: a model of `over` this list has
+    /// keeps each value `over` leaves null (a column the file does not name, or an empty cell)
+    /// and takes the others; a model this list lacks is added as `over` has it. Models keep
+    /// this list's order, new ones after it in `over`'s.
+    pub fn overlaid(&self, over: &PriceList) -> Result<Self, PricesError> {
+        let invalid = |why: String| PricesError { file: over.source.clone(), why };
+        let models = |batch: &RecordBatch| -> Vec<String> {
+            batch.column(0).as_string::<i32>().iter().map(|m| m.unwrap_or_default().to_string()).collect()
+        };
+        let (base, top) = (models(&self.batch), models(&over.batch));
+        // (batch, row) of each output row and the row of `over` laid on it.
+        let rows: Vec<(usize, Option<usize>)> =
+            (0..base.len()).map(|row| (row, top.iter().position(|m| *m == base[row]))).collect();
+        let added: Vec<usize> = (0..top.len()).filter(|&row| !base.contains(&top[row])).collect();
+        let columns: Vec<ArrayRef> = (0..self.batch.num_columns())
+            .map(|column| {
+                let (under, above) = (self.batch.column(column), over.batch.column(column));
+                let mut pieces: Vec<ArrayRef> = Vec::new();
+                for (row, laid) in &rows {
+                    let piece = match laid {
+                        Some(laid) if above.is_valid(*laid) => above.slice(*laid, 1),
+                        _ => under.slice(*row, 1),
+                    };
+                    pieces.push(piece);
+                }
+                pieces.extend(added.iter().map(|&row| above.slice(row, 1)));
+                let refs: Vec<&dyn Array> = pieces.iter().map(|p| p.as_ref()).collect();
+                if refs.is_empty() {
+                    return Ok(new_null_array(under.data_type(), 0));
+                }
+                datafusion::arrow::compute::concat(&refs).map_err(|e| invalid(e.to_string()))
+            })
+            .collect::<Result<_, _>>()?;
+        let batch = RecordBatch::try_new(self.batch.schema(), columns).map_err(|e| invalid(e.to_string()))?;
+        check(&batch).map_err(invalid)?;
+        Ok(Self { source: format!("{} over {}", over.source, self.source), batch })
+    }
 }
 
-/// Every row names a model, once, and no price is negative.
+/// Every row names a model, once, no price is negative, and a long-context price comes with
+/// the threshold it applies above.
 fn check(batch: &RecordBatch) -> Result<(), String> {
     let models = batch.column(0).as_any().downcast_ref::<StringArray>().ok_or("model is not text")?;
     let mut seen = BTreeSet::new();
@@ -103,14 +186,29 @@ fn check(batch: &RecordBatch) -> Result<(), String> {
             return Err(format!("{model} is priced twice"));
         }
     }
-    for column in 2..6 {
-        let prices = datafusion::arrow::array::as_primitive_array::<datafusion::arrow::datatypes::Float64Type>(
-            batch.column(column),
-        );
+    let schema = batch.schema();
+    for name in PRICE_COLUMNS {
+        let (index, _) = schema.column_with_name(name).ok_or(format!("no column {name}"))?;
+        let prices = datafusion::arrow::array::as_primitive_array::<Float64Type>(batch.column(index));
         if let Some(row) = prices.iter().position(|p| p.is_some_and(|p| p < 0.0 || p.is_nan())) {
-            let column = batch.schema().field(column).name().clone();
-            return Err(format!("{column} of {} is negative", models.value(row)));
+            return Err(format!("{name} of {} is negative", models.value(row)));
         }
+    }
+    let (threshold, _) = schema.column_with_name("long_context_above").ok_or("no long_context_above")?;
+    let threshold = batch.column(threshold);
+    for name in &PRICE_COLUMNS[4..] {
+        let (index, _) = schema.column_with_name(name).ok_or(format!("no column {name}"))?;
+        if let Some(row) =
+            (0..batch.num_rows()).find(|&r| batch.column(index).is_valid(r) && threshold.is_null(r))
+        {
+            return Err(format!("{name} of {} has no long_context_above to apply above", models.value(row)));
+        }
+    }
+    if let Some(row) = datafusion::arrow::array::as_primitive_array::<Int64Type>(threshold)
+        .iter()
+        .position(|t| t.is_some_and(|t| t < 0))
+    {
+        return Err(format!("long_context_above of {} is negative", models.value(row)));
     }
     Ok(())
 }
@@ -128,6 +226,29 @@ pub fn register_built_in(ctx: &SessionContext) -> Result<()> {
     let list =
         PriceList::embedded().map_err(|e| datafusion::error::DataFusionError::Internal(e.to_string()))?;
     register(ctx, &list)
+}
+
+/// `txq prices`: `list` (the built-in list when `None`), printed as any result is.
+pub fn print(
+    list: Option<&PriceList>,
+    format: crate::cli::print::OutputFormat,
+    out: &mut dyn std::io::Write,
+) -> std::result::Result<(), crate::cli::CliError> {
+    use crate::cli::CliError;
+    let built_in;
+    let list = match list {
+        Some(list) => list,
+        None => {
+            built_in = PriceList::embedded().map_err(|e| CliError::Usage(e.to_string()))?;
+            &built_in
+        }
+    };
+    crate::cli::print::write_batches(format, &list.batch.schema(), std::slice::from_ref(&list.batch), out)
+        .map_err(|e| match e {
+            datafusion::arrow::error::ArrowError::IoError(_, io) => CliError::Output(io),
+            other => CliError::Output(std::io::Error::other(other)),
+        })?;
+    out.flush().map_err(CliError::Output)
 }
 
 /// Whether a plan reads the `prices` table.
@@ -164,24 +285,54 @@ pub async fn unpriced_models(ctx: &SessionContext) -> Result<Vec<String>> {
 mod tests {
     use super::*;
 
+    fn models(list: &PriceList) -> Vec<&str> {
+        list.batch.column(0).as_string::<i32>().iter().flatten().collect()
+    }
+
+    fn price(list: &PriceList, model: &str, column: &str) -> Option<f64> {
+        let row = models(list).iter().position(|m| *m == model)?;
+        let column = list.batch.column_by_name(column)?;
+        let prices = datafusion::arrow::array::as_primitive_array::<Float64Type>(column);
+        prices.is_valid(row).then(|| prices.value(row))
+    }
+
     #[test]
-    fn the_built_in_list_prices_every_generated_model() {
+    fn the_built_in_list_prices_todays_models_and_every_generated_one() {
         let list = PriceList::embedded().unwrap();
-        let models = list.batch.column(0).as_any().downcast_ref::<StringArray>().unwrap();
-        let mut names: Vec<&str> = models.iter().flatten().collect();
-        names.sort();
+        let names = models(&list);
+        for model in [
+            "claude-haiku-4-5",
+            "claude-opus-5",
+            "claude-sonnet-4-6",
+            "gpt-5.1",
+            "gpt-5.1-codex",
+            "gpt-5.1-mini",
+            "claude-3-5-sonnet",
+            "claude-3-7-sonnet",
+            "claude-sonnet-4",
+            "claude-opus-4-1",
+            "claude-sonnet-4-5",
+            "claude-opus-4-5",
+            "gpt-4o",
+            "gpt-4.1",
+            "o3",
+            "o4-mini",
+            "gpt-5",
+            "gemini-1.5-pro",
+            "gemini-2.0-flash",
+            "gemini-2.5-pro",
+            "gemini-2.5-flash",
+        ] {
+            assert!(names.contains(&model), "{model}");
+        }
         assert_eq!(
-            names,
-            [
-                "claude-haiku-4-5",
-                "claude-opus-5",
-                "claude-sonnet-4-6",
-                "gpt-5.1",
-                "gpt-5.1-codex",
-                "gpt-5.1-mini"
-            ]
+            list.batch.column_by_name("price_date").unwrap().null_count(),
+            0,
+            "every row has its date"
         );
-        assert_eq!(list.batch.column(6).null_count(), 0, "every row has its date");
+        assert_eq!(price(&list, "claude-sonnet-4-5", "long_input"), Some(6.0));
+        assert_eq!(price(&list, "gemini-2.5-pro", "long_output"), Some(15.0));
+        assert_eq!(price(&list, "gpt-4o", "cache_write"), None);
     }
 
     #[test]
@@ -191,9 +342,13 @@ mod tests {
         assert!(parse("m,x,1,2,0.1,,2026-01-01,\nm,x,1,2,0.1,,2026-01-01,\n").contains("m is priced twice"));
         assert!(parse("m,x,-1,2,0.1,,2026-01-01,\n").contains("input of m is negative"));
         assert!(parse(",x,1,2,0.1,,2026-01-01,\n").contains("row 1 names no model"));
-        assert!(parse("m,x,one,2,0.1,,2026-01-01,\n").contains("expected the columns"));
-        let wrong_header = PriceList::parse("p.csv", "model,input\nm,1\n").unwrap_err();
-        assert!(!wrong_header.why.is_empty());
+        assert!(parse("m,x,one,2,0.1,,2026-01-01,\n").contains("the columns are"));
+        let unknown = PriceList::parse("p.csv", "model,inptu\nm,1\n").unwrap_err();
+        assert!(unknown.why.contains("unknown column \"inptu\""), "{}", unknown.why);
+        let no_model = PriceList::parse("p.csv", "input,output\n1,2\n").unwrap_err();
+        assert!(no_model.why.contains("no model column"), "{}", no_model.why);
+        let no_threshold = PriceList::parse("p.csv", "model,long_input\nm,2\n").unwrap_err();
+        assert!(no_threshold.why.contains("no long_context_above"), "{}", no_threshold.why);
     }
 
     #[test]
@@ -202,6 +357,21 @@ mod tests {
                     # another\nm,x,1.5,2,0.25,,2026-01-02,why\n";
         let list = PriceList::parse("p.csv", text).unwrap();
         assert_eq!(list.batch.num_rows(), 1);
-        assert!(list.batch.column(5).is_null(0));
+        assert_eq!(price(&list, "m", "cache_write"), None);
+        assert_eq!(price(&list, "m", "long_input"), None);
+    }
+
+    #[test]
+    fn a_file_with_some_columns_overrides_by_model_and_adds_new_models() {
+        let built_in = PriceList::embedded().unwrap();
+        let over = PriceList::parse("p.csv", "output,model\n99,gpt-4o\n7,my-model\n").unwrap();
+        let list = built_in.overlaid(&over).unwrap();
+        assert_eq!(list.batch.num_rows(), built_in.batch.num_rows() + 1);
+        assert_eq!(price(&list, "gpt-4o", "output"), Some(99.0), "the file's value wins");
+        assert_eq!(price(&list, "gpt-4o", "input"), Some(2.5), "a column it does not name stays");
+        assert_eq!(price(&list, "my-model", "output"), Some(7.0));
+        assert_eq!(price(&list, "my-model", "input"), None, "a new model has null where none is given");
+        assert_eq!(price(&list, "claude-haiku-4-5", "input"), Some(1.0), "other models stay");
+        assert_eq!(models(&list).last(), Some(&"my-model"));
     }
 }

@@ -103,6 +103,9 @@ pub enum Command {
         #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
+    /// Print the prices table in use: the built-in list, with --prices FILE (or $TXQ_PRICES)
+    /// laid over it. Reads no transcripts.
+    Prices,
     /// Write a deterministic sample corpus of rupu and reeval transcripts (damaged files included).
     Generate {
         /// The directory to write into: OUT/.rupu/transcripts, OUT/.reeval/runs, OUT/evals/.history.

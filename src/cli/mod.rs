@@ -98,6 +98,14 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     }
     let prices = crate::prices::PriceList::chosen(args.prices.as_deref())
         .map_err(|e| CliError::Usage(format!("--prices: {e}")))?;
+    if let Some(Command::Prices) = &args.command {
+        let stdout = std::io::stdout();
+        return crate::prices::print(
+            prices.as_ref(),
+            args.format,
+            &mut std::io::BufWriter::new(stdout.lock()),
+        );
+    }
     // The shell: asked for, or no SQL given on a terminal.
     let (shell_asked, shell_paths) = match &args.command {
         Some(Command::Shell { paths }) => (true, paths.as_slice()),
