@@ -22,7 +22,7 @@ on_both_corpora! {
     errors_list_every_damaged_line => super::errors_list_every_damaged_line;
     failed_tools_by_call_id_join => super::failed_tools_by_call_id_join;
     turn_attribution => super::turn_attribution;
-    flows_before_the_first_turn => super::flows_before_the_first_turn;
+    net_flows_take_the_turn_in_progress => super::net_flows_take_the_turn_in_progress;
     typed_tables_agree_with_events => super::typed_tables_agree_with_events;
 }
 
@@ -159,9 +159,15 @@ fn turn_attribution(c: &Generated) {
     assert_eq!(got, c.expected.output_tokens_by_turn);
 }
 
-fn flows_before_the_first_turn(c: &Generated) {
-    let rows = c.rows("select count(*) n from net_flow where turn_idx is null");
-    assert_eq!(int(&rows[0], "n"), Some(c.expected.net_flows_before_first_turn as i64));
+/// A flow written before the first turn_start (a preamble call, or a turn's flow written ahead
+/// of the turn's own lines) is in the turn about to begin, never in none.
+fn net_flows_take_the_turn_in_progress(c: &Generated) {
+    let got: BTreeMap<(String, String), Option<i64>> = c
+        .rows("select run_id, id, turn_idx from net_flow")
+        .iter()
+        .map(|r| ((text(r, "run_id"), text(r, "id")), int(r, "turn_idx")))
+        .collect();
+    assert_eq!(got, c.expected.net_flow_turns);
 }
 
 #[test]

@@ -17,6 +17,7 @@ fn wide_corpus() -> &'static Generated {
             runs: 60,
             damage: false,
             tool_output_bytes: (20_000, 60_000),
+            ..RupuOptions::default()
         })
     })
 }

@@ -26,6 +26,7 @@ pub fn run(out: &Path, options: &Options) -> Result<(), String> {
         runs: options.runs,
         damage: options.damage,
         tool_output_bytes: options.tool_output_bytes,
+        ..RupuOptions::default()
     };
     if let Some(size) = options.size {
         rupu.runs = runs_for_size(size, &rupu)?;

@@ -1,9 +1,9 @@
 //! The generated files' lines as the generator meant them, their bytes, and the expected answers
 //! tallied from those lines (never from re-reading a file).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// One physical line of a generated transcript.
 #[derive(Debug, Clone)]
@@ -35,8 +35,12 @@ pub struct ExpectedRun {
     pub provider: String,
     pub model: String,
     pub mode: String,
-    /// `ok`, `error`, or `aborted` (no `run_complete`).
+    /// `ok`, `error`, or `aborted` (no `run_complete`, or one that says aborted).
     pub status: String,
+    /// Whether the file has a `run_complete`.
+    pub completed: bool,
+    /// `run_complete.error`, where it has one.
+    pub error: Option<String>,
     /// `run_start.schema`, 1 when the key is absent.
     pub schema_version: i64,
     /// `run_start.customer`; `None` both when null and when absent.
@@ -79,11 +83,21 @@ pub struct Expected {
     pub failed_tools: BTreeMap<String, u64>,
     /// (run_id, turn_idx of the last `turn_start` before the usage line) → output_tokens sum.
     pub output_tokens_by_turn: BTreeMap<(String, Option<i64>), i64>,
-    /// `net_flow` events that precede every `turn_start` of their file.
-    pub net_flows_before_first_turn: u64,
+    /// (run_id, flow id) of every transcript `net_flow` → the turn in progress when the flow was
+    /// made (the turn about to begin, for one made before the runner wrote its turn's lines).
+    pub net_flow_turns: BTreeMap<(String, String), Option<i64>>,
+    /// Every flow of the corpus by flow id: in a transcript, a ledger, or both.
+    pub flows: BTreeMap<String, ExpectedFlow>,
+    /// Refused tool calls, a blocked audit and a denied result of the same call counting once,
+    /// by (tool, reason: the audit's decision, else the result's error, else the audit's
+    /// reason) → (calls, their runs).
+    pub denials: BTreeMap<(String, Option<String>), (u64, BTreeSet<String>)>,
+    /// Netflow ledgers written (`.rupu/netflow/<run_id>.jsonl`, and one under the transcripts),
+    /// relative to the corpus dir.
+    pub ledgers: Vec<String>,
     /// (file, 1-based physical line) of every line a reader must report, sorted by file then line.
     pub errors: Vec<(String, u64)>,
-    /// Files that are not agent transcripts (no `run_start`): a step log and a netflow ledger.
+    /// Files that are not agent transcripts (no `run_start`): a step log.
     pub non_transcripts: Vec<String>,
     /// Transcripts whose last line is a truncated write (skipped silently, never an error),
     /// sorted.
@@ -94,6 +108,63 @@ pub struct Expected {
     pub events_total: u64,
 }
 
+/// One flow as the corpus holds it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExpectedFlow {
+    /// The run that made it (`flow.ctx.run_id`).
+    pub run_id: String,
+    pub host: String,
+    pub outcome: String,
+    pub bytes_out: Option<i64>,
+    /// The final size: the ledger's `complete` line where it has one, else `flow.bytes_in`.
+    pub bytes_in: Option<i64>,
+    /// `flow.bytes_in` as the flow record declares it.
+    pub declared_bytes_in: Option<i64>,
+    /// `body_complete`, or a `complete` line in a ledger that is read.
+    pub confirmed: bool,
+    pub in_transcript: bool,
+    pub in_ledger: bool,
+}
+
+/// One network flow a run made, as the netflow sink saw it: its record (in the transcript's
+/// `net_flow`, as far as the transcript got, and in the ledger), the turn in progress when it
+/// was made, and for a streamed call the body's final (bytes_in, duration_ms), written to the
+/// ledger later.
+#[derive(Debug, Clone)]
+pub struct FlowMeta {
+    pub(super) record: Value,
+    pub(super) turn: Option<i64>,
+    pub(super) completed: Option<(i64, i64)>,
+}
+
+impl FlowMeta {
+    pub(super) fn logged(record: Value, turn: Option<i64>) -> Self {
+        Self { record, turn, completed: None }
+    }
+
+    fn id(&self) -> String {
+        text(&self.record, "id")
+    }
+
+    /// Its lines in a netflow ledger: `{"type":"flow", ...record}`, then its `complete` line.
+    pub(super) fn ledger_lines(&self) -> Vec<String> {
+        let fields = self.record.as_object().expect("a flow record is an object");
+        let mut lines = vec![typed_object("flow", fields.iter().map(|(key, value)| (key.as_str(), value)))];
+        if let Some((bytes_in, duration_ms)) = self.completed {
+            let (id, bytes_in, duration_ms) = (json!(self.id()), json!(bytes_in), json!(duration_ms));
+            lines.push(typed_object(
+                "complete",
+                [("id", &id), ("bytes_in", &bytes_in), ("duration_ms", &duration_ms)],
+            ));
+        }
+        lines
+    }
+}
+
+/// What `network_egress` answers per (host, outcome): flows, bytes_out, bytes_in,
+/// unconfirmed_bytes_in, unconfirmed_flows.
+pub type Egress = BTreeMap<(String, String), (i64, i64, i64, i64, i64)>;
+
 /// Reading state within one transcript while its lines are tallied.
 #[derive(Default)]
 struct FileState {
@@ -101,6 +172,21 @@ struct FileState {
     turn_idx: Option<i64>,
     /// `tool_call.call_id` → `tool_call.tool`, for joining results to their calls.
     tools_by_call: BTreeMap<String, String>,
+    /// The call_id of each tool's last call so far: a `tool_audit` follows its call.
+    last_call_of: BTreeMap<String, String>,
+    /// `tool_result.error` by call_id.
+    errors_by_call: BTreeMap<String, String>,
+    /// Refused calls by call_id (or by the audit's line for an audit with no call above it).
+    denied: BTreeMap<String, (String, Option<String>)>,
+    /// Lines seen.
+    line: u64,
+}
+
+/// Whether a `tool_result.error` says the call was refused.
+fn is_denial(error: &str) -> bool {
+    matches!(error, "permission_denied" | "permission denied")
+        || error.starts_with("unknown tool: ")
+        || error.starts_with("denied:")
 }
 
 impl Expected {
@@ -118,6 +204,7 @@ impl Expected {
         };
         let mut state = FileState::default();
         for (index, line) in lines.iter().enumerate() {
+            state.line = index as u64 + 1;
             match line {
                 Line::Event { kind, data } => self.observe(&mut run, &mut state, kind, data),
                 Line::Empty => self.empty_lines += 1,
@@ -125,7 +212,68 @@ impl Expected {
                 Line::TruncatedTail(_) => self.truncated_tails.push(file.to_string()),
             }
         }
+        for (tool, reason) in std::mem::take(&mut state.denied).into_values() {
+            let (calls, runs) = self.denials.entry((tool, reason)).or_default();
+            *calls += 1;
+            runs.insert(run.run_id.clone());
+        }
         self.runs.push(run);
+    }
+
+    /// Tallies the flows a run made (`flows`), given the lines its transcript kept: each
+    /// `net_flow` kept is in the transcript; with a ledger (`lines` empty for a ledger alone, or
+    /// a v0.74 run's own), every flow is in it, with its `complete` line.
+    pub(super) fn record_flows(&mut self, run_id: &str, lines: &[Line], flows: &[FlowMeta], ledger: bool) {
+        let kept: BTreeSet<String> = lines
+            .iter()
+            .filter_map(|line| match line {
+                Line::Event { kind, data } if kind == "net_flow" => Some(text(&data["flow"], "id")),
+                _ => None,
+            })
+            .collect();
+        for flow in flows {
+            let id = flow.id();
+            let in_transcript = kept.contains(&id);
+            if !in_transcript && !ledger {
+                continue;
+            }
+            if in_transcript {
+                self.net_flow_turns.insert((run_id.to_string(), id.clone()), flow.turn);
+            }
+            let record = &flow.record;
+            let declared = record.get("bytes_in").and_then(Value::as_i64);
+            let completed = flow.completed.filter(|_| ledger);
+            let body_complete = record.get("body_complete") == Some(&Value::Bool(true));
+            self.flows.insert(
+                id,
+                ExpectedFlow {
+                    run_id: run_id.to_string(),
+                    host: text(record, "host"),
+                    outcome: text(record, "outcome"),
+                    bytes_out: record.get("bytes_out").and_then(Value::as_i64),
+                    bytes_in: completed.map(|(bytes, _)| bytes).or(declared),
+                    declared_bytes_in: declared,
+                    confirmed: body_complete || completed.is_some(),
+                    in_transcript,
+                    in_ledger: ledger,
+                },
+            );
+        }
+    }
+
+    /// What `network_egress` must answer, from [`Self::flows`].
+    pub fn network_egress(&self) -> Egress {
+        let mut egress = Egress::new();
+        for flow in self.flows.values() {
+            let sums = egress.entry((flow.host.clone(), flow.outcome.clone())).or_default();
+            let unconfirmed = !flow.confirmed;
+            sums.0 += 1;
+            sums.1 += flow.bytes_out.unwrap_or(0);
+            sums.2 += flow.bytes_in.unwrap_or(0);
+            sums.3 += if unconfirmed { flow.declared_bytes_in.unwrap_or(0) } else { 0 };
+            sums.4 += i64::from(unconfirmed);
+        }
+        egress
     }
 
     /// Puts `errors` and `truncated_tails` in path order once every file is recorded.
@@ -149,6 +297,8 @@ impl Expected {
             }
             "run_complete" => {
                 run.status = text(data, "status");
+                run.completed = true;
+                run.error = data.get("error").and_then(Value::as_str).map(str::to_string);
                 run.total_tokens = data.get("total_tokens").and_then(Value::as_i64);
                 run.duration_ms = data.get("duration_ms").and_then(Value::as_i64);
             }
@@ -173,23 +323,35 @@ impl Expected {
             "tool_call" => {
                 run.tool_calls += 1;
                 state.tools_by_call.insert(text(data, "call_id"), text(data, "tool"));
+                state.last_call_of.insert(text(data, "tool"), text(data, "call_id"));
             }
             "tool_result" if data.get("error").is_some() => {
-                if let Some(tool) = state.tools_by_call.get(&text(data, "call_id")) {
+                let (call_id, error) = (text(data, "call_id"), text(data, "error"));
+                if let Some(tool) = state.tools_by_call.get(&call_id) {
                     *self.failed_tools.entry(tool.clone()).or_default() += 1;
+                    if is_denial(&error) {
+                        state.denied.insert(call_id.clone(), (tool.clone(), Some(error.clone())));
+                    }
                 }
+                state.errors_by_call.insert(call_id, error);
             }
             "tool_audit" if data.get("blocked") == Some(&Value::Bool(true)) => {
                 let key = (text(data, "tool"), text(data, "decision"));
-                *self.denied_tools.entry(key).or_default() += 1;
+                *self.denied_tools.entry(key.clone()).or_default() += 1;
+                let call = state.last_call_of.get(&key.0).cloned();
+                let reason = data
+                    .get("decision")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .or_else(|| call.as_ref().and_then(|c| state.errors_by_call.get(c)).cloned())
+                    .or_else(|| data.get("reason").and_then(Value::as_str).map(str::to_string));
+                let call = call.unwrap_or_else(|| format!("audit line {}", state.line));
+                state.denied.insert(call, (key.0, reason));
             }
             "net_flow" => {
                 let flow = &data["flow"];
                 let bytes = self.bytes_by_host.entry(text(flow, "host")).or_default();
                 *bytes = (bytes.0 + number(flow, "bytes_in"), bytes.1 + number(flow, "bytes_out"));
-                if state.turn_idx.is_none() {
-                    self.net_flows_before_first_turn += 1;
-                }
             }
             _ => {}
         }

@@ -9,7 +9,7 @@ use std::{fs, io, path::Path};
 
 use serde_json::json;
 
-use super::expected::{Expected, Line, envelope, render, typed_object};
+use super::expected::{Expected, FlowMeta, Line, envelope, render, typed_object};
 use super::rng::{Rng, rfc3339};
 use run::RunWriter;
 use tools::flow_record;
@@ -29,13 +29,23 @@ pub struct RupuOptions {
     pub damage: bool,
     /// Inclusive (min, max) byte size of each `tool_result.output`.
     pub tool_output_bytes: (usize, usize),
+    /// The share of runs, in percent, written as rupu v0.74's agent loop and netflow sink write
+    /// them (`shared/docs/formats.md`, "What rupu v0.74 really writes"): flows before their turn's
+    /// lines, streamed calls completed in the run's netflow ledger, audits for MCP tools only,
+    /// denials in `tool_result.error`, operator stops and pauses. Which runs is decided by the
+    /// seed; the other runs are written as before, byte for byte.
+    pub v0_74_percent: u64,
 }
 
 impl Default for RupuOptions {
     fn default() -> Self {
-        Self { seed: 42, runs: 12, damage: true, tool_output_bytes: (40, 300) }
+        Self { seed: 42, runs: 12, damage: true, tool_output_bytes: (40, 300), v0_74_percent: 0 }
     }
 }
+
+/// Where the netflow ledgers of v0.74 runs go, relative to the corpus dir (beside the
+/// transcripts).
+pub const NETFLOW_DIR: &str = ".rupu/netflow";
 
 /// Run roles by index. The showcase run writes every event type (plus an unknown one and an
 /// undocumented field); the version 1 run is a readonly fixer without a schema key; the others
@@ -106,12 +116,20 @@ pub fn write_rupu_corpus(dir: &Path, opts: &RupuOptions) -> io::Result<Expected>
         let mut rng = Rng::derive(opts.seed, index as u64);
         let plan = RunPlan::new(index, started_ms, opts, &workspaces, &mut rng);
         let mut damage_rng = Rng::new(rng.next_u64());
-        let mut lines = RunWriter::new(&plan, opts, rng).build();
+        let (mut lines, flows) = RunWriter::new(&plan, opts, rng).build();
         for damage in &plan.damage {
             apply_damage(&mut lines, *damage, &mut damage_rng);
         }
         expected.record_transcript(&plan.file, plan.archived, &lines);
+        expected.record_flows(&plan.run_id, &lines, &flows, plan.v0_74);
         fs::write(dir.join(&plan.file), render(&lines, plan.damage.contains(&Damage::CrlfEndings)))?;
+        if plan.v0_74 {
+            let ledger = format!("{NETFLOW_DIR}/{}.jsonl", plan.run_id);
+            fs::create_dir_all(dir.join(NETFLOW_DIR))?;
+            let text: String = flows.iter().flat_map(|flow| flow.ledger_lines()).map(|l| l + "\n").collect();
+            fs::write(dir.join(&ledger), text)?;
+            expected.ledgers.push(ledger);
+        }
         started_ms += 90_000 + corpus_rng.below(40 * 60_000);
     }
     if opts.damage {
@@ -121,8 +139,8 @@ pub fn write_rupu_corpus(dir: &Path, opts: &RupuOptions) -> io::Result<Expected>
     Ok(expected)
 }
 
-/// The step log and the netflow ledger: `run_<ULID>.jsonl` names, no `run_start` anywhere. Their
-/// ULIDs fall between the first two runs'.
+/// The step log (a `run_<ULID>.jsonl` name, no `run_start` anywhere: not a transcript) and a
+/// netflow ledger in `transcripts/netflow/`. Their ULIDs fall between the first two runs'.
 fn write_non_transcripts(dir: &Path, rng: &mut Rng, expected: &mut Expected) -> io::Result<()> {
     let at_ms = CORPUS_START_MS + 60_000;
     let step_log = format!("{TRANSCRIPTS_DIR}/run_{}.jsonl", rng.ulid(at_ms));
@@ -137,8 +155,11 @@ fn write_non_transcripts(dir: &Path, rng: &mut Rng, expected: &mut Expected) -> 
     let ledger_run_id = format!("run_{}", rng.ulid(at_ms + 1));
     let ledger = format!("{TRANSCRIPTS_DIR}/netflow/{ledger_run_id}.jsonl");
     let ctx = json!({"run_id": ledger_run_id, "origin": {"kind": "provider", "name": "anthropic"}});
-    let flows: Vec<String> = (0..3)
+    let records: Vec<serde_json::Value> = (0..3)
         .map(|k| flow_record(rng, at_ms + k * 700, &ctx, "api.anthropic.com", "POST", "/v1/messages"))
+        .collect();
+    let flows: Vec<String> = records
+        .iter()
         .map(|flow| {
             let fields = flow.as_object().expect("a flow record is an object");
             typed_object("flow", fields.iter().map(|(key, value)| (key.as_str(), value)))
@@ -146,9 +167,17 @@ fn write_non_transcripts(dir: &Path, rng: &mut Rng, expected: &mut Expected) -> 
         .collect();
     fs::create_dir_all(dir.join(TRANSCRIPTS_DIR).join("netflow"))?;
     let step_lines: Vec<String> = steps.iter().map(|step| envelope("step", step)).collect();
-    for (file, lines) in [(step_log, step_lines), (ledger, flows)] {
+    // A ledger that lies in a netflow/ folder under the transcripts: read as a ledger, of a run
+    // whose transcript is not there.
+    let metas: Vec<FlowMeta> = records.into_iter().map(|record| FlowMeta::logged(record, None)).collect();
+    expected.record_flows(&ledger_run_id, &[], &metas, true);
+    for (file, lines, ledger) in [(step_log, step_lines, false), (ledger, flows, true)] {
         fs::write(dir.join(&file), lines.iter().map(|line| format!("{line}\n")).collect::<String>())?;
-        expected.non_transcripts.push(file);
+        if ledger {
+            expected.ledgers.push(file);
+        } else {
+            expected.non_transcripts.push(file);
+        }
     }
     Ok(())
 }
@@ -157,7 +186,13 @@ fn write_non_transcripts(dir: &Path, rng: &mut Rng, expected: &mut Expected) -> 
 enum Ending {
     Ok,
     Error,
+    /// No `run_complete`: the file ends somewhere in its second half (a crash).
     Aborted,
+    /// An operator stop in ask mode: `run_complete` aborted with `operator_stop`, its last
+    /// `tool_call` with no `tool_result` (v0.74 runs).
+    Stopped,
+    /// A cooperative pause: `run_complete` aborted with `paused` (v0.74 runs).
+    Paused,
 }
 
 /// Everything decided about a run before its events are written.
@@ -178,6 +213,8 @@ struct RunPlan {
     ending: Ending,
     archived: bool,
     damage: Vec<Damage>,
+    /// Written as rupu v0.74 writes a run ([`RupuOptions::v0_74_percent`]).
+    v0_74: bool,
 }
 
 impl RunPlan {
@@ -210,10 +247,13 @@ impl RunPlan {
             (_, draw) if draw < 30 => Ending::Aborted,
             _ => Ending::Ok,
         };
+        // Drawn apart from the run's own draws, so that the other runs stay as they were.
+        let mut v0_74_rng = Rng::derive(opts.seed ^ 0x0074_0074, index as u64);
+        let v0_74 = index != VERSION_1_RUN && v0_74_rng.percent(opts.v0_74_percent);
         let archived = index % 4 == 3;
         let run_id = format!("run_{}", rng.ulid(started_ms));
         let folder = if archived { "archive/" } else { "" };
-        Self {
+        let mut plan = Self {
             index,
             file: format!("{TRANSCRIPTS_DIR}/{folder}{run_id}.jsonl"),
             run_id,
@@ -234,7 +274,16 @@ impl RunPlan {
             ending,
             archived,
             damage,
-        }
+            v0_74,
+        };
+        // A v0.74 run that would end well may be stopped by its operator (ask mode) or paused.
+        let draw = v0_74_rng.below(100);
+        plan.ending = match plan.ending {
+            Ending::Ok if v0_74 && draw < 25 && plan.mode == "ask" => Ending::Stopped,
+            Ending::Ok if v0_74 && (25..40).contains(&draw) => Ending::Paused,
+            ending => ending,
+        };
+        plan
     }
 }
 

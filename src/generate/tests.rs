@@ -85,6 +85,8 @@ pub(in crate::generate) fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 #[derive(Default)]
 struct Reading {
     events: Vec<(String, Value)>,
+    /// Each valid line whole, with its type (a ledger has its fields beside the type).
+    lines: Vec<(String, Value)>,
     errors: Vec<u64>,
     truncated_tail: bool,
 }
@@ -103,7 +105,8 @@ fn read(bytes: &[u8]) -> Reading {
             Err(_) if is_tail => reading.truncated_tail = true,
             Ok(Value::Object(object)) if object.get("type").is_some_and(Value::is_string) => {
                 let kind = object["type"].as_str().unwrap_or_default().to_string();
-                reading.events.push((kind, object.get("data").cloned().unwrap_or(Value::Null)));
+                reading.events.push((kind.clone(), object.get("data").cloned().unwrap_or(Value::Null)));
+                reading.lines.push((kind, Value::Object(object)));
             }
             _ => reading.errors.push(index as u64 + 1),
         }
@@ -127,6 +130,7 @@ fn expected_answers_match_an_independent_reading() {
         RupuOptions::default(),
         RupuOptions { seed: 7, runs: 40, ..RupuOptions::default() },
         RupuOptions { seed: 8, runs: 3, ..RupuOptions::default() },
+        RupuOptions { seed: 5, runs: 40, v0_74_percent: 60, ..RupuOptions::default() },
     ];
     for (index, opts) in options.iter().enumerate() {
         assert_matches_reading(&Corpus::write(&format!("reread-{index}"), opts));
@@ -137,8 +141,46 @@ fn assert_matches_reading(corpus: &Corpus) {
     let expected = &corpus.expected;
     let mut reread = Expected::default();
     let mut runs = BTreeMap::new();
+    // Flow id → (host, outcome, bytes_out, bytes_in, body_complete), and complete lines' bytes_in.
+    type Record = (String, String, i64, Option<i64>, bool);
+    let mut flows: BTreeMap<String, Record> = BTreeMap::new();
+    let mut completes: BTreeMap<String, i64> = BTreeMap::new();
+    let record = |flow: &Value| -> (String, Record) {
+        let text = |key: &str| flow[key].as_str().unwrap_or_default().to_string();
+        let bytes_out = flow.get("bytes_out").and_then(Value::as_i64).unwrap_or(0);
+        let body_complete = flow.get("body_complete") == Some(&Value::Bool(true));
+        (
+            text("id"),
+            (
+                text("host"),
+                text("outcome"),
+                bytes_out,
+                flow.get("bytes_in").and_then(Value::as_i64),
+                body_complete,
+            ),
+        )
+    };
     for (file, bytes) in files(&corpus.dir) {
         let reading = read(&bytes);
+        if file.rsplit('/').nth(1) == Some("netflow") {
+            for (kind, line) in &reading.lines {
+                match kind.as_str() {
+                    "flow" => {
+                        let (id, flow) = record(line);
+                        flows.entry(id).or_insert(flow);
+                    }
+                    "complete" => {
+                        completes.insert(
+                            line["id"].as_str().unwrap().to_string(),
+                            line["bytes_in"].as_i64().unwrap(),
+                        );
+                    }
+                    other => panic!("a ledger line of type {other}"),
+                }
+            }
+            reread.ledgers.push(file);
+            continue;
+        }
         if !reading.events.iter().any(|(kind, _)| kind == "run_start") {
             reread.non_transcripts.push(file);
             continue;
@@ -161,6 +203,8 @@ fn assert_matches_reading(corpus: &Corpus) {
                 }
                 "net_flow" => {
                     let flow = &data["flow"];
+                    let (id, record) = record(flow);
+                    flows.insert(id, record);
                     let host = flow["host"].as_str().unwrap().to_string();
                     let sums = reread.bytes_by_host.entry(host).or_default();
                     sums.0 += number(flow, "bytes_in");
@@ -182,6 +226,21 @@ fn assert_matches_reading(corpus: &Corpus) {
     let mut non_transcripts = expected.non_transcripts.clone();
     non_transcripts.sort();
     assert_eq!(reread.non_transcripts, non_transcripts);
+    let mut ledgers = expected.ledgers.clone();
+    ledgers.sort();
+    assert_eq!(reread.ledgers, ledgers);
+    let mut egress: super::expected::Egress = BTreeMap::new();
+    for (id, (host, outcome, bytes_out, bytes_in, body_complete)) in &flows {
+        let sums = egress.entry((host.clone(), outcome.clone())).or_default();
+        let confirmed = *body_complete || completes.contains_key(id);
+        let final_in = completes.get(id).copied().or(*bytes_in).unwrap_or(0);
+        sums.0 += 1;
+        sums.1 += bytes_out;
+        sums.2 += final_in;
+        sums.3 += if confirmed { 0 } else { bytes_in.unwrap_or(0) };
+        sums.4 += i64::from(!confirmed);
+    }
+    assert_eq!(egress, expected.network_egress(), "flows of transcripts and ledgers, once each");
     let expected_runs: BTreeMap<_, _> =
         expected.runs.iter().map(|run| (run.file.clone(), (run.status.clone(), run.turns))).collect();
     assert_eq!(runs, expected_runs);
@@ -202,10 +261,11 @@ fn default_corpus_has_every_type_and_every_edge_case() {
     let decisions: BTreeSet<&str> =
         expected.denied_tools.keys().map(|(_, decision)| decision.as_str()).collect();
     assert_eq!(decisions, BTreeSet::from(["denied:not_granted", "denied:readonly"]));
-    assert!(!expected.failed_tools.is_empty() && expected.net_flows_before_first_turn > 0);
+    assert!(!expected.failed_tools.is_empty());
+    assert!(expected.net_flow_turns.values().any(|turn| *turn == Some(0)), "a flow before the first turn");
     assert_eq!(expected.errors.len(), 7, "one malformed, three non-object, three untyped lines");
     assert_eq!((expected.truncated_tails.len(), expected.empty_lines), (1, 3));
-    assert_eq!(expected.non_transcripts.len(), 2);
+    assert_eq!((expected.non_transcripts.len(), expected.ledgers.len()), (1, 1), "a step log, a ledger");
     let crlf_files =
         files(&corpus.dir).into_values().filter(|bytes| bytes.windows(2).any(|pair| pair == b"\r\n"));
     assert_eq!(crlf_files.count(), 1);
@@ -213,7 +273,13 @@ fn default_corpus_has_every_type_and_every_edge_case() {
 
 #[test]
 fn undamaged_corpus_reads_clean_and_honours_output_sizes() {
-    let opts = RupuOptions { seed: 9, runs: 30, damage: false, tool_output_bytes: (1000, 1200) };
+    let opts = RupuOptions {
+        seed: 9,
+        runs: 30,
+        damage: false,
+        tool_output_bytes: (1000, 1200),
+        ..RupuOptions::default()
+    };
     let corpus = Corpus::write("clean", &opts);
     let expected = &corpus.expected;
     assert!(
@@ -246,4 +312,41 @@ fn a_tiny_corpus_still_places_every_damage_case() {
     let empty = Corpus::write("tiny-0", &RupuOptions { runs: 0, ..RupuOptions::default() });
     assert!(empty.expected.runs.is_empty() && empty.expected.errors.is_empty());
     assert_eq!(empty.expected.non_transcripts.len(), 2);
+}
+
+#[test]
+fn v0_74_runs_write_what_rupu_v0_74_writes() {
+    let corpus = Corpus::write(
+        "v0-74",
+        &RupuOptions { seed: 5, runs: 40, v0_74_percent: 60, ..RupuOptions::default() },
+    );
+    let expected = &corpus.expected;
+    let causes: BTreeSet<Option<&str>> = expected
+        .runs
+        .iter()
+        .filter(|run| run.status == "aborted" && run.completed)
+        .map(|run| run.error.as_deref())
+        .collect();
+    assert_eq!(causes, BTreeSet::from([Some("operator_stop"), Some("paused")]));
+    assert!(expected.runs.iter().any(|run| run.status == "error" && run.completed && run.error.is_none()));
+    let reasons: BTreeSet<&str> =
+        expected.denials.keys().filter_map(|(_, reason)| reason.as_deref()).collect();
+    for reason in ["permission_denied", "permission denied", "denied:readonly"] {
+        assert!(reasons.contains(reason), "{reason} in {reasons:?}");
+    }
+    assert!(reasons.iter().any(|r| r.starts_with("unknown tool: ")), "{reasons:?}");
+    let streamed =
+        expected.flows.values().filter(|f| f.in_ledger && f.declared_bytes_in.is_none() && f.confirmed);
+    assert!(streamed.count() > 5, "streamed calls completed in their ledger");
+    assert!(expected.flows.values().any(|f| f.in_ledger && !f.in_transcript), "a flow only the ledger has");
+    assert!(expected.flows.values().any(|f| f.in_ledger && !f.confirmed), "a body a crash cut short");
+    let text: String = files(&corpus.dir).into_values().map(|b| String::from_utf8(b).unwrap()).collect();
+    assert!(text.contains("\"error\":\"timeout after 1s\""));
+    assert!(text.contains("[transient provider error (retry 1/10)"));
+    assert!(text.contains("\"argv\":[\"/bin/sh\",\"-c\","));
+    // A flow line right before a turn_start: written by the sink before the runner's turn.
+    let before_turn = text.lines().collect::<Vec<_>>().windows(2).any(|pair| {
+        pair[0].starts_with("{\"type\":\"net_flow\"") && pair[1].starts_with("{\"type\":\"turn_start\"")
+    });
+    assert!(before_turn);
 }

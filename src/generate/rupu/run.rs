@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{Ending, RunPlan, RupuOptions};
-use crate::generate::expected::Line;
+use crate::generate::expected::{FlowMeta, Line};
 use crate::generate::rng::{Rng, rfc3339};
 
 /// (name, layer, preload) of the skills a run can bind.
@@ -38,6 +38,10 @@ pub(super) struct RunWriter<'a> {
     pub(super) outcomes: usize,
     pub(super) last_outcome: Option<Value>,
     pub(super) tokens: i64,
+    /// The turn in progress, or about to begin between turns: the turn a flow made now is in.
+    pub(super) turn_now: i64,
+    /// Every flow made, in order, for the ledger and the expected answers.
+    pub(super) flows: Vec<FlowMeta>,
 }
 
 impl<'a> RunWriter<'a> {
@@ -53,17 +57,48 @@ impl<'a> RunWriter<'a> {
             outcomes: 0,
             last_outcome: None,
             tokens: 0,
+            turn_now: 0,
+            flows: Vec::new(),
         }
     }
 
-    /// The run's valid lines: preamble, turns, then `run_complete` (or a cut, when aborted).
-    pub(super) fn build(mut self) -> Vec<Line> {
+    /// The run's valid lines: preamble, turns, then `run_complete` (or a cut, when aborted);
+    /// and the flows it made.
+    pub(super) fn build(mut self) -> (Vec<Line>, Vec<FlowMeta>) {
         self.preamble();
         for turn in 0..self.plan.turns {
+            let start = self.lines.len();
             self.turn(turn);
+            if self.plan.v0_74 {
+                self.flush_order(start);
+            }
         }
         self.finish();
-        self.lines
+        (self.lines, self.flows)
+    }
+
+    /// Puts a v0.74 turn's lines (from `start`) in the order rupu's two writers leave them: the
+    /// streamed reply's `assistant_delta` lines before the turn's first `usage`, and most
+    /// `net_flow` lines (flushed at once by the netflow sink) before the turn's `turn_start`
+    /// (which the runner writes later, with the rest of the turn).
+    fn flush_order(&mut self, start: usize) {
+        let is = |line: &Line, kind: &str| matches!(line, Line::Event { kind: k, .. } if k == kind);
+        let mut block = self.lines.split_off(start);
+        if let Some(first_usage) = block.iter().position(|line| is(line, "usage")) {
+            let (deltas, rest): (Vec<Line>, Vec<Line>) =
+                block.drain(first_usage..).partition(|line| is(line, "assistant_delta"));
+            block.extend(deltas);
+            block.extend(rest);
+        }
+        let mut kept = Vec::with_capacity(block.len());
+        for line in block {
+            if is(&line, "net_flow") && self.rng.percent(85) {
+                self.lines.push(line);
+            } else {
+                kept.push(line);
+            }
+        }
+        self.lines.extend(kept);
     }
 
     pub(super) fn push(&mut self, kind: &str, data: Value) {
@@ -215,14 +250,47 @@ impl<'a> RunWriter<'a> {
         let status = match self.plan.ending {
             Ending::Aborted => {
                 let keep = self.rng.size(self.lines.len() / 2, self.lines.len()).max(1);
+                // The crash cut the last streamed body short: its ledger has no complete line.
+                if let Some(last) = self.flows.last_mut().filter(|_| self.plan.v0_74) {
+                    last.completed = None;
+                }
                 return self.lines.truncate(keep);
             }
             Ending::Ok => "ok",
             Ending::Error => "error",
+            Ending::Stopped => {
+                // Stopped while the last call waited for approval: it has no tool_result.
+                let is_call = |line: &Line| matches!(line, Line::Event { kind, .. } if kind == "tool_call");
+                if let Some(last_call) = self.lines.iter().rposition(is_call) {
+                    self.lines.truncate(last_call + 1);
+                }
+                self.tokens = self
+                    .lines
+                    .iter()
+                    .filter_map(|line| match line {
+                        Line::Event { kind, data } if kind == "usage" => Some(
+                            data["input_tokens"].as_i64().unwrap_or(0)
+                                + data["output_tokens"].as_i64().unwrap_or(0),
+                        ),
+                        _ => None,
+                    })
+                    .sum();
+                "aborted"
+            }
+            Ending::Paused => "aborted",
         };
         let duration_ms = (self.clock_ms - self.plan.started_ms) as i64;
         let mut complete = json!({"run_id": self.plan.run_id, "status": status,
                                   "total_tokens": self.tokens, "duration_ms": duration_ms});
+        match self.plan.ending {
+            Ending::Stopped => complete["error"] = json!("operator_stop"),
+            Ending::Paused => complete["error"] = json!("paused"),
+            _ => {}
+        }
+        // v0.74 ends a run that hit its max turns with status error and no error text.
+        if self.plan.ending == Ending::Error && self.plan.v0_74 && self.rng.percent(50) {
+            return self.push("run_complete", complete);
+        }
         if self.plan.ending == Ending::Error {
             let error = self.rng.pick(RUN_ERRORS);
             let provider = self.plan.provider;

@@ -5,7 +5,17 @@ use serde_json::{Value, json};
 
 use super::SHOWCASE_TOOLS;
 use super::run::RunWriter;
+use crate::generate::expected::FlowMeta;
 use crate::generate::rng::{Rng, rfc3339};
+
+/// MCP catalog tools a v0.74 run's catalog offers beside its own tools; each call of one writes
+/// a `tool_audit`. All of them write, so readonly mode refuses them.
+const MCP_TOOLS: &[&str] = &["issues.create", "issues.comment", "scm.create_pr"];
+
+/// Whether a tool comes from the MCP catalog (the only tools v0.74 audits).
+fn is_mcp(tool: &str) -> bool {
+    tool.starts_with("issues.") || tool.starts_with("scm.")
+}
 
 const UNGRANTED_TOOLS: &[&str] = &["deploy.trigger", "web_fetch", "bash", "write_file"];
 const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "bash"];
@@ -58,10 +68,16 @@ impl RunWriter<'_> {
         if let (0, "readonly", Some(write)) = (turn, self.plan.mode, first_write) {
             tools.insert(0, write);
         }
+        if self.plan.v0_74 && self.rng.percent(30) {
+            tools.push(self.rng.pick(MCP_TOOLS));
+        }
         tools
     }
 
     pub(super) fn tool_step(&mut self, tool: &'static str) {
+        if self.plan.v0_74 {
+            return self.tool_step_v0_74(tool);
+        }
         self.calls += 1;
         let prefix = if self.plan.provider == "anthropic" { "toolu" } else { "call" };
         let call_id = format!("{prefix}_{:02}{}", self.calls, self.rng.hex(20));
@@ -103,6 +119,76 @@ impl RunWriter<'_> {
         }
     }
 
+    /// A tool step as rupu v0.74 writes it: a refusal is only in `tool_result.error`
+    /// (`permission_denied` for a built-in tool, `permission denied` for an MCP tool, `unknown
+    /// tool: X` for one the run does not offer), a timed-out command leaves no `command_run`, a
+    /// failed command only its exit code, and only MCP tools get a `tool_audit`, often with no
+    /// decision.
+    fn tool_step_v0_74(&mut self, tool: &'static str) {
+        self.calls += 1;
+        let prefix = if self.plan.provider == "anthropic" { "toolu" } else { "call" };
+        let call_id = format!("{prefix}_{:02}{}", self.calls, self.rng.hex(20));
+        let input = self.tool_input(tool);
+        self.push("tool_call", json!({"call_id": call_id, "tool": tool, "input": input}));
+        let mcp = is_mcp(tool);
+        let granted = mcp || self.plan.tools.contains(&tool);
+        let readonly = self.plan.mode == "readonly";
+        let denial = match (granted, readonly && (mcp || WRITE_TOOLS.contains(&tool))) {
+            (false, _) => Some(format!("unknown tool: {tool}")),
+            (true, true) if mcp => Some("permission denied".to_string()),
+            (true, true) => Some("permission_denied".to_string()),
+            (true, false) => None,
+        };
+        let (output, duration_ms) = (self.tool_output(), self.rng.range(2, 4000));
+        let mut result = json!({"call_id": call_id, "output": output, "duration_ms": duration_ms});
+        let mut ran = denial.is_none();
+        if let Some(denial) = &denial {
+            (result["output"], result["error"]) = (json!(format!("{tool}: {denial}")), json!(denial));
+        } else if tool == "bash" && self.rng.percent(15) {
+            (result["output"], result["error"], result["duration_ms"]) =
+                (json!(""), json!("timeout after 1s"), json!(1000));
+            ran = false;
+        } else if tool != "bash" && self.rng.percent(8) {
+            result["error"] = json!("invalid input: missing field `path`");
+            ran = false;
+        }
+        self.push("tool_result", result);
+        if ran && tool == "bash" {
+            let command = input["command"].as_str().unwrap_or_default();
+            let exit_code = if self.rng.percent(25) { self.rng.pick(&[1, 2, 101]) } else { 0 };
+            let (stdout_bytes, stderr_bytes) = (self.rng.range(0, 90_000), self.rng.range(0, 4_000));
+            let run = json!({"argv": ["/bin/sh", "-c", command], "cwd": "/home/me/src/txq",
+                             "exit_code": exit_code, "stdout_bytes": stdout_bytes,
+                             "stderr_bytes": stderr_bytes});
+            self.push("command_run", run);
+        } else if ran {
+            self.tool_effects(tool, &input, false);
+        }
+        if mcp {
+            let blocked = denial.is_some();
+            let mut audit = json!({"tool": tool, "declared": false, "granted": true});
+            if blocked {
+                audit["blocked"] = json!(true);
+                if self.rng.percent(40) {
+                    audit["decision"] = json!("denied:readonly");
+                }
+            } else if self.rng.percent(30) {
+                audit["decision"] = json!("allowed");
+            }
+            if self.rng.percent(50) {
+                audit["reason"] = json!("catalog");
+            }
+            self.push("tool_audit", audit);
+        }
+        if tool == "issues.create" && ran {
+            let payload = json!({"title": input["title"], "body": input["body"]});
+            self.push(
+                "action_emitted",
+                json!({"kind": tool, "payload": payload, "allowed": true, "applied": true}),
+            );
+        }
+    }
+
     fn tool_input(&mut self, tool: &str) -> Value {
         let path = self.rng.pick(PATHS);
         match tool {
@@ -125,6 +211,8 @@ impl RunWriter<'_> {
                 let title = "null pointer in parser.rs:142";
                 json!({"title": title, "body": self.prose(), "labels": ["bug"]})
             }
+            "issues.comment" => json!({"issue": 142, "body": self.prose()}),
+            "scm.create_pr" => json!({"branch": "fix/parser-null", "title": self.prose()}),
             _ => json!({"target": "prod", "dry_run": false}),
         }
     }
@@ -218,11 +306,24 @@ impl RunWriter<'_> {
     }
 
     fn net_flow(&mut self, host: &str, method: &str, path: &str, origin: Value) {
+        let provider_call = origin["kind"] == "provider" && method == "POST";
         let mut ctx = json!({"run_id": self.plan.run_id, "agent": self.plan.agent, "origin": origin});
         if self.rng.percent(50) {
             ctx["workspace_id"] = json!(self.plan.workspace_id);
         }
-        let flow = flow_record(&mut self.rng, self.clock_ms, &ctx, host, method, path);
+        let mut flow = flow_record(&mut self.rng, self.clock_ms, &ctx, host, method, path);
+        let mut completed = None;
+        // A v0.74 streamed provider call: the body ends after the flow is written, and only
+        // the ledger's complete line has its final size.
+        let streamed = self.plan.v0_74 && provider_call;
+        if streamed && flow["outcome"] == "ok" {
+            flow["body_complete"] = json!(false);
+            if let Some(fields) = flow.as_object_mut() {
+                fields.remove("bytes_in");
+            }
+            completed = Some((self.rng.range(800, 400_000), self.rng.range(200, 30_000)));
+        }
+        self.flows.push(FlowMeta { record: flow.clone(), turn: Some(self.turn_now), completed });
         self.push("net_flow", json!({"flow": flow}));
     }
 }

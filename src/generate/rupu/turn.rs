@@ -16,6 +16,7 @@ const OUTCOMES: &[(&str, &str, &str, &str)] = &[
 
 impl RunWriter<'_> {
     pub(super) fn turn(&mut self, turn: usize) {
+        self.turn_now = turn as i64;
         self.push("turn_start", json!({"turn_idx": turn}));
         if self.feature_at(0, turn, 10) {
             self.deliver_message();
@@ -46,6 +47,7 @@ impl RunWriter<'_> {
             (end["tokens_in"], end["tokens_out"]) = (json!(tokens_in), json!(tokens_out));
         }
         self.push("turn_end", end);
+        self.turn_now = turn as i64 + 1;
         if let Some(record) = outcome {
             self.recover(&record);
         }
@@ -148,6 +150,10 @@ impl RunWriter<'_> {
 
     /// Reasoning, an occasional non-text block, then the reply text, each streamed as deltas first.
     fn reply(&mut self, turn: usize) {
+        if self.plan.v0_74 && self.rng.percent(15) {
+            let notice = "[transient provider error (retry 1/10): 529 overloaded; retrying in 2s]";
+            self.push("assistant_delta", json!({"content": notice}));
+        }
         if self.sometimes_v2(45) {
             let parts: Vec<&str> = (0..self.rng.size(1, 3)).map(|_| self.prose()).collect();
             for part in &parts {
