@@ -56,52 +56,75 @@ on_both_corpora! {
     agent_summary => super::agent_summary;
 }
 
-/// A model's prices per million tokens, read from a prices CSV by hand.
+/// A model's prices per million tokens, read from a prices CSV by hand: the short tier, and
+/// the long-context tier with the prompt size it applies above.
 #[derive(Debug, Clone, Copy)]
-struct Price {
-    input: f64,
-    output: f64,
-    cached_input: f64,
+pub struct Price {
+    input: Option<f64>,
+    output: Option<f64>,
+    cached_input: Option<f64>,
     cache_write: Option<f64>,
+    long_context_above: Option<i64>,
+    long: [Option<f64>; 4],
 }
 
-fn prices_csv(text: &str) -> BTreeMap<String, Price> {
+pub fn prices_csv(text: &str) -> BTreeMap<String, Price> {
     let mut lines = text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty());
-    assert_eq!(lines.next(), Some("model,provider,input,output,cached_input,cache_write,price_date,note"));
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     lines
         .map(|line| {
             let cells: Vec<&str> = line.split(',').collect();
-            let number = |i: usize| cells[i].parse::<f64>().ok();
+            let cell = |name: &str| header.iter().position(|h| *h == name).map(|i| cells[i]);
+            let number = |name: &str| cell(name).and_then(|c| c.parse::<f64>().ok());
             let price = Price {
-                input: number(2).unwrap(),
-                output: number(3).unwrap(),
-                cached_input: number(4).unwrap(),
-                cache_write: number(5),
+                input: number("input"),
+                output: number("output"),
+                cached_input: number("cached_input"),
+                cache_write: number("cache_write"),
+                long_context_above: cell("long_context_above").and_then(|c| c.parse().ok()),
+                long: ["long_input", "long_output", "long_cached_input", "long_cache_write"].map(number),
             };
-            (cells[0].to_string(), price)
+            (cell("model").unwrap().to_string(), price)
         })
         .collect()
 }
 
-fn built_in_prices() -> BTreeMap<String, Price> {
+pub fn built_in_prices() -> BTreeMap<String, Price> {
     prices_csv(
         &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("prices/prices.csv")).unwrap(),
     )
 }
 
-/// One call's cost in dollars: cached tokens at the cached rate, the rest of the input at the
-/// input rate, output at the output rate, cache writes on top at the cache-write rate; unknown
-/// without a price, or with cache writes and no cache-write price.
-fn call_cost(price: Option<&Price>, input: i64, cached: i64, output: i64, cache_write: i64) -> Option<f64> {
-    let price = price?;
-    let writes = if cache_write == 0 { 0.0 } else { cache_write as f64 * price.cache_write? };
-    let tokens = (input - cached) as f64 * price.input
-        + cached as f64 * price.cached_input
-        + output as f64 * price.output;
-    Some((tokens + writes) / 1e6)
+/// Whether a call's prompt (input, cached included, plus cache writes) is over its model's
+/// long-context threshold.
+pub fn long_context(price: Option<&Price>, input: i64, cache_write: i64) -> bool {
+    price.and_then(|p| p.long_context_above).is_some_and(|above| input + cache_write > above)
 }
 
-fn spend_by_model_day(c: &Generated) {
+/// One call's cost in dollars: cached tokens at the cached rate, the rest of the input at the
+/// input rate, output at the output rate, cache writes on top at the cache-write rate, all at
+/// the long-context rates (each falling back to its short one) when the prompt is over the
+/// threshold; unknown without a price, or with tokens of a kind the model has no price for.
+pub fn call_cost(
+    price: Option<&Price>,
+    input: i64,
+    cached: i64,
+    output: i64,
+    cache_write: i64,
+) -> Option<f64> {
+    let long = long_context(price, input, cache_write);
+    let price = price?;
+    let rate = |short: Option<f64>, long_rate: Option<f64>| if long { long_rate.or(short) } else { short };
+    let (input_rate, output_rate) = (rate(price.input, price.long[0]), rate(price.output, price.long[1]));
+    let cached_rate = rate(price.cached_input, price.long[2]);
+    let write_rate = rate(price.cache_write, price.long[3]);
+    let reads = if cached == 0 { 0.0 } else { cached as f64 * cached_rate? };
+    let writes = if cache_write == 0 { 0.0 } else { cache_write as f64 * write_rate? };
+    let tokens = (input - cached) as f64 * input_rate? + output as f64 * output_rate?;
+    Some((tokens + reads + writes) / 1e6)
+}
+
+pub fn spend_by_model_day(c: &Generated) {
     let tally = RupuTally::read(&c.transcripts());
     let mut tokens_by_model: BTreeMap<String, (i64, i64, i64)> = BTreeMap::new();
     for call in &tally.calls {
@@ -111,13 +134,15 @@ fn spend_by_model_day(c: &Generated) {
     assert_eq!(tokens_by_model, c.expected.tokens_by_model, "the tally reads what the generator wrote");
 
     let prices = built_in_prices();
-    type Sums = (i64, i64, i64, i64, i64, Option<f64>);
+    type Sums = (i64, i64, i64, i64, i64, Option<f64>, i64);
     let mut expected: BTreeMap<(String, String), Sums> = BTreeMap::new();
     for call in &tally.calls {
         let write = call.cache_write.unwrap_or(0);
-        let cost = call_cost(prices.get(&call.model), call.input, call.cached, call.output, write);
+        let price = prices.get(&call.model);
+        let cost = call_cost(price, call.input, call.cached, call.output, write);
         let sums =
-            expected.entry((call.day.clone(), call.model.clone())).or_insert((0, 0, 0, 0, 0, Some(0.0)));
+            expected.entry((call.day.clone(), call.model.clone())).or_insert((0, 0, 0, 0, 0, Some(0.0), 0));
+        sums.6 += i64::from(long_context(price, call.input, write));
         sums.0 += 1;
         sums.1 += call.input;
         sums.2 += call.cached;
@@ -130,7 +155,8 @@ fn spend_by_model_day(c: &Generated) {
     assert_eq!(keys, expected.keys().cloned().collect::<Vec<_>>(), "one row per day and model, in order");
     for row in &rows {
         let key = (text(row, "day"), text(row, "model"));
-        let (calls, input, cached, writes, output, cost) = expected[&key];
+        let (calls, input, cached, writes, output, cost, long) = expected[&key];
+        assert_eq!(int(row, "long_context_calls"), Some(long), "{key:?}");
         assert_eq!(int(row, "calls"), Some(calls), "{key:?}");
         assert_eq!(int(row, "input_tokens"), Some(input), "{key:?}");
         assert_eq!(int(row, "cached_tokens"), Some(cached), "{key:?}");
@@ -158,57 +184,67 @@ fn cache_hit_ratio(c: &Generated) {
     }
 }
 
-fn denied_tools(c: &Generated) {
-    let tally = RupuTally::read(&c.transcripts());
+pub fn denied_tools(c: &Generated) {
     let rows = query(c, "denied_tools");
-    let got: BTreeMap<(String, String), (u64, u64)> = rows
+    let got: BTreeMap<(String, Option<String>), (u64, u64)> = rows
         .iter()
         .map(|r| {
-            (
-                (text(r, "tool"), text(r, "decision")),
-                (int(r, "denials").unwrap() as u64, int(r, "runs").unwrap() as u64),
-            )
+            let reason = r["reason"].as_str().map(str::to_string);
+            ((text(r, "tool"), reason), (int(r, "denials").unwrap() as u64, int(r, "runs").unwrap() as u64))
         })
         .collect();
-    let mut expected = BTreeMap::new();
-    for (key, denials) in &c.expected.denied_tools {
-        let runs: BTreeSet<&String> = tally
-            .denials
-            .iter()
-            .filter(|(tool, decision, _)| (tool, decision) == (&key.0, &key.1))
-            .map(|d| &d.2)
-            .collect();
-        expected.insert(key.clone(), (*denials, runs.len() as u64));
-    }
+    let expected: BTreeMap<(String, Option<String>), (u64, u64)> = c
+        .expected
+        .denials
+        .iter()
+        .map(|(key, (calls, runs))| (key.clone(), (*calls, runs.len() as u64)))
+        .collect();
     assert_eq!(got, expected);
     let order: Vec<(i64, String, String)> =
-        rows.iter().map(|r| (-int(r, "denials").unwrap(), text(r, "tool"), text(r, "decision"))).collect();
+        rows.iter().map(|r| (-int(r, "denials").unwrap(), text(r, "tool"), text(r, "reason"))).collect();
     assert!(order.is_sorted(), "most denied first");
 }
 
-fn network_egress(c: &Generated) {
+/// Runs that audit every refused call (the generator's runs before v0.74): the union of audits
+/// and denied results is the blocked audits, each call once.
+#[test]
+fn denied_tools_of_runs_that_audit_every_refusal_are_the_blocked_audits() {
+    let c = default_corpus();
+    let audits: BTreeMap<(String, Option<String>), u64> = c
+        .expected
+        .denied_tools
+        .iter()
+        .map(|((tool, decision), n)| ((tool.clone(), Some(decision.clone())), *n))
+        .collect();
+    let rows = query(c, "denied_tools");
+    let got: BTreeMap<(String, Option<String>), u64> = rows
+        .iter()
+        .map(|r| {
+            ((text(r, "tool"), r["reason"].as_str().map(str::to_string)), int(r, "denials").unwrap() as u64)
+        })
+        .collect();
+    assert_eq!(got, audits);
+}
+
+pub fn network_egress(c: &Generated) {
     let tally = RupuTally::read(&c.transcripts());
     let mut by_host: BTreeMap<String, (i64, i64)> = BTreeMap::new();
-    let mut expected: BTreeMap<(String, String), (i64, i64, i64, i64)> = BTreeMap::new();
     for flow in &tally.flows {
         let (bytes_in, bytes_out) = (flow.bytes_in.unwrap_or(0), flow.bytes_out.unwrap_or(0));
         let host = by_host.entry(flow.host.clone()).or_default();
         *host = (host.0 + bytes_in, host.1 + bytes_out);
-        let sums = expected.entry((flow.host.clone(), flow.outcome.clone())).or_default();
-        let unconfirmed = if flow.body_complete { 0 } else { bytes_in };
-        *sums = (sums.0 + 1, sums.1 + bytes_out, sums.2 + bytes_in, sums.3 + unconfirmed);
     }
     assert_eq!(by_host, c.expected.bytes_by_host, "the tally reads what the generator wrote");
     let rows = query(c, "network_egress");
-    let got: Vec<((String, String), (i64, i64, i64, i64))> = rows
+    let columns = ["flows", "bytes_out", "bytes_in", "unconfirmed_bytes_in", "unconfirmed_flows"];
+    let got: Vec<((String, String), (i64, i64, i64, i64, i64))> = rows
         .iter()
         .map(|r| {
-            let figures =
-                ["flows", "bytes_out", "bytes_in", "unconfirmed_bytes_in"].map(|k| int(r, k).unwrap());
-            ((text(r, "host"), text(r, "outcome")), (figures[0], figures[1], figures[2], figures[3]))
+            let f = columns.map(|k| int(r, k).unwrap());
+            ((text(r, "host"), text(r, "outcome")), (f[0], f[1], f[2], f[3], f[4]))
         })
         .collect();
-    assert_eq!(got, expected.into_iter().collect::<Vec<_>>());
+    assert_eq!(got, c.expected.network_egress().into_iter().collect::<Vec<_>>());
 }
 
 fn failing_commands(c: &Generated) {
@@ -259,7 +295,7 @@ fn slowest_tools(c: &Generated) {
     assert!(p95.is_sorted_by(|a, b| a >= b), "slowest first");
 }
 
-fn aborted_runs(c: &Generated) {
+pub fn aborted_runs(c: &Generated) {
     let tally = RupuTally::read(&c.transcripts());
     let mut expected: Vec<_> = c.expected.runs.iter().filter(|r| r.status == "aborted").collect();
     expected.sort_by(|a, b| {
@@ -279,6 +315,12 @@ fn aborted_runs(c: &Generated) {
         assert_eq!(int(row, "output_tokens"), Some(run.output_tokens));
         assert_eq!(row["archived"].as_bool(), Some(run.archived));
         assert!(text(row, "file").ends_with(&run.file));
+        let cause = if run.completed {
+            run.error.clone().unwrap_or("aborted".into())
+        } else {
+            "no_run_complete".into()
+        };
+        assert_eq!((text(row, "cause"), row["completed"].as_bool()), (cause, Some(run.completed)));
     }
 }
 

@@ -123,7 +123,8 @@ pub fn write_rupu_corpus(dir: &Path, opts: &RupuOptions) -> io::Result<Expected>
         expected.record_transcript(&plan.file, plan.archived, &lines);
         expected.record_flows(&plan.run_id, &lines, &flows, plan.v0_74);
         fs::write(dir.join(&plan.file), render(&lines, plan.damage.contains(&Damage::CrlfEndings)))?;
-        if plan.v0_74 {
+        // The sink opens a run's ledger with its first flow.
+        if plan.v0_74 && !flows.is_empty() {
             let ledger = format!("{NETFLOW_DIR}/{}.jsonl", plan.run_id);
             fs::create_dir_all(dir.join(NETFLOW_DIR))?;
             let text: String = flows.iter().flat_map(|flow| flow.ledger_lines()).map(|l| l + "\n").collect();
