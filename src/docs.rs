@@ -124,7 +124,18 @@ fn render_format(out: &mut String, format: &Format, first_of_schema: bool) {
     }
     let _ = writeln!(out, "{}.\n", capitalize(format.about));
     let roots: Vec<String> = format.default_roots.iter().map(|group| group.join(" or ")).collect();
-    let _ = writeln!(out, "With no path given, txq reads {}.\n", roots.join(", and "));
+    if !roots.is_empty() {
+        let _ = writeln!(out, "With no path given, txq reads {}.\n", roots.join(", and "));
+    }
+    if let Some(beside) = format.beside {
+        let _ = writeln!(
+            out,
+            "Whenever txq searches a directory named `{}` (given, or a default place), it searches the \
+             `{}` directory beside it too, if there is one (`.rupu/{}` beside `.rupu/{}`); a file given \
+             by its path, or found in a `{}/` folder of a directory given, is read as well.\n",
+            beside.searched, beside.folder, beside.folder, beside.searched, beside.folder
+        );
+    }
     if let Some(required) = format.required_type {
         let _ = writeln!(
             out,
