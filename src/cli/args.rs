@@ -129,6 +129,11 @@ pub enum Command {
         /// Smallest and largest tool output, in bytes.
         #[arg(long, value_name = "MIN,MAX", value_parser = parse_range, default_value = "40,300")]
         tool_output_bytes: (usize, usize),
+        /// The share of runs, in percent, written as rupu v0.74 writes them (flows before their
+        /// turn, streamed calls completed in .rupu/netflow ledgers, denials in tool results, ...).
+        #[arg(long, value_name = "PERCENT", default_value_t = 0,
+              value_parser = clap::value_parser!(u64).range(0..=100))]
+        v0_74_percent: u64,
     },
 }
 

@@ -14,6 +14,8 @@ pub struct Options {
     pub seed: u64,
     pub damage: bool,
     pub tool_output_bytes: (usize, usize),
+    /// The share of runs written as rupu v0.74 writes them.
+    pub v0_74_percent: u64,
 }
 
 /// Runs of a pilot corpus that measures how many bytes a run takes.
@@ -26,7 +28,7 @@ pub fn run(out: &Path, options: &Options) -> Result<(), String> {
         runs: options.runs,
         damage: options.damage,
         tool_output_bytes: options.tool_output_bytes,
-        ..RupuOptions::default()
+        v0_74_percent: options.v0_74_percent,
     };
     if let Some(size) = options.size {
         rupu.runs = runs_for_size(size, &rupu)?;

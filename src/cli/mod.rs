@@ -79,8 +79,16 @@ pub(crate) fn explain(e: &datafusion::error::DataFusionError) -> String {
 
 /// Runs txq with parsed arguments.
 pub async fn run(args: Args) -> Result<(), CliError> {
-    if let Some(Command::Generate { out, runs, reeval_runs, size, seed, no_damage, tool_output_bytes }) =
-        &args.command
+    if let Some(Command::Generate {
+        out,
+        runs,
+        reeval_runs,
+        size,
+        seed,
+        no_damage,
+        tool_output_bytes,
+        v0_74_percent,
+    }) = &args.command
     {
         let options = generate::Options {
             runs: *runs,
@@ -89,6 +97,7 @@ pub async fn run(args: Args) -> Result<(), CliError> {
             seed: *seed,
             damage: !no_damage,
             tool_output_bytes: *tool_output_bytes,
+            v0_74_percent: *v0_74_percent,
         };
         return generate::run(out, &options).map_err(CliError::Usage);
     }
