@@ -237,7 +237,8 @@ pub fn network_egress(c: &Generated) {
     assert_eq!(by_host, c.expected.bytes_by_host, "the tally reads what the generator wrote");
     let rows = query(c, "network_egress");
     let columns = ["flows", "bytes_out", "bytes_in", "unconfirmed_bytes_in", "unconfirmed_flows"];
-    let got: Vec<((String, String), (i64, i64, i64, i64, i64))> = rows
+    type Figures = (i64, i64, i64, i64, i64);
+    let got: Vec<((String, String), Figures)> = rows
         .iter()
         .map(|r| {
             let f = columns.map(|k| int(r, k).unwrap());

@@ -68,10 +68,8 @@ pub struct Call {
 #[derive(Debug, Clone)]
 pub struct Flow {
     pub host: String,
-    pub outcome: String,
     pub bytes_in: Option<i64>,
     pub bytes_out: Option<i64>,
-    pub body_complete: bool,
 }
 
 /// What a rupu corpus holds, read independently.
@@ -114,10 +112,8 @@ impl RupuTally {
                         let flow = data["flow"].as_object().unwrap();
                         tally.flows.push(Flow {
                             host: text(flow, "host"),
-                            outcome: text(flow, "outcome"),
                             bytes_in: int(flow, "bytes_in"),
                             bytes_out: int(flow, "bytes_out"),
-                            body_complete: flow.get("body_complete") == Some(&Value::Bool(true)),
                         });
                     }
                     "command_run" => {
