@@ -193,3 +193,10 @@ fn a_prices_file_naming_an_unknown_column_is_refused_with_the_columns_it_may_nam
         out.stderr
     );
 }
+
+#[test]
+fn agent_summary_counts_unfinished_runs_apart() {
+    let c = live_corpus();
+    assert!(c.expected.runs.iter().any(|r| r.status == "aborted" && r.completed));
+    queries::agent_summary(c);
+}

@@ -325,9 +325,9 @@ pub fn aborted_runs(c: &Generated) {
     }
 }
 
-fn agent_summary(c: &Generated) {
+pub fn agent_summary(c: &Generated) {
     let tally = RupuTally::read(&c.transcripts());
-    let mut expected: BTreeMap<String, [i64; 9]> = BTreeMap::new();
+    let mut expected: BTreeMap<String, [i64; 10]> = BTreeMap::new();
     let mut starts: BTreeMap<String, Vec<&String>> = BTreeMap::new();
     for run in &c.expected.runs {
         let sums = expected.entry(run.agent.clone()).or_default();
@@ -337,6 +337,7 @@ fn agent_summary(c: &Generated) {
             status("ok"),
             status("error"),
             status("aborted"),
+            i64::from(!run.completed),
             run.turns as i64,
             run.tool_calls as i64,
             run.input_tokens,
@@ -354,13 +355,14 @@ fn agent_summary(c: &Generated) {
         "ok",
         "error",
         "aborted",
+        "unfinished",
         "turns",
         "tool_calls",
         "input_tokens",
         "cached_tokens",
         "output_tokens",
     ];
-    let got: BTreeMap<String, [i64; 9]> =
+    let got: BTreeMap<String, [i64; 10]> =
         rows.iter().map(|r| (text(r, "agent"), columns.map(|k| int(r, k).unwrap()))).collect();
     assert_eq!(got, expected);
     for row in &rows {
