@@ -200,3 +200,27 @@ fn agent_summary_counts_unfinished_runs_apart() {
     assert!(c.expected.runs.iter().any(|r| r.status == "aborted" && r.completed));
     queries::agent_summary(c);
 }
+
+/// `--prices` with only `model,output`: spend takes the file's output price and the built-in
+/// list's others.
+#[test]
+fn a_prices_file_with_some_columns_changes_only_those_prices_in_spend() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcripts = dir.path().join(".rupu/transcripts");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let lines = [
+        r#"{"type":"run_start","data":{"run_id":"run_P","workspace_id":"w","agent":"a","provider":"anthropic","model":"m","started_at":"2026-10-07T09:00:00Z","mode":"ask"}}"#,
+        r#"{"type":"usage","data":{"provider":"anthropic","model":"claude-haiku-4-5","input_tokens":1000000,"cached_tokens":500000,"output_tokens":100000}}"#,
+    ];
+    std::fs::write(transcripts.join("run_P.jsonl"), lines.join("\n") + "\n").unwrap();
+    std::fs::write(dir.path().join("mine.csv"), "model,output\nclaude-haiku-4-5,50\n").unwrap();
+    let out = txq(
+        &["--prices", "mine.csv", "query", "spend_by_model_day", "--format", "ndjson", ".rupu/transcripts"],
+        dir.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows = parse_ndjson(&out.stdout);
+    // 500k uncached at the built-in $1, 500k cached at $0.10, 100k output at the file's $50.
+    let by_hand = (500_000.0 * 1.0 + 500_000.0 * 0.1 + 100_000.0 * 50.0) / 1e6;
+    assert!((rows[0]["cost_usd"].as_f64().unwrap() - by_hand).abs() < 1e-9, "{rows:?}");
+}
