@@ -333,6 +333,43 @@ mod tests {
     }
 
     #[test]
+    fn ledgers_beside_a_searched_transcripts_directory_are_found_and_claimed_as_ledgers() {
+        let dir = tempfile::tempdir().unwrap();
+        let (transcripts, netflow) = (dir.path().join(".rupu/transcripts"), dir.path().join(".rupu/netflow"));
+        std::fs::create_dir_all(transcripts.join("netflow")).unwrap();
+        std::fs::create_dir_all(&netflow).unwrap();
+        for file in [
+            transcripts.join("run_1.jsonl"),
+            netflow.join("run_1.jsonl"),
+            transcripts.join("netflow/run_2.jsonl"),
+        ] {
+            std::fs::write(file, "{}\n").unwrap();
+        }
+        let formats = crate::format::all();
+        let index = |name: &str| formats.iter().position(|f| f.name == name).unwrap();
+        let names = |found: &Discovery, format: usize| -> Vec<PathBuf> {
+            found.files[format]
+                .iter()
+                .map(|f| f.path.strip_prefix(dir.path()).unwrap().to_path_buf())
+                .collect()
+        };
+        let found = discover(&formats, std::slice::from_ref(&transcripts)).unwrap();
+        assert_eq!(names(&found, index("rupu")), [PathBuf::from(".rupu/transcripts/run_1.jsonl")]);
+        assert_eq!(
+            names(&found, index("rupu_netflow")),
+            [
+                PathBuf::from(".rupu/transcripts/netflow/run_2.jsonl"),
+                PathBuf::from(".rupu/netflow/run_1.jsonl")
+            ]
+        );
+        // Given beside it already, or given alone, the ledger folder is searched once.
+        let both = discover(&formats, &[transcripts.clone(), netflow.clone()]).unwrap();
+        assert_eq!(names(&both, index("rupu_netflow")).len(), 2);
+        let alone = discover(&formats, &[netflow.join("run_1.jsonl")]).unwrap();
+        assert_eq!(names(&alone, index("rupu_netflow")), [PathBuf::from(".rupu/netflow/run_1.jsonl")]);
+    }
+
+    #[test]
     fn tilde_means_home() {
         assert_eq!(
             expand("~/.rupu/transcripts", Some(Path::new("/home/me"))),
