@@ -224,3 +224,25 @@ fn a_prices_file_with_some_columns_changes_only_those_prices_in_spend() {
     let by_hand = (500_000.0 * 1.0 + 500_000.0 * 0.1 + 100_000.0 * 50.0) / 1e6;
     assert!((rows[0]["cost_usd"].as_f64().unwrap() - by_hand).abs() < 1e-9, "{rows:?}");
 }
+
+#[test]
+fn runs_say_whether_the_file_has_a_run_complete() {
+    let c = live_corpus();
+    let got: BTreeMap<String, (String, Option<bool>, Option<String>)> = c
+        .rows("select run_id, status, completed, error from runs")
+        .iter()
+        .map(|r| {
+            (
+                text(r, "run_id"),
+                (text(r, "status"), r["completed"].as_bool(), r["error"].as_str().map(String::from)),
+            )
+        })
+        .collect();
+    let expected: BTreeMap<String, (String, Option<bool>, Option<String>)> = c
+        .expected
+        .runs
+        .iter()
+        .map(|r| (r.run_id.clone(), (r.status.clone(), Some(r.completed), r.error.clone())))
+        .collect();
+    assert_eq!(got, expected);
+}
