@@ -94,6 +94,14 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     }
     if let Some(Command::Query { list: true, .. }) = &args.command {
         let stdout = std::io::stdout();
+        // On a terminal, one query a block, its description wrapped to the width.
+        let width = terminal_size::terminal_size_of(&stdout).map(|(w, _)| usize::from(w.0));
+        if let (print::OutputFormat::Table, Some(width)) = (args.format, width) {
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            screen::write_blocks(&crate::queries::list(), width, &mut out)
+                .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+            return out.flush().map_err(CliError::Output);
+        }
         return crate::queries::print_list(args.format, &mut std::io::BufWriter::new(stdout.lock()));
     }
     let prices = crate::prices::PriceList::chosen(args.prices.as_deref())
