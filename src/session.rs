@@ -327,6 +327,12 @@ impl LiveEngine {
         Ok(LiveEngine { engine: Engine { corpus, ctx }, places, options, cache, walked: paths, found })
     }
 
+    /// The inference cache read through (kept in memory only with no cache directory): what
+    /// the next refresh knows of each file.
+    pub fn cache_mut(&mut self) -> &mut crate::cache::InferenceCache {
+        &mut self.cache
+    }
+
     /// Takes in what changed since the last look: `Ok(None)` when nothing did (a walk only), else
     /// the warnings of the new read (every one, those given before too).
     pub async fn refresh(&mut self) -> std::result::Result<Option<Vec<String>>, OpenError> {
