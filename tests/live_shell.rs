@@ -189,6 +189,13 @@ fn exit_quit_continuation_lines_dt_format_and_o_work_as_in_psql() {
     let (out, _) = s.exp_regex("1 row in").unwrap();
     assert!(out.contains("| 42     |") || out.contains("|     42 |"), "{out}");
 
+    // A paste of several lines (bracketed, as terminals send it) is one statement.
+    s.exp_string(PROMPT).unwrap();
+    s.send("\x1b[200~select 6 * 7\nas pasted;\x1b[201~\r").unwrap();
+    s.flush().unwrap();
+    let (out, _) = s.exp_regex("1 row in").unwrap();
+    assert!(out.contains("| pasted |") && out.contains("|     42 |"), "{out}");
+
     let out = command(&mut s, "\\dt", "| usage ");
     assert!(out.contains("| table "), "{out}");
 
