@@ -180,7 +180,7 @@ fn pad(text: &str, width: usize, right: bool) -> String {
 fn fit_widths(natural: &[usize], values: &[usize], total: usize) -> Vec<usize> {
     // What a column needs to be worth showing.
     let mut want: Vec<usize> = (natural.iter().zip(values))
-        .map(|(&n, &v)| n.min(v.min(WHOLE_VALUE_WIDTH).max(MIN_COLUMN_WIDTH)))
+        .map(|(&n, &v)| n.min(v.clamp(MIN_COLUMN_WIDTH, WHOLE_VALUE_WIDTH)))
         .collect();
     // A table of n columns takes 3n + 1 columns of borders and padding.
     let mut count = 0;
@@ -241,7 +241,7 @@ fn context_prefixes() -> &'static [Vec<&'static str>] {
 /// go last.
 fn column_order(headers: &[String], natural: &[usize], total: usize) -> Vec<usize> {
     let as_is: Vec<usize> = (0..headers.len()).collect();
-    if natural.iter().sum::<usize>() + 3 * natural.len() + 1 <= total {
+    if natural.iter().sum::<usize>() + 3 * natural.len() < total {
         return as_is;
     }
     let context = context_prefixes()
