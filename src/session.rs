@@ -316,11 +316,19 @@ impl LiveEngine {
             Places::Defaults { .. } => places.paths().0,
         };
         let formats = crate::format::all();
-        let discovery = crate::discover::discover(&formats, &paths)?;
-        let mut cache = match &options.cache_dir {
-            Some(dir) => crate::cache::InferenceCache::load(dir, &discovery.searched),
+        // As in `open`: the cache file is read while the directories are walked.
+        let searched: Vec<std::path::PathBuf> =
+            paths.iter().filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_dir())).cloned().collect();
+        let load = || match &options.cache_dir {
+            Some(dir) => crate::cache::InferenceCache::load(dir, &searched),
             None => crate::cache::InferenceCache::in_memory(),
         };
+        let (discovery, mut cache) = std::thread::scope(|scope| {
+            let cache = scope.spawn(load);
+            let discovery = crate::discover::discover(&formats, &paths);
+            (discovery, cache.join().unwrap_or_else(|_| crate::cache::InferenceCache::in_memory()))
+        });
+        let discovery = discovery?;
         let found = stamps(&discovery);
         let corpus = Corpus::open_keeping(formats, discovery, options.clone(), &mut cache).await;
         let ctx = session(&corpus).await?;

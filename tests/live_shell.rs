@@ -205,6 +205,12 @@ fn exit_quit_continuation_lines_dt_format_and_o_work_as_in_psql() {
     let out = run(&mut s, "select null as a, '' as b, 'x' as c;");
     assert!(out.contains(&format!("| {null} |   | x |")), "{out}");
 
+    // \x toggles one field per line.
+    command(&mut s, "\\x", "one field per line is on");
+    let out = run(&mut s, "select null as a, 'x' as c;");
+    assert!(out.contains(&format!("-[ RECORD 1 ]\r\na | {null}\r\nc | x\r\n")), "{out}");
+    command(&mut s, "\\x", "one field per line is off");
+
     command(&mut s, "\\format ndjson", PROMPT);
     let file = state.path().join("out.ndjson");
     s.send_line(&format!("\\o {}", file.display())).unwrap();
