@@ -62,7 +62,11 @@ pub fn default_paths(
     for format in formats {
         for group in format.default_roots {
             let existing = group.iter().map(|p| expand(p, home)).find(|p| {
-                looked.push(crate::escape::path(p));
+                // Formats sharing a place name it once.
+                let shown = crate::escape::path(p);
+                if !looked.contains(&shown) {
+                    looked.push(shown);
+                }
                 cwd.join(p).is_dir()
             });
             if let Some(path) = existing

@@ -26,6 +26,52 @@ pub async fn session(corpus: &Corpus) -> Result<SessionContext> {
     let runtime = crate::memory::runtime(&corpus.options.memory)?;
     let mut ctx = SessionContext::new_with_config_rt(config, runtime);
     datafusion_functions_json::register_all(&mut ctx)?;
+    register_corpus(&ctx, corpus, Arc::new(MemorySchemaProvider::new())).await?;
+    crate::prices::register_built_in(&ctx)?;
+    Ok(ctx)
+}
+
+/// Makes the tables of `ctx` those of `corpus` again, after the corpus was read anew (files
+/// grew, came or went): the tables and views made in the session, the prices and the settings
+/// stay; views made in the session are planned again over the new tables.
+pub async fn refresh(ctx: &SessionContext, corpus: &Corpus) -> Result<()> {
+    let own = ctx
+        .catalog(CATALOG)
+        .and_then(|c| c.schema(DEFAULT_SCHEMA))
+        .and_then(|s| s.downcast_ref::<MergedSchema>().map(|m| m.own.clone()))
+        .unwrap_or_default();
+    register_corpus(ctx, corpus, own.clone()).await?;
+    // A view holds the plan it was made with, and so the tables of then: planned again from its
+    // text (a view whose text is not kept, or no longer plans, is left as it was).
+    for name in own.table_names() {
+        let Some(table) = own.table(&name).await? else { continue };
+        let Some(view) = table.downcast_ref::<ViewTable>() else { continue };
+        let Some(sql) = view.definition().cloned() else { continue };
+        if let Ok(plan) = view_plan(ctx, &sql).await {
+            own.deregister_table(&name)?;
+            own.register_table(name, Arc::new(ViewTable::new(plan, Some(sql))))?;
+        }
+    }
+    Ok(())
+}
+
+/// The plan of a view's query, from the text a view keeps: `create view v as QUERY` or QUERY.
+async fn view_plan(ctx: &SessionContext, sql: &str) -> Result<datafusion::logical_expr::LogicalPlan> {
+    use datafusion::logical_expr::{DdlStatement, LogicalPlan};
+    let plan = ctx.state().create_logical_plan(sql).await?;
+    Ok(match plan {
+        LogicalPlan::Ddl(DdlStatement::CreateView(create)) => Arc::unwrap_or_clone(create.input),
+        plan => plan,
+    })
+}
+
+/// Registers the schemas of `corpus`'s formats in `ctx`, and the default schema over them with
+/// `own` (the tables made in the session) first.
+async fn register_corpus(
+    ctx: &SessionContext,
+    corpus: &Corpus,
+    own: Arc<MemorySchemaProvider>,
+) -> Result<()> {
     // The scans read through DataFusion's object-store registry: the corpus's store serves file://.
     let local = datafusion::execution::object_store::ObjectStoreUrl::local_filesystem();
     ctx.register_object_store(local.as_ref(), corpus.store.clone());
@@ -50,7 +96,7 @@ pub async fn session(corpus: &Corpus) -> Result<SessionContext> {
                 schema
             }
         };
-        fill_schema(&ctx, corpus, data, &schema).await?;
+        fill_schema(ctx, corpus, data, &schema).await?;
     }
     // Formats with transcripts answer unqualified names first, each group in the formats' order.
     schemas.sort_by_key(|(_, has_data, ..)| !*has_data);
@@ -58,12 +104,8 @@ pub async fn session(corpus: &Corpus) -> Result<SessionContext> {
         .into_iter()
         .map(|(_, has_data, schema, found)| FormatSchema { schema, found, has_data })
         .collect();
-    catalog.register_schema(
-        DEFAULT_SCHEMA,
-        Arc::new(MergedSchema { own: MemorySchemaProvider::new(), formats }),
-    )?;
-    crate::prices::register_built_in(&ctx)?;
-    Ok(ctx)
+    catalog.register_schema(DEFAULT_SCHEMA, Arc::new(MergedSchema { own, formats }))?;
+    Ok(())
 }
 
 /// Registers a format's tables, its `files` table and its views in `schema`.
@@ -110,7 +152,7 @@ struct FormatSchema {
 /// with transcripts defines: `tool` is reeval's even where rupu transcripts hold a `tool` type).
 #[derive(Debug)]
 struct MergedSchema {
-    own: MemorySchemaProvider,
+    own: Arc<MemorySchemaProvider>,
     formats: Vec<FormatSchema>,
 }
 
@@ -200,4 +242,121 @@ pub async fn open(
     let corpus = Corpus::open_with_cache(formats, discovery?, options, cache).await;
     let ctx = session(&corpus).await?;
     Ok(Engine { corpus, ctx })
+}
+
+/// Where transcripts are looked for: the paths given, or every format's default places that
+/// exist (looked at again each time: a place may appear once an agent first runs).
+#[derive(Debug, Clone)]
+pub enum Places {
+    Given(Vec<std::path::PathBuf>),
+    Defaults { cwd: std::path::PathBuf, home: Option<std::path::PathBuf> },
+}
+
+impl Places {
+    /// The paths to walk now, and a note for each given path that is gone (left out until it is
+    /// back).
+    pub fn paths(&self) -> (Vec<std::path::PathBuf>, Vec<String>) {
+        match self {
+            Places::Given(paths) => {
+                let (there, gone): (Vec<_>, Vec<_>) =
+                    paths.iter().cloned().partition(|p| std::fs::symlink_metadata(p).is_ok());
+                let notes = gone
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{}: no such file or directory; left out until it is back",
+                            crate::escape::path(p)
+                        )
+                    })
+                    .collect();
+                (there, notes)
+            }
+            Places::Defaults { cwd, home } => {
+                let formats = crate::format::all();
+                (crate::discover::default_paths(&formats, cwd, home.as_deref()).unwrap_or_default(), vec![])
+            }
+        }
+    }
+}
+
+/// What a walk found of one file: a file with all of these the same is unchanged.
+type Stamp = (std::path::PathBuf, std::path::PathBuf, u64, Option<u64>, Option<u64>, Option<u64>);
+
+fn stamps(discovery: &crate::discover::Discovery) -> Vec<Vec<Stamp>> {
+    let stamp = |f: &crate::discover::SourceFile| {
+        (f.path.clone(), f.canonical.clone(), f.size, f.modified, f.inode, f.changed)
+    };
+    discovery.files.iter().map(|files| files.iter().map(stamp).collect()).collect()
+}
+
+/// An engine that takes in what changed on disk since it was opened: before each statement a
+/// walk of the places (no file is opened) tells whether any file grew, shrank, was rewritten,
+/// came or went; if one did, the corpus is read again, from the cache kept in memory (a grown
+/// file is read on from its known whole lines, an unchanged one not at all) and the session's
+/// tables are made anew over it.
+pub struct LiveEngine {
+    pub engine: Engine,
+    places: Places,
+    options: crate::corpus::ReadOptions,
+    cache: crate::cache::InferenceCache,
+    /// The paths walked last, and what the walk found.
+    walked: Vec<std::path::PathBuf>,
+    found: Vec<Vec<Stamp>>,
+}
+
+impl LiveEngine {
+    /// Opens the engine over what `places` hold now.
+    pub async fn open(
+        places: Places,
+        options: crate::corpus::ReadOptions,
+    ) -> std::result::Result<LiveEngine, OpenError> {
+        // A path given that is not there is an error at the start, and left out later.
+        let paths = match &places {
+            Places::Given(paths) => paths.clone(),
+            Places::Defaults { .. } => places.paths().0,
+        };
+        let formats = crate::format::all();
+        // As in `open`: the cache file is read while the directories are walked.
+        let searched: Vec<std::path::PathBuf> =
+            paths.iter().filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_dir())).cloned().collect();
+        let load = || match &options.cache_dir {
+            Some(dir) => crate::cache::InferenceCache::load(dir, &searched),
+            None => crate::cache::InferenceCache::in_memory(),
+        };
+        let (discovery, mut cache) = std::thread::scope(|scope| {
+            let cache = scope.spawn(load);
+            let discovery = crate::discover::discover(&formats, &paths);
+            (discovery, cache.join().unwrap_or_else(|_| crate::cache::InferenceCache::in_memory()))
+        });
+        let discovery = discovery?;
+        let found = stamps(&discovery);
+        let corpus = Corpus::open_keeping(formats, discovery, options.clone(), &mut cache).await;
+        let ctx = session(&corpus).await?;
+        Ok(LiveEngine { engine: Engine { corpus, ctx }, places, options, cache, walked: paths, found })
+    }
+
+    /// The inference cache read through (kept in memory only with no cache directory): what
+    /// the next refresh knows of each file.
+    pub fn cache_mut(&mut self) -> &mut crate::cache::InferenceCache {
+        &mut self.cache
+    }
+
+    /// Takes in what changed since the last look: `Ok(None)` when nothing did (a walk only), else
+    /// the warnings of the new read (every one, those given before too).
+    pub async fn refresh(&mut self) -> std::result::Result<Option<Vec<String>>, OpenError> {
+        let (paths, notes) = self.places.paths();
+        let formats = crate::format::all();
+        let discovery = crate::discover::discover(&formats, &paths)?;
+        let found = stamps(&discovery);
+        if paths == self.walked && found == self.found {
+            return Ok(None);
+        }
+        let corpus = Corpus::open_keeping(formats, discovery, self.options.clone(), &mut self.cache).await;
+        refresh(&self.engine.ctx, &corpus).await?;
+        self.engine.corpus = corpus;
+        (self.walked, self.found) = (paths, found);
+        let mut warnings = notes;
+        warnings.extend(self.engine.corpus.warnings.iter().cloned());
+        Ok(Some(warnings))
+    }
 }

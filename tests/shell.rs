@@ -47,8 +47,12 @@ fn quit(mut session: PtySession) {
 fn a_statement_spans_lines_and_runs_at_its_semicolon() {
     let (_dir, history) = history_file();
     let mut s = shell(&history);
+    // Each later line is typed at the continuation prompt (rustyline drops what is typed ahead
+    // of a prompt; a paste is kept whole).
     s.send_line("select status, count(*) as runs").unwrap();
+    s.exp_string("  ...> ").unwrap();
     s.send_line("from runs -- a comment; not the end").unwrap();
+    s.exp_string("  ...> ").unwrap();
     s.send_line("where status <> 'a;b' group by status order by status;").unwrap();
     let out = s.exp_string("3 rows in ").unwrap();
     assert!(out.contains("| aborted |    3 |"), "{out}");

@@ -6,6 +6,7 @@ mod cli;
 mod docs;
 mod export;
 mod live_rupu;
+mod live_shell;
 mod pruning;
 mod queries;
 mod reeval_tables;

@@ -96,9 +96,9 @@ fn memory_limits_are_sizes_and_a_wrong_one_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     for size in ["2G", "512M", "1.5GiB", "100000000", "64 MiB"] {
         let out = txq(&["--memory-limit", size, "-e", "select 1 as x", "--format", "csv", "."], dir.path());
-        // Nothing to read here: the flag was taken, the paths were not.
-        assert_eq!(out.code, 2, "{size}: {}", out.stderr);
-        assert!(out.stderr.starts_with("txq: error: no transcripts in ."), "{size}: {}", out.stderr);
+        // Nothing to read here: the flag was taken, and the statement ran on empty tables.
+        assert_eq!((out.code, out.stdout.as_str()), (0, "x\n1\n"), "{size}: {}", out.stderr);
+        assert!(out.stderr.starts_with("txq: note: no transcripts in ."), "{size}: {}", out.stderr);
     }
     for (size, why) in [
         ("2X", r#"unknown unit in "2X": use B, K, M, G, T (powers of 1024) or KB, MB, GB, TB"#),
@@ -157,8 +157,8 @@ fn a_max_line_bytes_below_one_kib_is_refused_at_parsing() {
     );
     for size in ["1K", "1024", "64M"] {
         let out = txq(&["--max-line-bytes", size, "-e", "select 1", "."], dir.path());
-        assert_eq!(out.code, 2, "{size}: {}", out.stderr);
-        assert!(out.stderr.starts_with("txq: error: no transcripts in ."), "{size}: {}", out.stderr);
+        assert_eq!(out.code, 0, "{size}: {}", out.stderr);
+        assert!(out.stderr.starts_with("txq: note: no transcripts in ."), "{size}: {}", out.stderr);
     }
 }
 

@@ -103,6 +103,8 @@ pub struct InferenceCache {
     /// The shapes the known files name, and those of files read since.
     shapes: ShapeTable,
     changed: bool,
+    /// Whether what is read is remembered: on disk (with a `path`), or only in memory.
+    remembers: bool,
 }
 
 impl InferenceCache {
@@ -111,9 +113,15 @@ impl InferenceCache {
         Self::default()
     }
 
+    /// A cache kept in memory only, never saved: a long session (the shell) reads on from where
+    /// it was in a grown file even with `--no-cache`.
+    pub fn in_memory() -> Self {
+        Self { remembers: true, ..Self::default() }
+    }
+
     /// Whether what is read is remembered.
     pub fn is_enabled(&self) -> bool {
-        self.path.is_some()
+        self.remembers
     }
 
     /// The cache in `dir` for the directories `roots` (created when saved): one file per set of
@@ -134,7 +142,7 @@ impl InferenceCache {
                 shapes = ShapeTable::default();
                 KnownFiles::default()
             });
-        Self { path: Some(path), known, shapes, changed: false }
+        Self { path: Some(path), known, shapes, changed: false, remembers: true }
     }
 
     /// The default place: `$TXQ_CACHE_DIR`, else the user's cache directory (`~/.cache/txq`);
@@ -162,7 +170,7 @@ impl InferenceCache {
     /// Remembers what a read of `file` found (its shapes numbered in this cache's table), with
     /// the hash of its whole lines.
     pub fn remember(&mut self, format: &str, file: &SourceFile, prefix_hash: u64, summary: FileSummary) {
-        if self.path.is_none() {
+        if !self.remembers {
             return;
         }
         let known = &mut self.known;

@@ -51,6 +51,7 @@ const fn help(name: &'static str, args: &'static str, about: &'static str) -> Co
 pub const COMMANDS: &[CommandHelp] = &[
     help("\\?", "", "list the meta-commands"),
     help("\\d", "", "list the tables, with their rows where known"),
+    help("\\dt", "", "as \\d"),
     help("\\d", "TABLE", "the columns of TABLE: type, meaning, and the schema its name resolves to"),
     help("\\format", "[table|csv|tsv|json|ndjson]", "how results are written"),
     help("\\timing", "[on|off]", "say how long each statement took"),
@@ -58,7 +59,7 @@ pub const COMMANDS: &[CommandHelp] = &[
     help("\\maxrows", "N", "show at most N rows of a table (0: all)"),
     help("\\o", "[FILE]", "write results to FILE, whole; with no FILE, to the terminal again"),
     help("\\i", "FILE", "run the SQL in FILE"),
-    help("\\q", "", "quit (so do Ctrl-D, and Ctrl-C twice at an empty prompt)"),
+    help("\\q", "", "quit (so do exit, quit, Ctrl-D, and Ctrl-C twice at an empty prompt)"),
     help(".tables", "", "as \\d"),
     help(".schema", "[TABLE]", "as \\d TABLE"),
     help(".help", "", "as \\?"),
@@ -86,7 +87,7 @@ impl std::str::FromStr for MetaCommand {
         };
         Ok(match (name, arg) {
             ("\\?" | ".help", None) => MetaCommand::Help,
-            ("\\d" | ".tables" | ".schema", None) => MetaCommand::ListTables,
+            ("\\d" | "\\dt" | ".tables" | ".schema", None) => MetaCommand::ListTables,
             ("\\d" | ".schema", Some(table)) => MetaCommand::Describe(table.to_string()),
             ("\\format", arg) => MetaCommand::Format(arg.map(str::parse).transpose()?),
             ("\\timing", arg) => MetaCommand::Timing(on_off(arg)?),
@@ -96,7 +97,7 @@ impl std::str::FromStr for MetaCommand {
             }
             ("\\o", arg) => MetaCommand::Output(arg.map(PathBuf::from)),
             ("\\i", Some(file)) => MetaCommand::Include(PathBuf::from(file)),
-            ("\\q" | ".quit" | ".exit", None) => MetaCommand::Quit,
+            ("\\q" | "\\quit" | ".quit" | ".exit", None) => MetaCommand::Quit,
             _ => return Err(format!("unknown command {line:?}: \\? lists the commands")),
         })
     }
@@ -104,16 +105,16 @@ impl std::str::FromStr for MetaCommand {
 
 impl MetaCommand {
     /// Does what the command says to `shell`.
-    pub async fn execute(self, shell: &mut Shell<'_>) -> Result<Flow, CliError> {
+    pub async fn execute(self, shell: &mut Shell) -> Result<Flow, CliError> {
         let mut terminal = std::io::stderr();
         let say = |terminal: &mut std::io::Stderr, text: String| {
             let _ = writeln!(terminal, "{}", escape::message(&text));
         };
         match self {
             MetaCommand::Help => shell.show(&help_batch(), None)?,
-            MetaCommand::ListTables => shell.show(&tables_batch(shell.ctx, shell.corpus).await, None)?,
+            MetaCommand::ListTables => shell.show(&tables_batch(shell.ctx(), shell.corpus()).await, None)?,
             MetaCommand::Describe(name) => {
-                let (heading, batch) = describe(shell.ctx, shell.corpus, &name).await?;
+                let (heading, batch) = describe(shell.ctx(), shell.corpus(), &name).await?;
                 shell.show(&batch, Some(&heading))?;
             }
             MetaCommand::Format(Some(format)) => shell.format = format,
@@ -329,6 +330,9 @@ mod tests {
         assert_eq!(parse("\\?"), Ok(MetaCommand::Help));
         assert_eq!(parse("  \\d  "), Ok(MetaCommand::ListTables));
         assert_eq!(parse(".tables"), Ok(MetaCommand::ListTables));
+        assert_eq!(parse("\\dt"), Ok(MetaCommand::ListTables));
+        assert_eq!(parse("\\dt;"), Ok(MetaCommand::ListTables));
+        assert_eq!(parse("\\quit"), Ok(MetaCommand::Quit));
         assert_eq!(parse("\\d rupu.usage"), Ok(MetaCommand::Describe("rupu.usage".into())));
         assert_eq!(parse(".schema usage;"), Ok(MetaCommand::Describe("usage".into())));
         assert_eq!(parse("\\format csv"), Ok(MetaCommand::Format(Some(OutputFormat::Csv))));

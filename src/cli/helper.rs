@@ -101,10 +101,17 @@ pub fn is_meta_command(input: &str) -> bool {
     input.starts_with('\\') || input.starts_with('.')
 }
 
-/// Whether the input is ready to run: nothing, a meta-command, or SQL whose last code is a `;`
-/// outside any string, quoted name or comment.
+/// Whether the input is `exit` or `quit` (with or without `;`): what leaves the shell, as in
+/// psql and datafusion-cli.
+pub fn is_quit(input: &str) -> bool {
+    let word = input.trim().trim_end_matches(';').trim_end();
+    word.eq_ignore_ascii_case("exit") || word.eq_ignore_ascii_case("quit")
+}
+
+/// Whether the input is ready to run: nothing, a meta-command, `exit` or `quit`, or SQL whose
+/// last code is a `;` outside any string, quoted name or comment.
 pub fn is_complete(input: &str) -> bool {
-    if input.trim().is_empty() || is_meta_command(input) {
+    if input.trim().is_empty() || is_meta_command(input) || is_quit(input) {
         return true;
     }
     let lexed = lex(input);
@@ -316,13 +323,12 @@ impl Completer for ShellHelper {
     }
 }
 
+/// Every line typed is taken as it is: the shell gathers a statement's lines itself, showing the
+/// continuation prompt before each after the first (rustyline shows no prompt on the lines of a
+/// buffer it keeps open).
 impl Validator for ShellHelper {
-    fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
-        Ok(if is_complete(ctx.input()) {
-            ValidationResult::Valid(None)
-        } else {
-            ValidationResult::Incomplete
-        })
+    fn validate(&self, _: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
+        Ok(ValidationResult::Valid(None))
     }
 }
 
@@ -378,6 +384,8 @@ mod tests {
         assert!(is_complete("\\d usage"));
         assert!(is_complete("  .tables"));
         assert!(is_complete("\\q"));
+        assert!(is_complete("exit") && is_complete(" QUIT; ") && is_complete("quit;"));
+        assert!(is_quit("exit;") && is_quit("Quit") && !is_quit("exit 1") && !is_quit("select 1\nquit"));
     }
 
     fn table(columns: &[&str]) -> Arc<MemTable> {

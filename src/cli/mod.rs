@@ -13,7 +13,7 @@ pub mod shell;
 
 use crate::corpus::ReadOptions;
 use crate::discover::{DiscoveryError, default_paths};
-use crate::session::OpenError;
+use crate::session::{LiveEngine, OpenError, Places};
 use args::{Args, Command};
 use exec::{ExecError, Runner};
 use std::io::{IsTerminal, Read, Write};
@@ -103,6 +103,14 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     }
     if let Some(Command::Query { list: true, .. }) = &args.command {
         let stdout = std::io::stdout();
+        // On a terminal, one query a block, its description wrapped to the width.
+        let width = terminal_size::terminal_size_of(&stdout).map(|(w, _)| usize::from(w.0));
+        if let (print::OutputFormat::Table, Some(width)) = (args.format, width) {
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            screen::write_blocks(&crate::queries::list(), width, &mut out)
+                .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
+            return out.flush().map_err(CliError::Output);
+        }
         return crate::queries::print_list(args.format, &mut std::io::BufWriter::new(stdout.lock()));
     }
     let prices = crate::prices::PriceList::chosen(args.prices.as_deref())
@@ -132,12 +140,26 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     let interactive = shell_asked || (no_sql && on_terminal && args.command.is_none());
     let given: Vec<std::path::PathBuf> = args.paths.iter().chain(shell_paths).cloned().collect();
     let formats = crate::format::all();
-    let paths = if given.is_empty() {
+    let places = if given.is_empty() {
         let cwd =
             std::env::current_dir().map_err(|e| CliError::Usage(format!("no working directory: {e}")))?;
-        default_paths(&formats, &cwd, dirs::home_dir().as_deref())?
+        Places::Defaults { cwd, home: dirs::home_dir() }
     } else {
-        given
+        Places::Given(given)
+    };
+    // With no default place there, the tables are there, empty: `select 1`, `prices` and the
+    // shell work, and a place that appears later is read by the shell's next statement.
+    let mut looked_in_defaults = None;
+    let paths = match &places {
+        Places::Given(paths) => paths.clone(),
+        Places::Defaults { cwd, home } => match default_paths(&formats, cwd, home.as_deref()) {
+            Ok(paths) => paths,
+            Err(DiscoveryError::NoDefault(looked)) => {
+                looked_in_defaults = Some(looked);
+                Vec::new()
+            }
+            Err(e) => return Err(e.into()),
+        },
     };
     let cache_dir = match args.no_cache {
         true => None,
@@ -149,25 +171,63 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     };
     let options =
         ReadOptions { max_line_bytes: args.max_line_bytes, cache_dir, memory, ..Default::default() };
-    let engine = crate::session::open(&paths, options).await.map_err(|e| match e {
+    let opened = |e: OpenError| match e {
         OpenError::Discovery(e) => CliError::from(e),
         OpenError::Sql(e) => CliError::Query(explain(&e)),
-    })?;
+    };
+    let no_transcripts = || match &looked_in_defaults {
+        Some(looked) => {
+            format!("no transcripts given and none found in the default places: looked in {looked}")
+        }
+        None => {
+            let mut places: Vec<String> = Vec::new();
+            for path in &paths {
+                let path = crate::escape::path(path);
+                if !places.contains(&path) {
+                    places.push(path);
+                }
+            }
+            format!(
+                "no transcripts in {}: looked for rupu transcripts (*.jsonl files with a run_start line) and reeval attempts (transcript.jsonl)",
+                places.join(", ")
+            )
+        }
+    };
+    let mut stderr = std::io::stderr();
+    // Warnings of the reading, and a note when there is nothing to read (the tables are empty).
+    let tell = |corpus: &crate::corpus::Corpus, stderr: &mut std::io::Stderr, note: bool| {
+        if args.quiet {
+            return;
+        }
+        for warning in &corpus.warnings {
+            let _ = writeln!(stderr, "txq: warning: {}", crate::escape::message(warning));
+        }
+        if note && corpus.transcripts() == 0 {
+            let _ = writeln!(
+                stderr,
+                "txq: note: {}; the tables are empty",
+                crate::escape::message(&no_transcripts())
+            );
+        }
+    };
+    if interactive {
+        let live = LiveEngine::open(places, options).await.map_err(opened)?;
+        if let Some(prices) = &prices {
+            crate::prices::register(&live.engine.ctx, prices).map_err(|e| CliError::Query(e.to_string()))?;
+        }
+        tell(&live.engine.corpus, &mut stderr, true);
+        return shell::Shell::new(live, args.format, args.quiet, args.maxrows).run().await;
+    }
+    let engine = crate::session::open(&paths, options).await.map_err(opened)?;
     let (corpus, ctx) = (&engine.corpus, &engine.ctx);
     if let Some(prices) = &prices {
         crate::prices::register(ctx, prices).map_err(|e| CliError::Query(e.to_string()))?;
     }
-    let mut stderr = std::io::stderr();
-    if !args.quiet {
-        for warning in &corpus.warnings {
-            let _ = writeln!(stderr, "txq: warning: {}", crate::escape::message(warning));
-        }
-    }
-    if corpus.transcripts() == 0 {
-        let where_ = paths.iter().map(|p| crate::escape::path(p)).collect::<Vec<_>>().join(", ");
-        return Err(CliError::Usage(format!(
-            "no transcripts in {where_}: looked for rupu transcripts (*.jsonl files with a run_start line) and reeval attempts (transcript.jsonl)"
-        )));
+    // An export of nothing is a mistake: it stays an error.
+    let exporting = matches!(args.command, Some(Command::Export { .. }));
+    tell(corpus, &mut stderr, !exporting);
+    if exporting && corpus.transcripts() == 0 {
+        return Err(CliError::Usage(no_transcripts()));
     }
     if let Some(Command::Export { out, tables, partition_by, overwrite, append, .. }) = &args.command {
         let flags = crate::export::command::Flags {
@@ -179,9 +239,6 @@ pub async fn run(args: Args) -> Result<(), CliError> {
             quiet: args.quiet,
         };
         return crate::export::command::run(&engine, flags).await;
-    }
-    if interactive {
-        return shell::Shell::new(ctx, corpus, args.format, args.quiet, args.maxrows).run().await;
     }
     let runner = Runner { ctx, corpus, format: args.format, quiet: args.quiet, screen: None, warned: None };
     let stdout = std::io::stdout();

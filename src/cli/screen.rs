@@ -29,6 +29,13 @@ pub struct Screen {
 /// No column is cut narrower than this, unless its values are narrower.
 const MIN_COLUMN_WIDTH: usize = 8;
 
+/// A value this wide or narrower is not cut while the columns shown can fit it: short columns stay
+/// whole, and long ones give.
+const WHOLE_VALUE_WIDTH: usize = 16;
+
+/// How a null is shown in a table or one field per line: apart from `''`, which shows as nothing.
+pub const NULL: &str = "∅";
+
 /// What of a result was shown, for the footer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shown {
@@ -117,14 +124,14 @@ fn cells(batches: &[RecordBatch], limit: usize) -> Result<Vec<Vec<String>>, Arro
             .iter()
             .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
             .collect::<Result<Vec<_>, _>>()?;
+        // A column of the null type has no null buffer: every value is null all the same.
+        let nulls: Vec<Option<datafusion::arrow::buffer::NullBuffer>> =
+            batch.columns().iter().map(|c| c.logical_nulls()).collect();
         for row in 0..batch.num_rows().min(limit - rows.len()) {
-            let row = batch
-                .columns()
-                .iter()
-                .zip(&formatters)
-                .map(|(column, f)| {
-                    if column.is_null(row) {
-                        String::new()
+            let row = (batch.columns().iter().zip(&formatters).zip(&nulls))
+                .map(|((column, f), nulls)| {
+                    if nulls.as_ref().is_some_and(|n| n.is_null(row)) || column.is_null(row) {
+                        NULL.to_string()
                     } else {
                         escape::text(&f.value(row).to_string()).into_owned()
                     }
@@ -164,42 +171,87 @@ fn pad(text: &str, width: usize, right: bool) -> String {
     if right { format!("{fill}{text}") } else { format!("{text}{fill}") }
 }
 
-/// Column widths that fit `total` terminal columns: as many leading columns as fit at their
-/// narrowest, the widest cut first. Returns fewer widths than columns when some cannot fit.
-fn fit_widths(natural: &[usize], total: usize) -> Vec<usize> {
-    let narrowest: Vec<usize> = natural.iter().map(|&w| w.min(MIN_COLUMN_WIDTH)).collect();
+/// Column widths that fit `total` terminal columns, for columns `natural` wide at most (their
+/// header or widest value) whose widest values are `values` wide. As many leading columns are
+/// shown as fit with each value up to [`WHOLE_VALUE_WIDTH`] whole (longer ones at least that
+/// wide, headers cut to [`MIN_COLUMN_WIDTH`] if need be), and one more cut to fit when there is
+/// room; headers wider than their values give first, then the widest values. Returns fewer widths
+/// than columns when some cannot fit.
+fn fit_widths(natural: &[usize], values: &[usize], total: usize) -> Vec<usize> {
+    // What a column needs to be worth showing.
+    let mut want: Vec<usize> = (natural.iter().zip(values))
+        .map(|(&n, &v)| n.min(v.clamp(MIN_COLUMN_WIDTH, WHOLE_VALUE_WIDTH)))
+        .collect();
     // A table of n columns takes 3n + 1 columns of borders and padding.
     let mut count = 0;
     let mut needed = 1;
-    while count < natural.len() && needed + narrowest[count] + 3 <= total {
-        needed += narrowest[count] + 3;
+    while count < natural.len() && needed + want[count] + 3 <= total {
+        needed += want[count] + 3;
+        count += 1;
+    }
+    // One more, cut narrower, when it fits so.
+    if count < natural.len() && needed + natural[count].min(MIN_COLUMN_WIDTH) + 3 <= total {
+        want[count] = natural[count].min(MIN_COLUMN_WIDTH);
         count += 1;
     }
     let count = count.max(1);
     let budget = total.saturating_sub(3 * count + 1);
-    let natural = &natural[..count];
-    let narrowest = &narrowest[..count];
-    let with_cap = |cap: usize| -> Vec<usize> {
-        natural.iter().zip(narrowest).map(|(&n, &m)| n.min(cap.max(m))).collect()
-    };
+    let (natural, values, want) = (&natural[..count], &values[..count], &want[..count]);
     if natural.iter().sum::<usize>() <= budget {
         return natural.to_vec();
     }
+    // Every value whole (to the width wanted): between that and the natural width the headers
+    // give; else between the width wanted and that the values give.
+    let whole: Vec<usize> = (want.iter().zip(values)).map(|(&w, &v)| w.max(v)).collect();
+    let (low_bound, high_bound) = match whole.iter().sum::<usize>() <= budget {
+        true => (&whole[..], natural),
+        false => (want, &whole[..]),
+    };
+    let with_cap = |cap: usize| -> Vec<usize> {
+        high_bound.iter().zip(low_bound).map(|(&h, &l)| h.min(cap.max(l))).collect()
+    };
     // The largest cap under which the columns fit, then what is left to the widest ones.
-    let (mut low, mut high) = (0, natural.iter().copied().max().unwrap_or(0));
+    let (mut low, mut high) = (0, high_bound.iter().copied().max().unwrap_or(0));
     while low < high {
         let mid = (low + high).div_ceil(2);
         if with_cap(mid).iter().sum::<usize>() <= budget { low = mid } else { high = mid - 1 }
     }
     let mut widths = with_cap(low);
     let mut left = budget.saturating_sub(widths.iter().sum());
-    for (w, &n) in widths.iter_mut().zip(natural) {
-        if left > 0 && *w < n {
+    for (w, &h) in widths.iter_mut().zip(high_bound) {
+        if left > 0 && *w < h {
             *w += 1;
             left -= 1;
         }
     }
     widths
+}
+
+/// The context columns of each format, in their order: a result that starts with them all is
+/// `select *` of an event table, whose own fields are what a narrow screen should show first.
+fn context_prefixes() -> &'static [Vec<&'static str>] {
+    static PREFIXES: std::sync::OnceLock<Vec<Vec<&'static str>>> = std::sync::OnceLock::new();
+    PREFIXES.get_or_init(|| {
+        crate::format::all().iter().map(|f| f.context.iter().map(|c| c.name).collect()).collect()
+    })
+}
+
+/// The order the columns are shown in: as they are, unless the table is too wide for `total`
+/// columns and starts with a format's context columns (`file`, `line`, `run_id`, ...), which then
+/// go last.
+fn column_order(headers: &[String], natural: &[usize], total: usize) -> Vec<usize> {
+    let as_is: Vec<usize> = (0..headers.len()).collect();
+    if natural.iter().sum::<usize>() + 3 * natural.len() < total {
+        return as_is;
+    }
+    let context = context_prefixes()
+        .iter()
+        .filter(|p| p.len() < headers.len())
+        .find(|prefix| prefix.iter().zip(headers).all(|(c, h)| c == h));
+    match context {
+        Some(prefix) => (prefix.len()..headers.len()).chain(0..prefix.len()).collect(),
+        None => as_is,
+    }
 }
 
 /// Writes an aligned table fitted to `total` columns; returns how many columns were left out.
@@ -210,14 +262,17 @@ fn write_table(
     total: usize,
     out: &mut dyn Write,
 ) -> Result<usize, ArrowError> {
-    let natural: Vec<usize> = (0..headers.len())
-        .map(|i| rows.iter().map(|r| width_of(&r[i])).chain([width_of(&headers[i])]).max().unwrap_or(0))
-        .collect();
-    let widths = fit_widths(&natural, total);
+    let values: Vec<usize> =
+        (0..headers.len()).map(|i| rows.iter().map(|r| width_of(&r[i])).max().unwrap_or(0)).collect();
+    let natural: Vec<usize> = (0..headers.len()).map(|i| values[i].max(width_of(&headers[i]))).collect();
+    let order = column_order(headers, &natural, total);
+    let pick = |widths: &[usize]| -> Vec<usize> { order.iter().map(|&i| widths[i]).collect() };
+    let widths = fit_widths(&pick(&natural), &pick(&values), total);
+    let shown = &order[..widths.len()];
     let rule = format!("+{}+", widths.iter().map(|w| "-".repeat(w + 2)).collect::<Vec<_>>().join("+"));
     let line = |cells: &[String], align: &dyn Fn(usize) -> bool| {
         let cells: Vec<String> =
-            widths.iter().enumerate().map(|(i, &w)| pad(&cut(&cells[i], w), w, align(i))).collect();
+            (shown.iter().zip(&widths)).map(|(&i, &w)| pad(&cut(&cells[i], w), w, align(i))).collect();
         format!("| {} |", cells.join(" | "))
     };
     writeln!(out, "{rule}")?;
@@ -228,6 +283,30 @@ fn write_table(
     }
     writeln!(out, "{rule}")?;
     Ok(headers.len() - widths.len())
+}
+
+/// Writes each row as a block for a person to read at a terminal `total` columns wide: the
+/// first column's value alone on a line, then each other column's wrapped at the width and
+/// indented (`txq query --list`: a long description per name reads badly as a table row).
+pub fn write_blocks(batch: &RecordBatch, total: usize, out: &mut dyn Write) -> Result<(), ArrowError> {
+    let rows = cells(std::slice::from_ref(batch), batch.num_rows())?;
+    let indent = "    ";
+    let options = textwrap::Options::new(total.saturating_sub(1).max(20))
+        .initial_indent(indent)
+        .subsequent_indent(indent);
+    for (n, row) in rows.iter().enumerate() {
+        if n > 0 {
+            writeln!(out)?;
+        }
+        let Some((first, rest)) = row.split_first() else { continue };
+        writeln!(out, "{first}")?;
+        for value in rest {
+            for line in textwrap::wrap(value, &options) {
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Writes each row as a record of `name | value` lines, values cut to fit `total` columns.
@@ -324,10 +403,128 @@ mod tests {
         assert_eq!(shown.hidden_columns, 0);
     }
 
+    /// `select *` of an event table: its context columns first, then its own fields.
+    fn usage_rows() -> (SchemaRef, Vec<RecordBatch>) {
+        let text = |name: &str| Field::new(name, DataType::Utf8, true);
+        let number = |name: &str| Field::new(name, DataType::Int64, true);
+        let schema = Arc::new(Schema::new(vec![
+            text("run_id"),
+            number("turn_idx"),
+            number("line"),
+            text("file"),
+            Field::new("archived", DataType::Boolean, true),
+            text("provider"),
+            text("model"),
+            text("served_model"),
+            number("input_tokens"),
+            number("output_tokens"),
+            number("cached_tokens"),
+        ]));
+        let run = "run_01M4AYMME8DDSYED4PWY2A754N";
+        let file = format!(".rupu/transcripts/{run}.jsonl");
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(vec![run, run])),
+            Arc::new(Int64Array::from(vec![Some(0), None])),
+            Arc::new(Int64Array::from(vec![8, 23])),
+            Arc::new(StringArray::from(vec![file.as_str(), file.as_str()])),
+            Arc::new(datafusion::arrow::array::BooleanArray::from(vec![false, false])),
+            Arc::new(StringArray::from(vec!["anthropic", "openai"])),
+            Arc::new(StringArray::from(vec!["claude-haiku-4-5", "gpt-5.1-codex"])),
+            Arc::new(StringArray::from(vec![None, Some("")])),
+            Arc::new(Int64Array::from(vec![2654, 6684])),
+            Arc::new(Int64Array::from(vec![641, 1232])),
+            Arc::new(Int64Array::from(vec![1882, 4426])),
+        ];
+        (schema.clone(), vec![RecordBatch::try_new(schema, columns).unwrap()])
+    }
+
+    fn shown_at(screen: Screen, (schema, batches): (SchemaRef, Vec<RecordBatch>)) -> (String, Shown) {
+        let mut out = Vec::new();
+        let shown = screen.write(OutputFormat::Table, &schema, &batches, &mut out).unwrap();
+        (String::from_utf8(out).unwrap(), shown)
+    }
+
+    #[test]
+    fn select_star_on_80_columns_shows_the_events_own_fields_first() {
+        let (text, shown) = shown_at(Screen { width: 80, ..SCREEN }, usage_rows());
+        // Every value whole (headers wider than their values give first), null apart from ''.
+        let expected = "\
++-----------+------------------+-----------+-----------+-----------+-----------+
+| provider  | model            | served_m… | input_to… | output_t… | cached_t… |
++-----------+------------------+-----------+-----------+-----------+-----------+
+| anthropic | claude-haiku-4-5 | ∅         |      2654 |       641 |      1882 |
+| openai    | gpt-5.1-codex    |           |      6684 |      1232 |      4426 |
++-----------+------------------+-----------+-----------+-----------+-----------+
+";
+        assert_eq!(text, expected);
+        assert_eq!(shown.hidden_columns, 5);
+        assert_eq!(shown.footer(None), "2 rows (5 columns left out, \\x shows every column)");
+
+        // Wide enough, the columns stay in their order.
+        let (text, shown) = shown_at(Screen { width: 240, ..SCREEN }, usage_rows());
+        assert!(text.starts_with("+--------------------------------+----------+------+---"), "{text}");
+        assert!(
+            text.lines().nth(1).unwrap().starts_with("| run_id                         | turn_idx |"),
+            "{text}"
+        );
+        assert!(text.contains("|        ∅ |   23 |"), "{text}");
+        assert_eq!(shown.hidden_columns, 0);
+    }
+
+    #[test]
+    fn columns_the_user_chose_keep_their_order_on_a_narrow_screen() {
+        // The short column whole, the two long ones giving alike.
+        let (schema, batches) = usage_rows();
+        let picked = batches[0].project(&[6, 0, 3]).unwrap();
+        let (text, shown) = shown_at(Screen { width: 80, ..SCREEN }, (picked.schema(), vec![picked]));
+        let expected = "\
++------------------+-----------------------------+-----------------------------+
+| model            | run_id                      | file                        |
++------------------+-----------------------------+-----------------------------+
+| claude-haiku-4-5 | run_01M4AYMME8DDSYED4PWY2A… | .rupu/transcripts/run_01M4… |
+| gpt-5.1-codex    | run_01M4AYMME8DDSYED4PWY2A… | .rupu/transcripts/run_01M4… |
++------------------+-----------------------------+-----------------------------+
+";
+        assert_eq!(text, expected);
+        assert_eq!(shown.hidden_columns, 0);
+        drop(schema);
+    }
+
+    #[test]
+    fn a_list_reads_as_blocks_wrapped_to_the_width() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("name", DataType::Utf8, false),
+            Field::new("answers", DataType::Utf8, false),
+        ]));
+        let about = "Aborted runs: runs whose transcript has no run_complete (killed, crashed, or still \
+                     being written), newest first, with how far each got: turns, tool calls and tokens.";
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(vec!["aborted_runs", "tokens_by_model"])),
+            Arc::new(StringArray::from(vec![about, "Tokens by model."])),
+        ];
+        let batch = RecordBatch::try_new(schema, columns).unwrap();
+        let mut out = Vec::new();
+        write_blocks(&batch, 80, &mut out).unwrap();
+        let expected = "\
+aborted_runs
+    Aborted runs: runs whose transcript has no run_complete (killed, crashed,
+    or still being written), newest first, with how far each got: turns, tool
+    calls and tokens.
+
+tokens_by_model
+    Tokens by model.
+";
+        // No line reaches the last column (a terminal may wrap there).
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
+
     #[test]
     fn widths_shrink_the_widest_first() {
-        assert_eq!(fit_widths(&[5, 5], 80), [5, 5]);
-        assert_eq!(fit_widths(&[5, 100], 30), [5, 30 - 7 - 5]);
-        assert_eq!(fit_widths(&[50, 50], 29), [11, 11]);
+        assert_eq!(fit_widths(&[5, 5], &[5, 5], 80), [5, 5]);
+        assert_eq!(fit_widths(&[5, 100], &[5, 100], 30), [5, 30 - 7 - 5]);
+        // Two long columns on a narrow screen: one readable rather than two cut to 11.
+        assert_eq!(fit_widths(&[50, 50], &[50, 50], 29), [25]);
+        // A header wider than its values gives before any value is cut.
+        assert_eq!(fit_widths(&[9, 17, 18], &[9, 17, 4], 44), [9, 17, 8]);
     }
 }

@@ -5,12 +5,13 @@
 use super::CliError;
 use super::commands::MetaCommand;
 use super::exec::Runner;
-use super::helper::{Names, ShellHelper, is_meta_command};
+use super::helper::{Names, ShellHelper, is_complete, is_meta_command, is_quit};
 use super::print::OutputFormat;
 use super::progress::Progress;
 use super::screen::Screen;
 use crate::corpus::Corpus;
 use crate::escape;
+use crate::session::LiveEngine;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::SessionContext;
 use rustyline::error::ReadlineError;
@@ -27,6 +28,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const PROMPT: &str = "txq> ";
+/// The prompt of a statement's later lines.
+const CONTINUATION_PROMPT: &str = "  ...> ";
 
 /// How often a running query's progress line is rewritten.
 const PROGRESS_TICK: Duration = Duration::from_millis(250);
@@ -40,9 +43,11 @@ pub enum Flow {
 }
 
 /// The shell's state: the session, and how results are shown and where they go.
-pub struct Shell<'a> {
-    pub ctx: &'a SessionContext,
-    pub corpus: &'a Corpus,
+pub struct Shell {
+    /// The session over the corpus, taking in what changed on disk before each statement.
+    pub live: LiveEngine,
+    /// Bumped each time the corpus is read again (so completion learns the new names).
+    generation: u64,
     pub format: OutputFormat,
     pub quiet: bool,
     pub screen: Screen,
@@ -50,6 +55,8 @@ pub struct Shell<'a> {
     output: Option<BufWriter<File>>,
     /// Warnings given already: each is given once a session.
     warned: RefCell<HashSet<String>>,
+    /// Warnings of reading the files given already (at the start, or when read again).
+    given: RefCell<HashSet<String>>,
 }
 
 /// Ctrl-C on a line with text clears it; on an empty line it interrupts (and so may quit).
@@ -87,23 +94,57 @@ fn report(e: &CliError) {
     eprintln!("txq: error: {}", escape::message(&e.to_string()));
 }
 
-impl<'a> Shell<'a> {
-    pub fn new(
-        ctx: &'a SessionContext,
-        corpus: &'a Corpus,
-        format: OutputFormat,
-        quiet: bool,
-        max_rows: usize,
-    ) -> Self {
+impl Shell {
+    pub fn new(live: LiveEngine, format: OutputFormat, quiet: bool, max_rows: usize) -> Self {
         let screen = Screen { max_rows, width: 80, expanded: false, timing: true };
-        Self { ctx, corpus, format, quiet, screen, output: None, warned: RefCell::default() }
+        // The warnings of the start were given already.
+        let given = live.engine.corpus.warnings.iter().cloned().collect();
+        Self {
+            live,
+            generation: 0,
+            format,
+            quiet,
+            screen,
+            output: None,
+            warned: RefCell::default(),
+            given: RefCell::new(given),
+        }
     }
 
-    /// Reads and runs input until `\q`, Ctrl-D, or Ctrl-C twice at an empty prompt.
+    pub fn ctx(&self) -> &SessionContext {
+        &self.live.engine.ctx
+    }
+
+    pub fn corpus(&self) -> &Corpus {
+        &self.live.engine.corpus
+    }
+
+    /// Takes in the files that grew, came, went or were rewritten since the last statement
+    /// (nothing but a walk of the folders when none did), giving the reading's new warnings.
+    async fn refresh(&mut self) {
+        match self.live.refresh().await {
+            Ok(None) => {}
+            Ok(Some(warnings)) => {
+                self.generation += 1;
+                let mut given = self.given.borrow_mut();
+                for warning in warnings {
+                    if !self.quiet && given.insert(warning.clone()) {
+                        eprintln!("txq: warning: {}", escape::message(&warning));
+                    }
+                }
+            }
+            Err(e) => eprintln!(
+                "txq: warning: the transcripts were not looked at again: {}",
+                escape::message(&e.to_string())
+            ),
+        }
+    }
+
+    /// Reads and runs input until `\q`, `exit`, `quit`, Ctrl-D, or Ctrl-C twice at an empty prompt.
     pub async fn run(mut self) -> Result<(), CliError> {
         let terminal_error = |e: ReadlineError| CliError::Usage(format!("cannot use the terminal: {e}"));
         let mut editor = editor().map_err(terminal_error)?;
-        editor.set_helper(Some(ShellHelper::new(Names::of(self.ctx).await)));
+        editor.set_helper(Some(ShellHelper::new(Names::of(self.ctx()).await)));
         let mut history = history_path();
         if let Some(path) = &history
             && path.exists()
@@ -121,13 +162,25 @@ impl<'a> Shell<'a> {
             self.describe_corpus()
         );
         let mut interrupted = false;
+        let mut known_generation = self.generation;
+        // The lines of a statement not ended yet.
+        let mut pending = String::new();
         loop {
-            match editor.readline(PROMPT) {
-                Ok(input) => {
+            let prompt = if pending.is_empty() { PROMPT } else { CONTINUATION_PROMPT };
+            match editor.readline(prompt) {
+                Ok(line) => {
                     interrupted = false;
-                    if input.trim().is_empty() {
+                    if pending.is_empty() && line.trim().is_empty() {
                         continue;
                     }
+                    if !pending.is_empty() {
+                        pending.push('\n');
+                    }
+                    pending.push_str(&line);
+                    if !is_complete(&pending) {
+                        continue;
+                    }
+                    let input = std::mem::take(&mut pending);
                     let _ = editor.add_history_entry(input.trim_end());
                     if let Some(path) = &history
                         && let Err(e) = save_history(&mut editor, path)
@@ -146,15 +199,18 @@ impl<'a> Shell<'a> {
                         break;
                     }
                     if let Some(helper) = editor.helper_mut()
-                        && helper.names.outdated(self.ctx)
+                        && (helper.names.outdated(self.ctx()) || known_generation != self.generation)
                     {
-                        helper.names = Names::of(self.ctx).await;
+                        helper.names = Names::of(self.ctx()).await;
+                        known_generation = self.generation;
                     }
                 }
+                // Ctrl-C in a statement's later lines drops the statement.
+                Err(ReadlineError::Interrupted) if !pending.is_empty() => pending.clear(),
                 Err(ReadlineError::Interrupted) if interrupted => break,
                 Err(ReadlineError::Interrupted) => {
                     interrupted = true;
-                    eprintln!("(Ctrl-C again, Ctrl-D or \\q quits)");
+                    eprintln!("(Ctrl-C again, Ctrl-D, \\q or exit quits)");
                 }
                 Err(ReadlineError::Eof) => break,
                 Err(e) => return Err(terminal_error(e)),
@@ -163,17 +219,24 @@ impl<'a> Shell<'a> {
         self.redirect(None)
     }
 
-    /// `12 rupu transcripts`.
+    /// `12 rupu transcripts`, or `no transcripts yet`.
     fn describe_corpus(&self) -> String {
-        let parts: Vec<String> = (self.corpus.formats.iter())
+        let parts: Vec<String> = (self.corpus().formats.iter())
             .filter(|d| d.format.lines_table.is_none() && !d.files.is_empty())
             .map(|d| format!("{} {} transcripts", d.files.len(), d.format.name))
             .collect();
-        parts.join(" and ")
+        match parts.is_empty() {
+            true => "no transcripts yet".to_string(),
+            false => parts.join(" and "),
+        }
     }
 
     /// Runs one input: a meta-command, or SQL.
     async fn input(&mut self, input: &str) -> Flow {
+        if is_quit(input) {
+            return Flow::Quit;
+        }
+        self.refresh().await;
         let flow = if is_meta_command(input) {
             match input.parse::<MetaCommand>() {
                 Ok(command) => command.execute(self).await.unwrap_or_else(|e| {
@@ -204,8 +267,8 @@ impl<'a> Shell<'a> {
             false => self.screen,
         };
         Runner {
-            ctx: self.ctx,
-            corpus: self.corpus,
+            ctx: self.ctx(),
+            corpus: self.corpus(),
             format: self.format,
             quiet: self.quiet,
             screen: Some(screen),
@@ -217,7 +280,7 @@ impl<'a> Shell<'a> {
     async fn run_sql(&mut self, sql: &str) {
         let mut file = self.output.take();
         let runner = self.runner(file.is_some());
-        let corpus = self.corpus;
+        let corpus = self.corpus();
         let progress = Progress::new(std::io::stderr().is_terminal());
         let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
         let out: &mut dyn Write = match &mut file {

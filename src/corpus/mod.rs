@@ -258,6 +258,17 @@ impl Corpus {
         options: ReadOptions,
         mut cache: InferenceCache,
     ) -> Corpus {
+        Self::open_keeping(formats, discovery, options, &mut cache).await
+    }
+
+    /// [`Corpus::open_with_cache`], the cache kept for the next open (with what this one read
+    /// remembered in it): a corpus opened again after its files grew reads only what was added.
+    pub async fn open_keeping(
+        formats: Vec<Format>,
+        discovery: Discovery,
+        options: ReadOptions,
+        cache: &mut InferenceCache,
+    ) -> Corpus {
         let store = crate::read::local_store();
         let mut warnings = discovery.warnings;
         let mut data = Vec::new();
