@@ -422,3 +422,46 @@ fn an_append_after_a_new_field_widens_every_file_and_the_manifest_instead_of_dem
     );
     assert_eq!(std::fs::read_to_string(out.join("_txq_export.json")).unwrap(), before, "OUT is as it was");
 }
+
+#[test]
+fn tests_start_txq_only_in_an_environment_of_their_own_and_leave_home_empty() {
+    // Every run of the binary goes through crate::util::command, which sets HOME, the XDG
+    // folders, the cache and the history into temporary folders.
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut direct = Vec::new();
+    for entry in std::fs::read_dir(&tests).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") || path.file_name().is_some_and(|n| n == "util.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        if text.contains(concat!("Command::new(env!(\"CARGO_BIN_", "EXE_txq\"))")) {
+            direct.push(path.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    assert!(direct.is_empty(), "start txq with crate::util::command(cwd), not Command::new, in {direct:?}");
+    let real_home = std::env::var_os("HOME").map(PathBuf::from);
+    let temp = std::env::temp_dir();
+    for (name, value) in crate::util::hermetic_env() {
+        assert!(value.starts_with(&temp), "{name}={} is not in a temporary folder", value.display());
+        assert!(real_home.as_ref().is_none_or(|h| !value.starts_with(h) || h.starts_with(&temp)), "{name}");
+    }
+    // A run that writes the inference cache writes it to TXQ_CACHE_DIR, and nothing in HOME.
+    let work = tempfile::tempdir().unwrap();
+    write_rupu_corpus(work.path(), &RupuOptions { runs: 2, ..RupuOptions::default() }).unwrap();
+    let cache = work.path().join("cache");
+    let out = crate::util::command(work.path())
+        .args(["-q", "-e", "select count(*) from usage", ".rupu/transcripts"])
+        .env("TXQ_CACHE_DIR", &cache)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read_dir(&cache).unwrap().count() > 0, "the cache was written where it was told");
+    let left: Vec<PathBuf> = walkdir::WalkDir::new(crate::util::home_dir())
+        .min_depth(1)
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .collect();
+    assert!(left.is_empty(), "the tests' HOME holds {left:?}");
+}

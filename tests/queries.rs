@@ -511,9 +511,8 @@ fn prices_come_from_the_flag_or_the_environment() {
         &["--prices", prices.to_str().unwrap(), "query", "spend_by_model_day", "--format", "ndjson"],
         dir.path(),
     );
-    let by_env = std::process::Command::new(env!("CARGO_BIN_EXE_txq"))
+    let by_env = crate::util::command(dir.path())
         .args(["query", "spend_by_model_day", "--format", "ndjson"])
-        .current_dir(dir.path())
         .env("HOME", dir.path())
         .env("TXQ_PRICES", &prices)
         .output()

@@ -1161,7 +1161,6 @@ fn random_bytes_and_mutated_lines_never_panic() {
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .map(|p| std::fs::read(p).unwrap())
         .collect();
-    let started = std::time::Instant::now();
     for k in 0..400u64 {
         let mut rng = Rng::derive(3, k);
         let bytes: Vec<u8> = if k % 4 == 0 {
@@ -1184,7 +1183,6 @@ fn random_bytes_and_mutated_lines_never_panic() {
         let max_line_bytes = if rng.percent(30) { rng.size(1, 300) } else { 1 << 20 };
         harness::check(&bytes, block, max_line_bytes);
     }
-    assert!(started.elapsed().as_secs() < 60, "bounded: {:?}", started.elapsed());
 }
 
 #[test]

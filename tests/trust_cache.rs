@@ -5,7 +5,6 @@
 use std::ffi::OsStr;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
-use std::process::Command;
 use txq::generate::rng::Rng;
 
 const START: &str =
@@ -25,9 +24,8 @@ struct Run {
 /// Runs `txq args` in `dir` with `TXQ_CACHE_DIR` set to `cache` (and HOME to `dir`: nothing of
 /// the user's is read or written).
 fn txq_with_cache(dir: &Path, cache: &OsStr, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_txq"))
+    let out = crate::util::command(dir)
         .args(args)
-        .current_dir(dir)
         .env("HOME", dir)
         .env("TXQ_CACHE_DIR", cache)
         .stdin(std::process::Stdio::null())

@@ -251,9 +251,8 @@ fn a_damaged_last_line_is_counted_once_as_the_file_grows() {
     let cache = tempfile::tempdir().unwrap();
     let dir = transcript(format!("{START}\n{USAGE}\n[1,2]").as_bytes());
     let run = |sql: &str| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_txq"))
+        let out = crate::util::command(dir.path())
             .args(["--format", "ndjson", "-e", sql, "."])
-            .current_dir(dir.path())
             .env("TXQ_CACHE_DIR", cache.path())
             .output()
             .unwrap();
