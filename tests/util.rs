@@ -115,6 +115,25 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
+/// The rows of `sql` over the default places of `dir` (as `txq` run in `dir` with no PATH finds
+/// them, HOME aside), in this process, each `file` spelled relative to `dir` as the binary run
+/// there spells it.
+pub fn query_rows_in(dir: &Path, sql: &str) -> Vec<Map<String, Value>> {
+    let places = txq::discover::default_paths(&txq::format::all(), dir, None)
+        .unwrap_or_else(|e| panic!("no default places in {}: {e}", dir.display()));
+    let places: Vec<PathBuf> = places.iter().map(|p| dir.join(p)).collect();
+    let prefix = format!("{}/", dir.display());
+    let mut rows = query_rows(&places, sql);
+    for row in &mut rows {
+        if let Some(Value::String(file)) = row.get_mut("file")
+            && let Some(relative) = file.strip_prefix(&prefix)
+        {
+            *file = relative.to_string();
+        }
+    }
+    rows
+}
+
 /// The rows of `sql` over `paths`, in this process, in the session [`Session::shared`] keeps.
 pub fn query_rows(paths: &[PathBuf], sql: &str) -> Vec<Map<String, Value>> {
     Session::shared(paths).rows(sql)
