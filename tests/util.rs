@@ -64,8 +64,14 @@ pub struct Session(std::sync::Arc<txq::session::Engine>);
 impl Session {
     /// A new session over `paths`, reading them now.
     pub fn open(paths: &[PathBuf]) -> Session {
+        Session::open_with(paths, Default::default())
+    }
+
+    /// A new session over `paths` read with `options` (an inference cache in a folder of the
+    /// test's own, say).
+    pub fn open_with(paths: &[PathBuf], options: txq::corpus::ReadOptions) -> Session {
         let engine = runtime()
-            .block_on(txq::session::open(paths, Default::default()))
+            .block_on(txq::session::open(paths, options))
             .unwrap_or_else(|e| panic!("no session over {paths:?}: {e}"));
         Session(std::sync::Arc::new(engine))
     }
