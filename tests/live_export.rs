@@ -332,8 +332,8 @@ fn every_reader_reads_the_export_as_txq_answers_before_and_after_an_append_that_
     let append = txq(&["export", "-q", "--out", out.to_str().unwrap(), "--append", path], work.path());
     assert_eq!(append.code, 0, "{}", append.stderr);
     check_readers(&python, &corpus, &out, "after the append");
-    let regions =
-        Session::open(&[corpus.clone()]).rows("select count(rack) as n from rupu.usage where rack = 'r-17'");
+    let regions = Session::open(std::slice::from_ref(&corpus))
+        .rows("select count(rack) as n from rupu.usage where rack = 'r-17'");
     assert!(regions[0]["n"].as_i64().unwrap() > 0, "the new field is in the rows compared");
 }
 
@@ -407,7 +407,7 @@ fn an_append_after_a_new_field_widens_every_file_and_the_manifest_instead_of_dem
     let before = std::fs::read_to_string(out.join("_txq_export.json")).unwrap();
     let refused = export(&["--append"]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
-    let now_type = Session::open(&[transcripts.clone()])
+    let now_type = Session::open(std::slice::from_ref(&transcripts))
         .schema("select zone from rupu.usage")
         .field(0)
         .data_type()
