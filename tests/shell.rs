@@ -3,17 +3,15 @@
 
 use rexpect::session::{Options, PtySession, spawn_with_options};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const PROMPT: &str = "txq> ";
 
 /// The shell on the sample corpus, its history in `history`.
 fn shell(history: &Path) -> PtySession {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut command = Command::new(env!("CARGO_BIN_EXE_txq"));
+    let mut command = crate::util::command(root);
     command
         .arg("examples/sample")
-        .current_dir(root)
         .env("TERM", "xterm")
         .env("HOME", history.parent().unwrap())
         .env("TXQ_HISTORY", history)

@@ -1,11 +1,17 @@
 //! Runs the SQL behaviour files `tests/sql/*.slt` against txq's session: each file names its
 //! corpus in a first-line comment `# corpus: <dir under tests/>` (or `generated` for the
 //! generator's default corpus). `--complete` rewrites the expected results for review.
+//!
+//! A `query` record's type letters are checked against the Arrow type of each result column, in
+//! DataFusion's own sqllogictest letters: `I` integer, `R` float or decimal, `T` text, `B`
+//! boolean, `D` date or time of day, `P` timestamp, `?` anything else (lists, structs,
+//! intervals, binary, null). A wrong letter, or a wrong number of them, fails the file.
 
 use async_trait::async_trait;
+use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::SessionContext;
-use sqllogictest::{AsyncDB, DBOutput, DefaultColumnType};
+use sqllogictest::{AsyncDB, ColumnType, DBOutput};
 use std::path::{Path, PathBuf};
 
 struct Txq {
@@ -17,14 +23,75 @@ struct Txq {
 #[error("{0}")]
 struct SqlError(String);
 
+/// A result column's type, as a `query` record's letter spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Column {
+    Integer,
+    Float,
+    Text,
+    Boolean,
+    DateTime,
+    Timestamp,
+    Other,
+}
+
+impl Column {
+    fn of(data_type: &DataType) -> Column {
+        match data_type {
+            t if t.is_integer() => Column::Integer,
+            t if t.is_floating() => Column::Float,
+            DataType::Decimal32(..)
+            | DataType::Decimal64(..)
+            | DataType::Decimal128(..)
+            | DataType::Decimal256(..) => Column::Float,
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Column::Text,
+            DataType::Dictionary(_, value) => Column::of(value),
+            DataType::Boolean => Column::Boolean,
+            DataType::Date32 | DataType::Date64 | DataType::Time32(_) | DataType::Time64(_) => {
+                Column::DateTime
+            }
+            DataType::Timestamp(..) => Column::Timestamp,
+            _ => Column::Other,
+        }
+    }
+}
+
+impl ColumnType for Column {
+    fn from_char(value: char) -> Option<Self> {
+        Some(match value {
+            'I' => Column::Integer,
+            'R' => Column::Float,
+            'T' => Column::Text,
+            'B' => Column::Boolean,
+            'D' => Column::DateTime,
+            'P' => Column::Timestamp,
+            '?' => Column::Other,
+            _ => return None,
+        })
+    }
+
+    fn to_char(&self) -> char {
+        match self {
+            Column::Integer => 'I',
+            Column::Float => 'R',
+            Column::Text => 'T',
+            Column::Boolean => 'B',
+            Column::DateTime => 'D',
+            Column::Timestamp => 'P',
+            Column::Other => '?',
+        }
+    }
+}
+
 #[async_trait]
 impl AsyncDB for Txq {
     type Error = SqlError;
-    type ColumnType = DefaultColumnType;
+    type ColumnType = Column;
 
-    async fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, SqlError> {
+    async fn run(&mut self, sql: &str) -> Result<DBOutput<Column>, SqlError> {
         let frame = self.ctx.sql(sql).await.map_err(|e| SqlError(e.to_string()))?;
-        let width = frame.schema().fields().len();
+        let types: Vec<Column> = frame.schema().fields().iter().map(|f| Column::of(f.data_type())).collect();
+        let width = types.len();
         let batches = frame.collect().await.map_err(|e| SqlError(e.to_string()))?;
         if width == 0 {
             return Ok(DBOutput::StatementComplete(0));
@@ -49,7 +116,7 @@ impl AsyncDB for Txq {
                 );
             }
         }
-        Ok(DBOutput::Rows { types: vec![DefaultColumnType::Any; width], rows })
+        Ok(DBOutput::Rows { types, rows })
     }
 
     async fn shutdown(&mut self) {}
@@ -97,6 +164,7 @@ async fn main() {
             }
         };
         let mut runner = sqllogictest::Runner::new(make);
+        runner.with_column_validator(sqllogictest::strict_column_validator);
         let result = if complete {
             runner
                 .update_test_file(
@@ -104,7 +172,7 @@ async fn main() {
                     " ",
                     sqllogictest::default_validator,
                     sqllogictest::default_normalizer,
-                    sqllogictest::default_column_validator,
+                    sqllogictest::strict_column_validator,
                 )
                 .await
                 .map_err(|e| e.to_string())

@@ -5,7 +5,6 @@
 use std::ffi::OsStr;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
-use std::process::Command;
 use txq::generate::rng::Rng;
 
 const START: &str =
@@ -25,9 +24,8 @@ struct Run {
 /// Runs `txq args` in `dir` with `TXQ_CACHE_DIR` set to `cache` (and HOME to `dir`: nothing of
 /// the user's is read or written).
 fn txq_with_cache(dir: &Path, cache: &OsStr, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_txq"))
+    let out = crate::util::command(dir)
         .args(args)
-        .current_dir(dir)
         .env("HOME", dir)
         .env("TXQ_CACHE_DIR", cache)
         .stdin(std::process::Stdio::null())
@@ -189,24 +187,26 @@ fn a_grown_transcript_is_read_on_from_its_known_lines() {
 /// the answers are those of a read without the cache, and the cache is written again as it was.
 #[test]
 fn no_bit_flip_of_the_cache_file_changes_an_answer() {
+    // In process, through the library (the same inference pass and cache as the binary's):
+    // 300 runs of the binary made this the suite's slowest test by far.
     let corpus = crate::util::default_corpus();
     let dir = corpus.transcripts();
     let cache = tempfile::tempdir().unwrap();
-    let sql = "select type, count(*) n from events group by type order by type; \
-               select count(*) n, sum(input_tokens) s, count(distinct run_id) r from usage; \
-               select count(*) n from errors; \
-               select table_name, column_name from information_schema.columns \
-               where table_schema = 'rupu' order by 1, 2";
-    let run = |extra: &[&str]| {
-        let mut args = vec!["-q", "--format", "csv", "-e", sql];
-        args.extend_from_slice(extra);
-        args.push(".");
-        let run = txq_with_cache(&dir, cache.path().as_os_str(), &args);
-        assert_eq!(run.code, 0, "{}", run.stderr);
-        run.stdout
+    let statements = [
+        "select type, count(*) n from events group by type order by type",
+        "select count(*) n, sum(input_tokens) s, count(distinct run_id) r from usage",
+        "select count(*) n from errors",
+        "select table_name, column_name from information_schema.columns \
+         where table_schema = 'rupu' order by 1, 2",
+    ];
+    let run = |cache_dir: Option<&Path>| {
+        let options =
+            txq::corpus::ReadOptions { cache_dir: cache_dir.map(Path::to_path_buf), ..Default::default() };
+        let session = crate::util::Session::open_with(std::slice::from_ref(&dir), options);
+        statements.iter().map(|sql| session.rows(sql)).collect::<Vec<_>>()
     };
-    let fresh = run(&["--no-cache"]);
-    assert_eq!(run(&[]), fresh);
+    let fresh = run(None);
+    assert_eq!(run(Some(cache.path())), fresh);
     let [name] = &names_in(cache.path())[..] else { panic!("one cache file: {:?}", names_in(cache.path())) };
     let path = cache.path().join(name);
     let whole = std::fs::read(&path).unwrap();
@@ -216,7 +216,7 @@ fn no_bit_flip_of_the_cache_file_changes_an_answer() {
         let mut flipped = whole.clone();
         flipped[(bit / 8) as usize] ^= 1 << (bit % 8);
         std::fs::write(&path, &flipped).unwrap();
-        assert_eq!(run(&[]), fresh, "flip {flip}: bit {bit} of {}", whole.len() * 8);
+        assert_eq!(run(Some(cache.path())), fresh, "flip {flip}: bit {bit} of {}", whole.len() * 8);
         assert!(
             std::fs::read(&path).unwrap() == whole,
             "flip {flip}: bit {bit}: the cache is not written again"

@@ -221,7 +221,10 @@ fn nul_padding_before_a_line_loses_no_event() {
     // Regression: the NULs a crash leaves before the next writer's line damaged that line.
     let dir = transcript(format!("{START}\n\0\0\0\0{USAGE}\n\0\0\0\n{USAGE}\n").as_bytes());
     assert_eq!(rows(dir.path(), "select line from usage order by line"), json!([{"line": 2}, {"line": 4}]));
-    assert_eq!(reasons(dir.path()), [(3, "not valid JSON: expected value at line 1 column 1".to_string())]);
+    assert_eq!(
+        reasons(dir.path()),
+        [(3, "not valid JSON at column 1: a character JSON does not allow there".to_string())]
+    );
 }
 
 #[test]
@@ -230,10 +233,10 @@ fn a_complete_last_line_that_is_no_event_is_listed_and_a_cut_one_is_not() {
     for (last, listed) in [
         (r#"{"type":5}"#, Some("\"type\" is an integer, not a string")),
         ("[1,2]", Some("not a JSON object but an array")),
-        ("garbage", Some("not valid JSON: expected value at line 1 column 1")),
+        ("garbage", Some("not valid JSON at column 1: a character JSON does not allow there")),
         (
             r#"{"type":"usage","data":{"input_tokens":1}} x"#,
-            Some("not valid JSON: trailing characters at line 1 column 44"),
+            Some("not valid JSON at column 44: more after the end of the JSON value"),
         ),
         (r#"{"type":"us"#, None),
         (r#"{"type":"usage","data":{"input_tokens":12"#, None),
@@ -251,9 +254,8 @@ fn a_damaged_last_line_is_counted_once_as_the_file_grows() {
     let cache = tempfile::tempdir().unwrap();
     let dir = transcript(format!("{START}\n{USAGE}\n[1,2]").as_bytes());
     let run = |sql: &str| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_txq"))
+        let out = crate::util::command(dir.path())
             .args(["--format", "ndjson", "-e", sql, "."])
-            .current_dir(dir.path())
             .env("TXQ_CACHE_DIR", cache.path())
             .output()
             .unwrap();

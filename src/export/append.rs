@@ -7,7 +7,7 @@ use super::paths::Root;
 use super::tables::{self, ExportTable};
 use super::{
     ExportError, ExportOptions, Manifest, PartitionBy, Progress, Summary, check_folders, count_by_schema,
-    prune, record, units,
+    prune, record, units, widen,
 };
 use crate::escape;
 use crate::session::Engine;
@@ -34,7 +34,7 @@ pub(super) async fn append(
         }
         (was, _) => was.as_deref().and_then(PartitionBy::from_key),
     };
-    let chosen = appended_tables(&manifest, options, all)?;
+    let mut chosen = appended_tables(&manifest, options, all)?;
     check_folders(&chosen)?;
     let generation = manifest.generation.checked_add(1).ok_or_else(|| {
         ExportError::Usage(format!(
@@ -50,6 +50,19 @@ pub(super) async fn append(
         if !data_files(&out, &table.folder())?.is_empty() {
             held.insert(table.qualified());
         }
+    }
+    // A table whose columns changed since: the dataset gets them all, and its files that lack
+    // some are widened once the new files are written.
+    let mut narrower = Vec::new();
+    for table in &mut chosen {
+        let Some(before) = manifest.tables.get(&table.qualified()) else { continue };
+        if *before == table.signature() {
+            continue;
+        }
+        let files = data_files(&out, &table.folder())?;
+        let (columns, files) = widen::dataset_columns(&out, table, before, &files)?;
+        table.columns = columns;
+        narrower.extend(files.into_iter().map(|file| (table.columns.clone(), file)));
     }
     let units = units::find(engine).await?;
     let (mut to_write, mut redo_files, mut changed_settled, mut kept, mut warnings) =
@@ -85,6 +98,12 @@ pub(super) async fn append(
             }
         }
     }
+    for (columns, file) in &narrower {
+        // Pruning may have removed it whole.
+        if std::fs::symlink_metadata(out.join(file)?).is_ok() {
+            widen::widen_file(&out, file, columns)?;
+        }
+    }
     move_into_place(&staging, &out)?;
     out.remove_dir_all(&staging_name)?;
     manifest.generation = generation;
@@ -105,8 +124,8 @@ pub(super) async fn append(
     })
 }
 
-/// The tables an append writes: those OUT holds, with the same columns; with every table
-/// exported before, also tables new since.
+/// The tables an append writes: those OUT holds; with every table exported before, also tables
+/// new since.
 fn appended_tables(
     manifest: &Manifest,
     options: &ExportOptions,
@@ -133,18 +152,6 @@ fn appended_tables(
         chosen
     };
     for table in &chosen {
-        if let Some(before) = manifest.tables.get(&table.qualified())
-            && *before != table.signature()
-        {
-            let now = table.signature();
-            let new: Vec<&String> = now.iter().filter(|c| !before.contains(c)).collect();
-            let gone: Vec<&String> = before.iter().filter(|c| !now.contains(c)).collect();
-            return Err(ExportError::Usage(format!(
-                "{}'s columns changed since {out} was written (now: {new:?}; before: {gone:?}): \
-                 export again with --overwrite",
-                escape::text(&table.qualified())
-            )));
-        }
         // An export written before folders were named safely put a table where its name said.
         let folder = table.folder().to_string_lossy().replace('\\', "/");
         let before = match manifest.folders.get(&table.qualified()) {

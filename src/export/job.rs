@@ -6,7 +6,7 @@ use super::progress::Progress;
 use super::tables::ExportTable;
 use super::units::{self, Unit};
 use super::writer::{self, Partitioning, TableWriter};
-use super::{ExportError, PartitionBy};
+use super::{ExportError, PartitionBy, widen};
 use crate::session::{CATALOG, Engine};
 use datafusion::common::TableReference;
 use futures::StreamExt;
@@ -88,19 +88,18 @@ impl Job<'_> {
         let provider =
             ctx.table_provider(TableReference::full(CATALOG, table.schema, table.name.as_str())).await?;
         let frame = ctx.read_table(provider)?;
-        let same = frame.schema().fields().len() == table.columns.fields().len()
-            && frame
-                .schema()
-                .fields()
-                .iter()
-                .zip(table.columns.fields())
-                .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
-        if !same {
+        // The dataset's columns (an append's may be wider than the table's now: see
+        // [`widen`]) hold every column of the table, of the same type.
+        let fits = frame.schema().fields().iter().all(|field| {
+            table.columns.field_with_name(field.name()).is_ok_and(|f| f.data_type() == field.data_type())
+        });
+        if !fits {
             return Err(ExportError::Write(format!(
                 "{}: columns differ between passes",
                 crate::escape::text(&table.qualified())
             )));
         }
+        let widened = !widen::same_columns(frame.schema().as_arrow(), &table.columns);
         let mut stream = frame.execute_stream().await?;
         let mut writer = TableWriter::new(
             self.root.clone(),
@@ -111,7 +110,12 @@ impl Job<'_> {
             progress.clone(),
         )?;
         while let Some(batch) = stream.next().await {
-            writer.write(&batch?)?;
+            let batch = batch?;
+            if widened {
+                writer.write(&widen::to_columns(&batch, &table.columns)?)?;
+            } else {
+                writer.write(&batch)?;
+            }
         }
         Ok(writer.finish()?.len())
     }

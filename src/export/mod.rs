@@ -13,6 +13,7 @@ mod progress;
 mod prune;
 mod tables;
 mod units;
+mod widen;
 mod writer;
 
 pub use manifest::{FILE_NAME as MANIFEST_FILE, Manifest, UnitRecord};

@@ -23,8 +23,11 @@ const ROW_GROUP_BYTES: usize = 32 << 20;
 /// The rows buffered in all open files together stay under this many bytes: past it, the file
 /// holding the most writes its row group out.
 const BUFFERED_BYTES: usize = 64 << 20;
-/// The Hive value of a row whose partition is not known.
-pub const UNKNOWN_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
+/// The Hive value of a row whose partition is not known (a run whose start time is unreadable).
+/// Not Hive's `__HIVE_DEFAULT_PARTITION__`: pyarrow reads that as null, and then pandas cannot
+/// put a table's partitions together ("Cannot yet unify dictionaries with nulls"). A word every
+/// reader takes as text, and no day or run id spells.
+pub const UNKNOWN_PARTITION: &str = "unknown";
 
 /// How rows are split into folders: the folder key, and each transcript's value, by the path in
 /// the `file` column.

@@ -144,7 +144,7 @@ pub enum Damage {
 impl fmt::Display for Damage {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
-            Damage::Malformed(e) => write!(f, "not valid JSON: {e}"),
+            Damage::Malformed(why) => write!(f, "not valid JSON {why}"),
             Damage::NotAnObject(s) => write!(f, "not a JSON object but {}", s.article()),
             Damage::NoType => write!(f, "no \"type\" key"),
             Damage::TypeNotString(s) => write!(f, "\"type\" is {}, not a string", s.article()),
@@ -361,7 +361,7 @@ fn parse_event_serde<'a>(
     }) {
         Ok(nested) => nested,
         Err(e) if e.is_data() => return Err(not_an_object(line)),
-        Err(e) => return Err(Damage::Malformed(e.to_string())),
+        Err(e) => return Err(malformed(&e)),
     };
     let type_name = type_string(nested.type_raw.map(Raw::from))?;
     let (fields, fields_text) = match nested.fields {
@@ -385,7 +385,7 @@ fn parse_line_object_serde(line: &[u8]) -> Result<RawObject<'_>, Damage> {
     match serde_json::from_slice(line) {
         Ok(top) => Ok(top),
         Err(e) if e.is_data() => Err(not_an_object(line)),
-        Err(e) => Err(Damage::Malformed(e.to_string())),
+        Err(e) => Err(malformed(&e)),
     }
 }
 
@@ -394,7 +394,10 @@ fn type_string(raw: Option<Raw<'_>>) -> Result<Cow<'_, str>, Damage> {
     match Shape::of(&raw) {
         Shape::Str => string(raw).ok_or_else(|| {
             let e = serde_json::from_str::<Cow<str>>(raw.get()).err();
-            Damage::Malformed(e.map_or_else(String::new, |e| e.to_string()))
+            e.map_or_else(
+                || Damage::Malformed("the \"type\" string cannot be read".into()),
+                |e| malformed(&e),
+            )
         }),
         other => Err(Damage::TypeNotString(other)),
     }
@@ -404,8 +407,44 @@ fn type_string(raw: Option<Raw<'_>>) -> Result<Cow<'_, str>, Damage> {
 fn not_an_object(line: &[u8]) -> Damage {
     match serde_json::from_slice::<&RawValue>(line) {
         Ok(raw) => Damage::NotAnObject(Shape::of(&Raw::from(raw))),
-        Err(e) => Damage::Malformed(e.to_string()),
+        Err(e) => malformed(&e),
     }
+}
+
+/// Why serde_json could not read a line, in txq's words: the column (in bytes, from 1) and what
+/// is wrong there. serde_json's own message is not passed on: its wording is serde_json's, and
+/// changes with it. The kinds of damage told apart are those a transcript gets: cut off, a raw
+/// control character or bytes that are not UTF-8 in a string, something after the value.
+fn malformed(e: &serde_json::Error) -> Damage {
+    let serde = e.to_string();
+    let what = match e.classify() {
+        serde_json::error::Category::Eof => {
+            let inside = [("string", "a string"), ("list", "an array"), ("object", "an object")]
+                .into_iter()
+                .find(|(word, _)| serde.contains(word))
+                .map_or("a value", |(_, what)| what);
+            format!("the line ends inside {inside} (cut off?)")
+        }
+        serde_json::error::Category::Syntax | serde_json::error::Category::Data => {
+            let kinds = [
+                ("control character", "a raw control character (U+0000 to U+001F) in a string"),
+                ("unicode code point", "bytes that are not UTF-8 in a string"),
+                ("surrogate", "a \\u escape that is no character"),
+                ("escape", "an escape that is not JSON's"),
+                ("trailing", "more after the end of the JSON value"),
+                ("recursion limit", "nested more than 128 deep"),
+                ("number out of range", "a number out of range"),
+                ("key must be a string", "an object key that is not a string"),
+            ];
+            kinds
+                .into_iter()
+                .find(|(word, _)| serde.contains(word))
+                .map_or("a character JSON does not allow there", |(_, what)| what)
+                .to_string()
+        }
+        serde_json::error::Category::Io => "it cannot be read".to_string(),
+    };
+    Damage::Malformed(format!("at column {}: {what}", e.column()))
 }
 
 /// Whether a line that is no JSON value could be the start of one, cut off at its end: what a
@@ -518,6 +557,32 @@ mod tests {
         assert_eq!(reason(br#"{"type":"a","data":[1]}"#), Err(Damage::FieldsNotAnObject(Shape::Array)));
         assert_eq!(reason(br#"{"type":"a","data":"x"}"#), Err(Damage::FieldsNotAnObject(Shape::Str)));
         assert!(matches!(reason(br#"{"type":"a","data":{}} x"#), Err(Damage::Malformed(_))));
+    }
+
+    #[test]
+    fn damage_is_told_in_txqs_own_words() {
+        let told = |line: &[u8]| parse_line_object(line).unwrap_err().to_string();
+        assert_eq!(
+            told(br#"{"type":"a","da"#),
+            "not valid JSON at column 15: the line ends inside a string (cut off?)"
+        );
+        assert_eq!(
+            told(br#"{"type":"a","#),
+            "not valid JSON at column 12: the line ends inside a value (cut off?)"
+        );
+        assert_eq!(
+            told(b"{\"type\":\"\xff\"}"),
+            "not valid JSON at column 10: bytes that are not UTF-8 in a string"
+        );
+        assert_eq!(
+            told(b"{\"type\":\"a\x00\"}"),
+            "not valid JSON at column 10: a raw control character (U+0000 to U+001F) in a string"
+        );
+        assert_eq!(
+            told(br#"{"type":"a"} x"#),
+            "not valid JSON at column 14: more after the end of the JSON value"
+        );
+        assert_eq!(told(b"garbage"), "not valid JSON at column 1: a character JSON does not allow there");
     }
 
     #[test]
