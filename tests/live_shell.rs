@@ -257,7 +257,7 @@ fn sql_runs_with_no_transcripts_anywhere_with_a_note_naming_each_place_once() {
     let dir = tempfile::tempdir().unwrap();
     let out = crate::util::txq(&["--format", "csv", "-e", "select 1 as one"], dir.path());
     assert_eq!((out.code, out.stdout.as_str()), (0, "one\n1\n"), "{}", out.stderr);
-    let home = dir.path().display();
+    let home = crate::util::home_dir().display();
     assert_eq!(
         out.stderr,
         format!(
