@@ -1,14 +1,14 @@
-//! Writing query results to any `Write`: an aligned table for people (control characters in it
-//! escaped), CSV, TSV, a JSON array or JSON lines for scripts (every value exact).
+//! Writing query results to any `Write` as the batches come: an aligned table for people
+//! (control characters in it escaped; aligned on its first rows, then streamed), CSV, TSV, a JSON
+//! array or JSON lines for scripts (every value exact).
 
 use crate::escape;
 use datafusion::arrow::array::{Array, ArrayRef, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::json::{LineDelimitedWriter, WriterBuilder, writer::JsonArray};
-use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
-use datafusion::arrow::util::pretty::pretty_format_batches_with_schema;
 use std::cell::Cell;
 use std::io::Write;
 use std::rc::Rc;
@@ -49,19 +49,27 @@ pub fn write_batches(
     for batch in batches {
         writer.write(batch)?;
     }
-    writer.finish()
+    writer.finish().map(|_| ())
 }
 
 /// One statement's result written batch by batch as the batches come, so that a large result
-/// passes through instead of being held; only the table format holds its rows, to align them.
+/// passes through instead of being held; the table format holds the text of its first rows only,
+/// to align them.
 pub struct ResultWriter<'a> {
     schema: SchemaRef,
     rows: u64,
     kind: Writing<'a>,
 }
 
+/// What a [`ResultWriter`] wrote: the result's rows, and how many of them it wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    pub rows: u64,
+    pub shown: u64,
+}
+
 enum Writing<'a> {
-    Table(Vec<RecordBatch>, &'a mut dyn Write),
+    Table(Box<TableWriter<'a>>),
     Csv(Box<datafusion::arrow::csv::Writer<Watched<'a>>>, u8, Rc<Cell<Option<std::io::ErrorKind>>>),
     Json(datafusion::arrow::json::Writer<&'a mut dyn Write, JsonArray>),
     Ndjson(LineDelimitedWriter<&'a mut dyn Write>),
@@ -70,7 +78,7 @@ enum Writing<'a> {
 impl<'a> ResultWriter<'a> {
     pub fn new(format: OutputFormat, schema: &SchemaRef, out: &'a mut dyn Write) -> Self {
         let kind = match format {
-            OutputFormat::Table => Writing::Table(Vec::new(), out),
+            OutputFormat::Table => Writing::Table(Box::new(TableWriter::new(schema, out))),
             OutputFormat::Csv | OutputFormat::Tsv => {
                 let delimiter = if format == OutputFormat::Csv { b',' } else { b'\t' };
                 let failed = Rc::new(Cell::new(None));
@@ -91,13 +99,21 @@ impl<'a> ResultWriter<'a> {
         Self { schema: schema.clone(), rows: 0, kind }
     }
 
+    /// In the table format, at most `max_rows` rows written (0: all), the rest counted only.
+    pub fn with_max_rows(mut self, max_rows: usize) -> Self {
+        if let Writing::Table(table) = &mut self.kind {
+            table.max_rows = max_rows;
+        }
+        self
+    }
+
     pub fn write(&mut self, batch: &RecordBatch) -> Result<(), ArrowError> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
         self.rows += batch.num_rows() as u64;
         match &mut self.kind {
-            Writing::Table(batches, _) => batches.push(batch.clone()),
+            Writing::Table(table) => table.write(batch)?,
             Writing::Csv(writer, _, failed) => {
                 writer.write(&flatten_nested(batch)?).map_err(|e| match failed.take() {
                     Some(kind) => ArrowError::IoError(e.to_string(), kind.into()),
@@ -111,12 +127,10 @@ impl<'a> ResultWriter<'a> {
     }
 
     /// Ends the result: a table, the header of an empty CSV, the end of the JSON array.
-    pub fn finish(self) -> Result<(), ArrowError> {
+    pub fn finish(self) -> Result<Written, ArrowError> {
+        let mut shown = self.rows;
         match self.kind {
-            Writing::Table(batches, out) => {
-                let (schema, batches) = as_shown_text(&self.schema, &batches)?;
-                writeln!(out, "{}", pretty_format_batches_with_schema(schema, &batches)?)?
-            }
+            Writing::Table(table) => shown = table.finish()?,
             Writing::Csv(writer, delimiter, _) if self.rows == 0 => {
                 let names: Vec<&str> = self.schema.fields().iter().map(|f| f.name().as_str()).collect();
                 writeln!(writer.into_inner(), "{}", names.join(&(delimiter as char).to_string()))?;
@@ -129,34 +143,143 @@ impl<'a> ResultWriter<'a> {
             }
             Writing::Ndjson(mut writer) => writer.finish()?,
         }
-        Ok(())
+        Ok(Written { rows: self.rows, shown })
     }
 }
 
-/// The result as the table format shows it: every column as text, as Arrow displays it, with
-/// control characters escaped ([`escape::text`]) in the values and the column names, so that a
-/// value cannot act on the terminal nor break its row over lines. Nulls stay empty.
-fn as_shown_text(
-    schema: &SchemaRef,
-    batches: &[RecordBatch],
-) -> Result<(SchemaRef, Vec<RecordBatch>), ArrowError> {
-    let fields: Vec<Field> =
-        schema.fields().iter().map(|f| Field::new(escape::text(f.name()), DataType::Utf8, true)).collect();
-    let shown = Arc::new(Schema::new(fields));
-    let options = FormatOptions::default().with_display_error(true);
-    let mut out = Vec::with_capacity(batches.len());
-    for batch in batches {
-        let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
-        for column in batch.columns() {
-            columns.push(as_text(column, &options, |value| escape::text(&value).into_owned())?);
+/// Rows of a table held to measure its columns' widths before any is written: a shorter table
+/// is aligned whole; in a longer one, a later value wider than its column pushes its row's
+/// border out (it is never cut).
+const TABLE_ALIGN_ROWS: usize = 1000;
+
+/// The table format, written as Arrow's `pretty` module writes it (`+---+` borders), from the
+/// escaped text of the rows ([`escape::text`]); only the text of the first rows is held.
+struct TableWriter<'a> {
+    out: &'a mut dyn Write,
+    headers: Vec<String>,
+    /// The first rows' cells, until the widths are set.
+    held: Vec<Vec<String>>,
+    /// Column widths, once the header is written.
+    widths: Option<Vec<usize>>,
+    /// Rows written at most (0: all).
+    max_rows: usize,
+    /// Rows taken (held or written).
+    taken: u64,
+    options: FormatOptions<'static>,
+}
+
+impl<'a> TableWriter<'a> {
+    fn new(schema: &SchemaRef, out: &'a mut dyn Write) -> Self {
+        Self {
+            out,
+            headers: schema.fields().iter().map(|f| escape::text(f.name()).into_owned()).collect(),
+            held: Vec::new(),
+            widths: None,
+            max_rows: 0,
+            taken: 0,
+            options: FormatOptions::default().with_display_error(true),
         }
-        out.push(RecordBatch::try_new_with_options(
-            shown.clone(),
-            columns,
-            &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
-        )?);
     }
-    Ok((shown, out))
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), ArrowError> {
+        let room = match self.max_rows {
+            0 => batch.num_rows(),
+            max => (max as u64).saturating_sub(self.taken).min(batch.num_rows() as u64) as usize,
+        };
+        if room == 0 {
+            return Ok(());
+        }
+        let formatters = batch
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &self.options))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut line = String::new();
+        for row in 0..room {
+            let cells: Vec<String> = batch
+                .columns()
+                .iter()
+                .zip(&formatters)
+                .map(|(column, f)| match column.is_null(row) {
+                    true => String::new(),
+                    false => escape::text(&f.value(row).to_string()).into_owned(),
+                })
+                .collect();
+            self.taken += 1;
+            match &self.widths {
+                Some(widths) => {
+                    line.clear();
+                    row_line(&cells, widths, &mut line);
+                    self.out.write_all(line.as_bytes())?;
+                }
+                None => {
+                    self.held.push(cells);
+                    if self.held.len() >= TABLE_ALIGN_ROWS {
+                        self.write_held()?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the widths from the header and the rows held, and writes them.
+    fn write_held(&mut self) -> Result<(), ArrowError> {
+        let mut widths: Vec<usize> = self.headers.iter().map(|h| width_of(h)).collect();
+        for row in &self.held {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(width_of(cell));
+            }
+        }
+        let mut text = String::new();
+        border(&widths, &mut text);
+        row_line(&self.headers, &widths, &mut text);
+        border(&widths, &mut text);
+        for row in std::mem::take(&mut self.held) {
+            row_line(&row, &widths, &mut text);
+        }
+        self.out.write_all(text.as_bytes())?;
+        self.widths = Some(widths);
+        Ok(())
+    }
+
+    /// Writes what is left: the whole table if it was short, else its bottom border; returns
+    /// the rows written.
+    fn finish(mut self) -> Result<u64, ArrowError> {
+        if self.widths.is_none() {
+            self.write_held()?;
+        }
+        let mut text = String::new();
+        border(self.widths.as_deref().unwrap_or_default(), &mut text);
+        self.out.write_all(text.as_bytes())?;
+        Ok(self.taken)
+    }
+}
+
+fn width_of(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
+/// `+-----+----+` and a line break.
+fn border(widths: &[usize], out: &mut String) {
+    out.push('+');
+    for w in widths {
+        out.extend(std::iter::repeat_n('-', w + 2));
+        out.push('+');
+    }
+    out.push('\n');
+}
+
+/// `| a   | b  |` and a line break (a cell wider than its column pushes the rest out).
+fn row_line(cells: &[String], widths: &[usize], out: &mut String) {
+    out.push('|');
+    for (cell, w) in cells.iter().zip(widths) {
+        out.push(' ');
+        out.push_str(cell);
+        out.extend(std::iter::repeat_n(' ', w.saturating_sub(width_of(cell)) + 1));
+        out.push('|');
+    }
+    out.push('\n');
 }
 
 /// Where a CSV writer writes, keeping the kind of the last error met: arrow's CSV writer hands an

@@ -5,7 +5,7 @@ mod exec;
 mod lines;
 mod prune;
 
-pub use exec::ScanExec;
+pub use exec::{ScanExec, ScanProgress, problems_of, progress_of};
 /// The per-line reading of a scan, public for the fuzz targets and property tests.
 pub use lines::LineReader;
 
@@ -88,7 +88,10 @@ impl TableProvider for ScanTable {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         // Files are read through the session's object-store registry (local files by default).
         let store = state.runtime_env().object_store(ObjectStoreUrl::local_filesystem())?;
-        let source = Arc::new(ScanSource { store, ..(*self.source).clone() });
+        // Each scan of each statement has a log of its own: what the statement read is what it
+        // warns of.
+        let problems = Arc::new(crate::corpus::ProblemLog::of_scan(self.source.problems.clone()));
+        let source = Arc::new(ScanSource { store, problems, ..(*self.source).clone() });
         let candidates = self.source.data.files_for(&self.source.table);
         let files = prune::prune(state, &self.source.table, &candidates, filters);
         let partitions = state.config().target_partitions().max(1);
