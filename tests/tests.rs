@@ -5,6 +5,7 @@ mod cache;
 mod cli;
 mod docs;
 mod export;
+mod live_stream;
 mod pruning;
 mod queries;
 mod reeval_tables;

@@ -403,4 +403,102 @@ mod tests {
         assert_eq!(render(OutputFormat::Ndjson, &[]), "");
         assert!(render(OutputFormat::Table, &[]).contains("| model | tokens |"));
     }
+
+    /// Arrow's own table, as the table format wrote it before it streamed.
+    fn arrow_table(schema: &SchemaRef, batches: &[RecordBatch]) -> String {
+        let fields: Vec<Field> = schema
+            .fields()
+            .iter()
+            .map(|f| Field::new(escape::text(f.name()), DataType::Utf8, true))
+            .collect();
+        let shown = Arc::new(Schema::new(fields));
+        let options = FormatOptions::default().with_display_error(true);
+        let texts: Vec<RecordBatch> = batches
+            .iter()
+            .map(|b| {
+                let columns: Vec<ArrayRef> = b
+                    .columns()
+                    .iter()
+                    .map(|c| as_text(c, &options, |v| escape::text(&v).into_owned()).unwrap())
+                    .collect();
+                RecordBatch::try_new(shown.clone(), columns).unwrap()
+            })
+            .collect();
+        let table =
+            datafusion::arrow::util::pretty::pretty_format_batches_with_schema(shown, &texts).unwrap();
+        format!("{table}\n")
+    }
+
+    #[test]
+    fn a_short_table_is_written_as_arrow_writes_it() {
+        let (schema, b) = batch();
+        let wide = Arc::new(Schema::new(vec![
+            Field::new("名前", DataType::Utf8, true),
+            Field::new("n", DataType::Int64, true),
+        ]));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(vec![Some("日本語のテキスト"), Some(""), None])),
+            Arc::new(Int64Array::from(vec![Some(-1), None, Some(123456789)])),
+        ];
+        let w = RecordBatch::try_new(wide.clone(), columns).unwrap();
+        for (schema, batches) in [
+            (&schema, vec![b.clone()]),
+            (&schema, vec![b.clone(), b.clone()]),
+            (&schema, vec![]),
+            (&wide, vec![w]),
+        ] {
+            assert_eq!(render_with(OutputFormat::Table, schema, &batches), arrow_table(schema, &batches));
+        }
+    }
+
+    fn render_with(format: OutputFormat, schema: &SchemaRef, batches: &[RecordBatch]) -> String {
+        let mut out = Vec::new();
+        write_batches(format, schema, batches, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// `n` rows of one column whose values are `i` as text.
+    fn numbered(n: usize) -> (SchemaRef, RecordBatch) {
+        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Utf8, true)]));
+        let values: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(values))]).unwrap();
+        (schema, batch)
+    }
+
+    #[test]
+    fn a_long_table_is_aligned_on_its_first_rows_and_streams_the_rest() {
+        let n = TABLE_ALIGN_ROWS + 500;
+        let (schema, batch) = numbered(n);
+        let mut out = Vec::new();
+        let mut writer = ResultWriter::new(OutputFormat::Table, &schema, &mut out);
+        writer.write(&batch.slice(0, TABLE_ALIGN_ROWS)).unwrap();
+        // The first rows are written as soon as they set the widths, before the result ends.
+        let written_early = {
+            let Writing::Table(table) = &writer.kind else { unreachable!() };
+            table.widths.is_some() && table.held.is_empty()
+        };
+        assert!(written_early);
+        writer.write(&batch.slice(TABLE_ALIGN_ROWS, 500)).unwrap();
+        assert_eq!(writer.finish().unwrap(), Written { rows: n as u64, shown: n as u64 });
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), n + 4);
+        // Widths of the first 1000 rows (up to "999"); "1000" and on push the border out.
+        assert_eq!(lines[0], "+-----+");
+        assert_eq!(lines[3], "| 0   |");
+        assert_eq!(lines[3 + 999], "| 999 |");
+        assert_eq!(lines[3 + 1000], "| 1000 |");
+        assert_eq!(lines[n + 3], "+-----+");
+    }
+
+    #[test]
+    fn max_rows_writes_the_first_rows_and_counts_the_rest() {
+        let (schema, batch) = numbered(10);
+        let mut out = Vec::new();
+        let mut writer = ResultWriter::new(OutputFormat::Table, &schema, &mut out).with_max_rows(3);
+        writer.write(&batch.slice(0, 2)).unwrap();
+        writer.write(&batch.slice(2, 8)).unwrap();
+        assert_eq!(writer.finish().unwrap(), Written { rows: 10, shown: 3 });
+        assert_eq!(String::from_utf8(out).unwrap(), "+---+\n| v |\n+---+\n| 0 |\n| 1 |\n| 2 |\n+---+\n");
+    }
 }
