@@ -70,7 +70,7 @@ pub struct Written {
 
 enum Writing<'a> {
     Table(Box<TableWriter<'a>>),
-    Csv(Box<datafusion::arrow::csv::Writer<Watched<'a>>>, u8, Rc<Cell<Option<std::io::ErrorKind>>>),
+    Csv(Box<datafusion::arrow::csv::Writer<Watched<'a>>>, u8, Rc<Cell<Option<std::io::Error>>>),
     Json(datafusion::arrow::json::Writer<&'a mut dyn Write, JsonArray>),
     Ndjson(LineDelimitedWriter<&'a mut dyn Write>),
 }
@@ -116,7 +116,7 @@ impl<'a> ResultWriter<'a> {
             Writing::Table(table) => table.write(batch)?,
             Writing::Csv(writer, _, failed) => {
                 writer.write(&flatten_nested(batch)?).map_err(|e| match failed.take() {
-                    Some(kind) => ArrowError::IoError(e.to_string(), kind.into()),
+                    Some(io) => ArrowError::IoError(e.to_string(), io),
                     None => e,
                 })?
             }
@@ -282,20 +282,30 @@ fn row_line(cells: &[String], widths: &[usize], out: &mut String) {
     out.push('\n');
 }
 
-/// Where a CSV writer writes, keeping the kind of the last error met: arrow's CSV writer hands an
-/// I/O error on as text, yet a closed pipe must end quietly (exit 0) and a full disk with exit 3.
+/// Where a CSV writer writes, keeping the last error met: arrow's CSV writer hands an I/O error
+/// on as text, yet a closed pipe must end quietly (exit 0) and a full disk with exit 3 and the
+/// system's words, as in the other formats.
 struct Watched<'a> {
     out: &'a mut dyn Write,
-    failed: Rc<Cell<Option<std::io::ErrorKind>>>,
+    failed: Rc<Cell<Option<std::io::Error>>>,
+}
+
+impl Watched<'_> {
+    /// Keeps `e`, handing the CSV writer a copy.
+    fn kept(&self, e: std::io::Error) -> std::io::Error {
+        let copy = std::io::Error::new(e.kind(), e.to_string());
+        self.failed.set(Some(e));
+        copy
+    }
 }
 
 impl Write for Watched<'_> {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.out.write(bytes).inspect_err(|e| self.failed.set(Some(e.kind())))
+        self.out.write(bytes).map_err(|e| self.kept(e))
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush().inspect_err(|e| self.failed.set(Some(e.kind())))
+        self.out.flush().map_err(|e| self.kept(e))
     }
 }
 

@@ -55,6 +55,9 @@ pub struct ScanExec {
     /// Each partition's rows, known without reading while its files are as the corpus found
     /// them and hold no damaged line (whose warning a read gives).
     exact_rows: Option<Vec<u64>>,
+    /// Damaged files that hold none of the table's rows, so are not read: their skipped lines
+    /// are counted (by partition 0) all the same, since a damaged line may have been a row.
+    damaged_elsewhere: Vec<Arc<SourceFile>>,
 }
 
 /// The names of the scan's metrics.
@@ -158,7 +161,18 @@ impl ScanExec {
             properties: Arc::new(properties),
             metrics: ExecutionPlanMetricsSet::new(),
             exact_rows,
+            damaged_elsewhere: Vec::new(),
         }
+    }
+
+    /// The scan, counting the damage of `files` too (damaged files of the format that hold none
+    /// of its rows).
+    pub fn with_damaged_elsewhere(mut self, files: Vec<Arc<SourceFile>>) -> Self {
+        if !files.is_empty() {
+            self.exact_rows = None;
+        }
+        self.damaged_elsewhere = files;
+        self
     }
 
     /// The problems this scan has met so far.
@@ -277,6 +291,11 @@ impl ExecutionPlan for ScanExec {
         let tx = builder.tx();
         let (source, config) = (self.source.clone(), self.config.clone());
         let counters = ScanCounters::new(&self.metrics, partition);
+        if partition == 0 {
+            for file in &self.damaged_elsewhere {
+                skipped(&self.source, file, &counters);
+            }
+        }
         builder.spawn(async move { scan_files(source, config, files, tx, counters).await });
         Ok(builder.build())
     }
@@ -392,6 +411,11 @@ type BatchResult = Result<RecordBatch, datafusion::arrow::error::ArrowError>;
 /// Counts a file the scan starts, and the damaged lines it skips in it.
 fn started(source: &ScanSource, file: &SourceFile, counters: &ScanCounters) {
     counters.files_read.add(1);
+    skipped(source, file, counters);
+}
+
+/// Counts the damaged lines of `file`, which the scan skips.
+fn skipped(source: &ScanSource, file: &SourceFile, counters: &ScanCounters) {
     let lines = source.data.damaged_lines_of(file);
     if lines > 0 {
         counters.damaged_lines.add(lines as usize);

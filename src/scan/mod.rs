@@ -94,12 +94,27 @@ impl TableProvider for ScanTable {
         let source = Arc::new(ScanSource { store, problems, ..(*self.source).clone() });
         let candidates = self.source.data.files_for(&self.source.table);
         let files = prune::prune(state, &self.source.table, &candidates, filters);
+        // A damaged line may have been of any type: the damaged files that the table's type
+        // leaves out are not read, but what they skipped is the statement's to hear of.
+        let data = &self.source.data;
+        let elsewhere: Vec<Arc<crate::discover::SourceFile>> = match &self.source.table.rows {
+            crate::catalog::Rows::Type(_) => {
+                let read: std::collections::HashSet<&std::path::Path> =
+                    candidates.iter().map(|f| f.canonical.as_path()).collect();
+                let others: Vec<_> = (data.files.iter())
+                    .filter(|f| data.damaged_lines_of(f) > 0 && !read.contains(f.canonical.as_path()))
+                    .cloned()
+                    .collect();
+                prune::prune(state, &self.source.table, &others, filters)
+            }
+            _ => Vec::new(),
+        };
         let partitions = state.config().target_partitions().max(1);
         let config = exec::ScanConfig {
             projection: projection.cloned(),
             limit,
             batch_size: state.config().batch_size(),
         };
-        Ok(Arc::new(ScanExec::new(source, files, config, partitions)))
+        Ok(Arc::new(ScanExec::new(source, files, config, partitions).with_damaged_elsewhere(elsewhere)))
     }
 }
