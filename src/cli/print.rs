@@ -194,25 +194,36 @@ impl<'a> TableWriter<'a> {
             .iter()
             .map(|c| ArrayFormatter::try_new(c.as_ref(), &self.options))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut line = String::new();
+        // Once the widths are set, each cell goes straight into the row's line, through one
+        // buffer: a large result is a great many cells.
+        let (mut line, mut raw) = (String::new(), String::new());
         for row in 0..room {
-            let cells: Vec<String> = batch
-                .columns()
-                .iter()
-                .zip(&formatters)
-                .map(|(column, f)| match column.is_null(row) {
-                    true => String::new(),
-                    false => escape::text(&f.value(row).to_string()).into_owned(),
-                })
-                .collect();
             self.taken += 1;
+            let cells = batch.columns().iter().zip(&formatters);
             match &self.widths {
                 Some(widths) => {
                     line.clear();
-                    row_line(&cells, widths, &mut line);
+                    line.push('|');
+                    for ((column, f), w) in cells.zip(widths) {
+                        raw.clear();
+                        if !column.is_null(row) {
+                            f.value(row).write(&mut raw)?;
+                        }
+                        push_cell(&escape::text(&raw), *w, &mut line);
+                    }
+                    line.push('\n');
                     self.out.write_all(line.as_bytes())?;
                 }
                 None => {
+                    let cells = cells
+                        .map(|(column, f)| {
+                            raw.clear();
+                            if !column.is_null(row) {
+                                f.value(row).write(&mut raw)?;
+                            }
+                            Ok(escape::text(&raw).into_owned())
+                        })
+                        .collect::<Result<Vec<String>, ArrowError>>()?;
                     self.held.push(cells);
                     if self.held.len() >= TABLE_ALIGN_ROWS {
                         self.write_held()?;
@@ -256,8 +267,17 @@ impl<'a> TableWriter<'a> {
     }
 }
 
+/// The columns `text` takes on a terminal (it holds no control character: it is escaped).
 fn width_of(text: &str) -> usize {
-    unicode_width::UnicodeWidthStr::width(text)
+    if text.is_ascii() { text.len() } else { unicode_width::UnicodeWidthStr::width(text) }
+}
+
+/// ` cell ` padded to `width`, and the border after it.
+fn push_cell(cell: &str, width: usize, out: &mut String) {
+    out.push(' ');
+    out.push_str(cell);
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(width_of(cell)) + 1));
+    out.push('|');
 }
 
 /// `+-----+----+` and a line break.
@@ -274,10 +294,7 @@ fn border(widths: &[usize], out: &mut String) {
 fn row_line(cells: &[String], widths: &[usize], out: &mut String) {
     out.push('|');
     for (cell, w) in cells.iter().zip(widths) {
-        out.push(' ');
-        out.push_str(cell);
-        out.extend(std::iter::repeat_n(' ', w.saturating_sub(width_of(cell)) + 1));
-        out.push('|');
+        push_cell(cell, *w, out);
     }
     out.push('\n');
 }

@@ -53,8 +53,9 @@ pub struct ScanExec {
     properties: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
     /// Each partition's rows, known without reading while its files are as the corpus found
-    /// them and hold no damaged line (whose warning a read gives).
-    exact_rows: Option<Vec<u64>>,
+    /// them and hold no damaged line (whose warning a read gives); found when first asked (it
+    /// looks at every file).
+    exact_rows: std::sync::OnceLock<Option<Vec<u64>>>,
     /// Damaged files that hold none of the table's rows, so are not read: their skipped lines
     /// are counted (by partition 0) all the same, since a damaged line may have been a row.
     damaged_elsewhere: Vec<Arc<SourceFile>>,
@@ -152,7 +153,6 @@ impl ScanExec {
             EmissionType::Incremental,
             Boundedness::Bounded,
         );
-        let exact_rows = exact_rows(&source, &partitions);
         Self {
             source,
             config,
@@ -160,7 +160,7 @@ impl ScanExec {
             schema,
             properties: Arc::new(properties),
             metrics: ExecutionPlanMetricsSet::new(),
-            exact_rows,
+            exact_rows: std::sync::OnceLock::new(),
             damaged_elsewhere: Vec::new(),
         }
     }
@@ -168,9 +168,6 @@ impl ScanExec {
     /// The scan, counting the damage of `files` too (damaged files of the format that hold none
     /// of its rows).
     pub fn with_damaged_elsewhere(mut self, files: Vec<Arc<SourceFile>>) -> Self {
-        if !files.is_empty() {
-            self.exact_rows = None;
-        }
         self.damaged_elsewhere = files;
         self
     }
@@ -189,19 +186,21 @@ fn exact_rows(source: &ScanSource, partitions: &[Vec<Arc<SourceFile>>]) -> Optio
         Rows::Type(t) => Some(t.as_str()),
         Rows::Lines | Rows::Problems => return None,
     };
+    let files = || partitions.iter().flatten();
+    // What needs no system call first.
+    if files().any(|file| source.data.damaged_lines_of(file) > 0) {
+        return None;
+    }
     let mut rows = Vec::with_capacity(partitions.len());
     for files in partitions {
         let mut n = 0u64;
         for file in files {
-            if source.data.damaged_lines_of(file) > 0 || !file.unchanged() {
-                return None;
-            }
             let events = source.data.events_by_type(file)?;
             n += events.filter(|(t, _)| wanted.is_none_or(|w| w == t.as_ref())).map(|(_, n)| n).sum::<u64>();
         }
         rows.push(n);
     }
-    Some(rows)
+    files().all(|file| file.unchanged()).then_some(rows)
 }
 
 /// Deals files into at most `n` partitions of about equal bytes (largest first, each to the
@@ -309,7 +308,11 @@ impl ExecutionPlan for ScanExec {
         _input_stats: &[Arc<Statistics>],
         args: &StatisticsArgs,
     ) -> Result<Arc<Statistics>> {
-        let rows = self.exact_rows.as_ref().and_then(|rows| match args.partition() {
+        let exact_rows = self.exact_rows.get_or_init(|| match self.damaged_elsewhere.is_empty() {
+            true => exact_rows(&self.source, &self.partitions),
+            false => None,
+        });
+        let rows = exact_rows.as_ref().and_then(|rows| match args.partition() {
             None => Some(rows.iter().sum::<u64>()),
             Some(p) => rows.get(p).copied(),
         });
