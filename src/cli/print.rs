@@ -276,8 +276,18 @@ fn width_of(text: &str) -> usize {
 fn push_cell(cell: &str, width: usize, out: &mut String) {
     out.push(' ');
     out.push_str(cell);
-    out.extend(std::iter::repeat_n(' ', width.saturating_sub(width_of(cell)) + 1));
+    pad(width.saturating_sub(width_of(cell)) + 1, out);
     out.push('|');
+}
+
+/// `n` spaces, a run at a time (a wide column pads most of its cells by thousands).
+fn pad(mut n: usize, out: &mut String) {
+    const SPACES: &str = "                                                                ";
+    while n > 0 {
+        let run = n.min(SPACES.len());
+        out.push_str(&SPACES[..run]);
+        n -= run;
+    }
 }
 
 /// `+-----+----+` and a line break.
