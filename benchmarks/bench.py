@@ -3,8 +3,11 @@
 
 Every question runs through each engine RUNS times, interleaved (txq, DuckDB, jq, txq, ...), each
 run a fresh process whose peak RSS is read from wait4(). The byte-scan floor (`cat | wc -l`) runs
-the same way. Results print as a table and are written to RESULTS.md with the machine, the corpus
-and the command. Numbers come from this run only.
+the same way. On the smallest corpus, the stream check writes `select * from events` in every
+output format to /dev/null and reads txq's peak RSS, which must stay under STREAM_LIMIT_MB (the
+output is larger than that: only streaming keeps it there). Results print as a table and are
+written to RESULTS.md with the machine, the corpus and the command. Numbers come from this run
+only. `--stream-only` runs the stream check alone and only prints it.
 """
 
 import argparse
@@ -72,6 +75,51 @@ QUESTIONS = [
         "jq": None,
     },
 ]
+
+
+# The stream check: every format, and the peak RSS each must stay under.
+STREAM_SQL = "select * from events"
+STREAM_FORMATS = ["table", "csv", "tsv", "json", "ndjson"]
+STREAM_LIMIT_MB = 150
+
+
+def measured_to_null(cmd):
+    """Runs cmd with stdout to /dev/null; returns (seconds, peak MB)."""
+    start = time.perf_counter()
+    with open(os.devnull, "wb") as null:
+        proc = subprocess.Popen(cmd, stdout=null, stderr=subprocess.PIPE)
+        err = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit(f"failed ({code}): {' '.join(cmd[:6])} ...\n{err.decode(errors='replace')[-2000:]}")
+    return elapsed, usage.ru_maxrss / 1024.0
+
+
+def stream_check(corpus, args):
+    """`select * from events` in every format to /dev/null: (format, median s, max peak MB) each."""
+    rows = []
+    for fmt in STREAM_FORMATS:
+        cmd = [args.txq, "-q", "--format", fmt, "-e", STREAM_SQL, corpus]
+        measured_to_null(cmd)  # warms the page cache and the inference cache
+        runs = [measured_to_null(cmd) for _ in range(args.runs)]
+        rows.append((fmt, statistics.median(t for t, _ in runs), max(m for _, m in runs)))
+        print(f"stream {fmt}: {rows[-1][1]:.3f}s, {rows[-1][2]:.0f} MB", flush=True)
+    return rows
+
+
+def stream_section(corpus, rows, runs):
+    lines = ["## Output that streams", ""]
+    lines.append(f"`txq -q --format F -e \"{STREAM_SQL}\"` over {corpus}, stdout to /dev/null; median time "
+                 f"and largest peak RSS of {runs} runs after one warm-up run; every format must stay under "
+                 f"{STREAM_LIMIT_MB} MB.")
+    lines.append("")
+    lines.append("| format | s | peak MB | under " + str(STREAM_LIMIT_MB) + " MB |")
+    lines.append("|---|---|---|---|")
+    for fmt, t, m in rows:
+        lines.append(f"| {fmt} | {t:.3f} | {m:.0f} | {'yes' if m < STREAM_LIMIT_MB else 'NO'} |")
+    return lines
 
 
 def measured(cmd):
@@ -196,17 +244,26 @@ def main():
                     help="run jq only on corpora up to this size (it takes minutes a gigabyte)")
     ap.add_argument("--results", help="write RESULTS.md here")
     ap.add_argument("--command", default="", help="the command line to record in RESULTS.md")
+    ap.add_argument("--stream-only", action="store_true",
+                    help="run only the stream check, on the first corpus, and print it (RESULTS.md untouched)")
     args = ap.parse_args()
     os.environ["TXQ_CACHE_DIR"] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "txq-cache")
 
+    if args.stream_only:
+        rows = stream_check(args.corpus[0], args)
+        print("\n".join(stream_section(args.corpus[0], rows, args.runs)))
+        return
     measured_corpora = []
+    stream = None
     for corpus in args.corpus:
         measured_corpora.append(bench_corpus(corpus, args))
+        if stream is None:
+            stream = (corpus, stream_check(corpus, args))
         # Written after each corpus, so that a later failure loses only what was not run.
-        write_results(measured_corpora, args)
+        write_results(measured_corpora, args, stream)
 
 
-def write_results(measured_corpora, args):
+def write_results(measured_corpora, args, stream=None):
     lines = [f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; "
              f"DuckDB {__import__('duckdb').__version__} (threads=2), "
              f"{subprocess.run(['jq', '--version'], capture_output=True, text=True).stdout.strip()}.", ""]
@@ -214,6 +271,8 @@ def write_results(measured_corpora, args):
         lines += corpus_section(facts, results, args.runs) + [""]
     if len(measured_corpora) > 1:
         lines += scaling_section(measured_corpora)
+    if stream is not None:
+        lines += [""] + stream_section(stream[0], stream[1], args.runs)
     table = "\n".join(lines).rstrip()
     print(table)
     if args.results:

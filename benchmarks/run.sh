@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks txq against DuckDB and jq on generated corpora, and writes benchmarks/RESULTS.md.
 # Usage: benchmarks/run.sh [SIZES] [RUNS]     (defaults: "1GB 4GB", 3; sizes smallest first)
+# RESULTS.md ends with the stream check: peak RSS of `select * from events` in every format to
+# /dev/null on the smallest corpus (each under 150 MB). STREAM_ONLY=1 runs and prints only that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes="${1:-1GB 4GB}"
@@ -17,5 +19,8 @@ for size in $sizes; do
   fi
   corpora+=(--corpus "$data/.rupu/transcripts")
 done
+if [ -n "${STREAM_ONLY:-}" ]; then
+  exec python3 benchmarks/bench.py "${corpora[@]}" --txq "$txq" --runs "$runs" --stream-only
+fi
 python3 benchmarks/bench.py "${corpora[@]}" --txq "$txq" --runs "$runs" \
   --results benchmarks/RESULTS.md --command "benchmarks/run.sh \"$sizes\" $runs"

@@ -1,9 +1,10 @@
-//! The txq binary: parses the command line and hands it to the library.
+//! The txq binary: parses the command line, runs it in a runtime of its own, and ends with the
+//! exit code of how it went (130 after Ctrl-C, with `txq: query cancelled`).
 
 use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
-use txq::cli::{self, args::Args};
+use txq::cli::{self, CliError, args::Args, interrupt};
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -14,8 +15,23 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(cli::run(args)) {
+    let result = runtime.block_on(cli::run(args));
+    // A cancelled statement's tasks may still be busy: they are not waited for.
+    runtime.shutdown_background();
+    if let Some(interrupts) = interrupt::watched()
+        && !interrupts.end_stall_exit()
+    {
+        // A stalled statement is ending the process already, with the exit code of Ctrl-C.
+        loop {
+            std::thread::park();
+        }
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Cancelled) => {
+            let _ = writeln!(std::io::stderr(), "{}", interrupt::MESSAGE);
+            ExitCode::from(interrupt::EXIT_CODE)
+        }
         Err(e) => {
             let code = e.exit_code();
             if code != 0 {

@@ -504,7 +504,7 @@ async fn a_transcript_that_grows_while_read_gives_the_prefix_seen_at_discovery()
     let (table, problems2) = collect(&engine, "select count(*) as n from errors").await;
     assert!(table.contains("| 0 |"), "no damage: {table}");
     assert!(
-        problems.iter().chain(&problems2).all(|p| matches!(p, txq::corpus::Problem::Scanned { .. })),
+        problems.iter().chain(&problems2).all(|p| matches!(p, txq::corpus::Problem::Damaged { .. })),
         "{problems:?}"
     );
     // A new query sees the whole lines, and the half line still being written is no damage.
@@ -522,7 +522,7 @@ async fn a_transcript_cut_shorter_after_discovery_reads_what_is_left() {
     std::fs::OpenOptions::new().write(true).open(&file).and_then(|f| f.set_len(keep as u64)).unwrap();
     let (table, problems) = collect(&engine, "select count(*) as n from usage").await;
     assert!(table.contains("| 1 |"), "{table}");
-    assert!(problems.iter().all(|p| matches!(p, txq::corpus::Problem::Scanned { .. })), "{problems:?}");
+    assert!(problems.iter().all(|p| matches!(p, txq::corpus::Problem::Damaged { .. })), "{problems:?}");
 }
 
 // ---- Directory trees ----

@@ -8,6 +8,7 @@ mod export;
 mod live_export;
 mod live_rupu;
 mod live_shell;
+mod live_stream;
 mod pruning;
 mod queries;
 mod reeval_tables;

@@ -53,9 +53,10 @@ pub struct Args {
     #[arg(long, value_name = "FILE", global = true)]
     pub prices: Option<PathBuf>,
 
-    /// In the shell, show at most this many rows of a table (0: all).
-    #[arg(long, value_name = "N", default_value_t = 40, global = true)]
-    pub maxrows: usize,
+    /// Show at most this many rows of a table, counting the rest (0: all). Default: 40 in the
+    /// shell, all with -e, -f or stdin. Other formats write every row.
+    #[arg(long, value_name = "N", global = true)]
+    pub maxrows: Option<usize>,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -151,6 +152,9 @@ fn parse_size(s: &str) -> Result<u64, String> {
     Ok((number * unit) as u64)
 }
 
+/// The rows of a table the shell shows unless `--maxrows` says otherwise.
+pub const SHELL_MAX_ROWS: usize = 40;
+
 /// The smallest `--max-line-bytes`: a smaller limit would make ordinary events (a `run_start`,
 /// a `usage`: a few hundred bytes) damaged lines, which is a mistyped flag, not a wish.
 pub const MIN_LINE_LIMIT: usize = 1024;
@@ -188,5 +192,6 @@ Examples:
   txq -e \"select tool, decision, count(*) from tool_audit where blocked group by 1, 2\" ~/.rupu/transcripts
   txq --format csv -f report.sql /data/fleet/transcripts > report.csv
 
-Exit codes: 0 success; 1 a statement failed; 2 bad usage, or nothing to read; 3 results could not be written.
+Exit codes: 0 success (a closed pipe too); 1 a statement failed; 2 bad usage, or nothing to read;
+3 results could not be written; 130 Ctrl-C stopped it.
 Tables and columns: docs/tables.md.";

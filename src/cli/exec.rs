@@ -1,10 +1,12 @@
 //! The one path every piece of SQL takes, whichever way it arrives (`-e`, `-f`, stdin, the
-//! shell): split into statements, planned, run, printed, and the reading problems reported.
+//! shell): split into statements, planned, run, printed as the batches come, and the problems
+//! that the statement's own reads met reported.
 
-use super::print::{OutputFormat, write_batches};
+use super::print::{OutputFormat, ResultWriter, write_batches};
 use super::screen::{Screen, Shown};
 use crate::corpus::{Corpus, Problem};
 use datafusion::error::DataFusionError;
+use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::DFParser;
 use datafusion::sql::sqlparser::dialect::GenericDialect;
@@ -41,6 +43,10 @@ pub struct Runner<'a> {
     /// Warnings this session has given already, not given again (the shell's); `None` gives
     /// each every time.
     pub warned: Option<&'a std::cell::RefCell<std::collections::HashSet<String>>>,
+    /// Where the statement being run is shown as it reads (the shell's progress line).
+    pub progress: Option<&'a super::progress::Progress>,
+    /// Without a screen, the rows of a table written at most (0: all); the rest are counted.
+    pub max_rows: usize,
 }
 
 impl Runner<'_> {
@@ -48,57 +54,82 @@ impl Runner<'_> {
     pub async fn run(&self, sql: &str, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), ExecError> {
         let statements = DFParser::parse_sql_with_dialect(sql, &GenericDialect {})?;
         for statement in statements {
-            let result = self.run_statement(statement, out, err).await;
-            self.report_problems(err);
+            let mut plan = None;
+            let result = self.run_statement(statement, &mut plan, out, err).await;
+            if let Some(progress) = self.progress {
+                progress.running(None);
+            }
+            let problems = plan.as_ref().map(crate::scan::problems_of).unwrap_or_default();
+            self.report_problems(&problems, err);
             result?;
         }
         Ok(())
     }
 
+    /// Plans and runs one statement; `plan` is the plan run, for what its scans met.
     async fn run_statement(
         &self,
         statement: datafusion::sql::parser::Statement,
+        plan: &mut Option<std::sync::Arc<dyn ExecutionPlan>>,
         out: &mut dyn Write,
         err: &mut dyn Write,
     ) -> Result<(), ExecError> {
         let started = std::time::Instant::now();
         let state = self.ctx.state();
-        let plan = state.statement_to_plan(statement).await.map_err(|e| self.name_missing_table(e))?;
-        let frame = self.ctx.execute_logical_plan(plan).await?;
+        let logical = state.statement_to_plan(statement).await.map_err(|e| self.name_missing_table(e))?;
+        let frame = self.ctx.execute_logical_plan(logical).await?;
         let schema = std::sync::Arc::new(frame.schema().as_arrow().clone());
-        let Some(screen) = self.screen else {
-            return self.stream_result(frame, &schema, out).await;
-        };
-        let batches = frame.collect().await?;
-        if !schema.fields().is_empty() {
-            let shown = screen.write(self.format, &schema, &batches, out)?;
-            out.flush()?;
-            writeln!(err, "{}", shown.footer(screen.timing.then(|| started.elapsed())))?;
+        let task = std::sync::Arc::new(frame.task_ctx());
+        let physical = frame.create_physical_plan().await?;
+        *plan = Some(physical.clone());
+        if let Some(progress) = self.progress {
+            progress.running(Some(physical.clone()));
         }
-        out.flush()?;
-        Ok(())
-    }
-
-    /// Writes a result whole, batch by batch as the statement makes them: a large result is
-    /// never held (but in the table format, which aligns it). A statement that fails part way
-    /// has written the rows before the failure.
-    async fn stream_result(
-        &self,
-        frame: datafusion::dataframe::DataFrame,
-        schema: &datafusion::arrow::datatypes::SchemaRef,
-        out: &mut dyn Write,
-    ) -> Result<(), ExecError> {
-        let mut stream = frame.execute_stream().await?;
+        let mut stream = datafusion::physical_plan::execute_stream(physical, task)?;
         if schema.fields().is_empty() {
-            while stream.next().await.transpose()?.is_some() {}
+            while next(&mut stream).await?.is_some() {}
             return Ok(());
         }
-        let mut writer = super::print::ResultWriter::new(self.format, schema, &mut *out);
-        while let Some(batch) = stream.next().await.transpose()? {
-            writer.write(&batch)?;
-        }
-        writer.finish()?;
+        let Some(screen) = self.screen else {
+            let mut writer = ResultWriter::new(self.format, &schema, &mut *out).with_max_rows(self.max_rows);
+            while let Some(batch) = next(&mut stream).await? {
+                writer.write(&batch)?;
+            }
+            let written = writer.finish()?;
+            out.flush()?;
+            if written.shown < written.rows && !self.quiet {
+                writeln!(
+                    err,
+                    "txq: note: {} rows, the first {} shown (--maxrows 0 shows them all)",
+                    written.rows, written.shown
+                )?;
+            }
+            return Ok(());
+        };
+        let shown = if self.format == OutputFormat::Table {
+            // The table view shows the first rows: only they are kept, the rest counted.
+            let (mut kept, mut held, mut rows) = (Vec::new(), 0usize, 0usize);
+            while let Some(batch) = next(&mut stream).await? {
+                rows += batch.num_rows();
+                let room = if screen.max_rows == 0 { batch.num_rows() } else { screen.max_rows - held };
+                if room > 0 && batch.num_rows() > 0 {
+                    let take = room.min(batch.num_rows());
+                    held += take;
+                    kept.push(batch.slice(0, take));
+                }
+            }
+            let shown = screen.write(self.format, &schema, &kept, out)?;
+            Shown { rows, ..shown }
+        } else {
+            let mut writer = ResultWriter::new(self.format, &schema, &mut *out);
+            while let Some(batch) = next(&mut stream).await? {
+                writer.write(&batch)?;
+            }
+            let written = writer.finish()?;
+            Shown { rows: written.rows as usize, shown_rows: written.rows as usize, hidden_columns: 0 }
+        };
         out.flush()?;
+        writeln!(err, "{}", shown.footer(screen.timing.then(|| started.elapsed())))?;
         Ok(())
     }
 
@@ -120,27 +151,21 @@ impl Runner<'_> {
     }
 
     /// Says on stderr, in one line, what the statement's reads skipped or could not fit.
-    fn report_problems(&self, err: &mut dyn Write) {
-        let problems = self.corpus.problems.take();
+    fn report_problems(&self, problems: &[Problem], err: &mut dyn Write) {
+        // The corpus's log keeps the files not read for export; a statement warns of its own.
+        self.corpus.problems.take();
         if self.quiet {
             return;
         }
-        let (mut lines, mut damaged_files, mut values) = (0, 0, 0);
+        let (mut lines, mut damaged_files, mut values) = (0, 0u64, 0);
         let mut value_files = std::collections::BTreeSet::new();
         let mut tables = std::collections::BTreeSet::new();
-        for problem in &problems {
+        for problem in problems {
             match problem {
-                Problem::Scanned { schema, errors_table } => {
-                    let data = self
-                        .corpus
-                        .formats
-                        .iter()
-                        .find(|d| d.format.name == *schema && d.errors_table() == *errors_table);
-                    if let Some(data) = data.filter(|d| d.damaged_lines > 0) {
-                        lines += data.damaged_lines;
-                        damaged_files += data.damaged_files;
-                        tables.insert(format!("{schema}.{errors_table}"));
-                    }
+                Problem::Damaged { lines: n, schema, errors_table, .. } => {
+                    lines += n;
+                    damaged_files += 1;
+                    tables.insert(format!("{schema}.{errors_table}"));
                 }
                 Problem::Value { file, .. } => {
                     values += 1;
@@ -161,7 +186,7 @@ impl Runner<'_> {
             parts.push(format!(
                 "skipped {lines} damaged line{} in {damaged_files} file{}",
                 plural(lines),
-                plural(damaged_files as u64)
+                plural(damaged_files)
             ));
         }
         if values > 0 {
@@ -224,6 +249,15 @@ impl Runner<'_> {
         };
         DataFusionError::Plan(format!("table '{written}' not found{suggestion}"))
     }
+}
+
+/// The next batch of a statement's stream, giving the runtime a turn now and then: a stream
+/// whose batches are ready one after another would otherwise keep a Ctrl-C from being seen.
+async fn next(
+    stream: &mut datafusion::execution::SendableRecordBatchStream,
+) -> Result<Option<datafusion::arrow::record_batch::RecordBatch>, DataFusionError> {
+    tokio::task::consume_budget().await;
+    stream.next().await.transpose()
 }
 
 fn plural(n: u64) -> &'static str {

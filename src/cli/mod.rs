@@ -6,6 +6,7 @@ pub mod commands;
 pub mod exec;
 pub mod generate;
 pub mod helper;
+pub mod interrupt;
 pub mod print;
 pub mod progress;
 pub mod screen;
@@ -30,6 +31,9 @@ pub enum CliError {
     /// Results could not be written: exit 3 (a closed pipe ends quietly, exit 0).
     #[error("cannot write results: {0}")]
     Output(std::io::Error),
+    /// Ctrl-C stopped the statement: exit 130.
+    #[error("query cancelled")]
+    Cancelled,
 }
 
 impl CliError {
@@ -39,6 +43,7 @@ impl CliError {
             CliError::Usage(_) => 2,
             CliError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
             CliError::Output(_) => 3,
+            CliError::Cancelled => interrupt::EXIT_CODE,
         }
     }
 }
@@ -216,7 +221,8 @@ pub async fn run(args: Args) -> Result<(), CliError> {
             crate::prices::register(&live.engine.ctx, prices).map_err(|e| CliError::Query(e.to_string()))?;
         }
         tell(&live.engine.corpus, &mut stderr, true);
-        return shell::Shell::new(live, args.format, args.quiet, args.maxrows).run().await;
+        let max_rows = args.maxrows.unwrap_or(args::SHELL_MAX_ROWS);
+        return shell::Shell::new(live, args.format, args.quiet, max_rows).run().await;
     }
     let engine = crate::session::open(&paths, options).await.map_err(opened)?;
     let (corpus, ctx) = (&engine.corpus, &engine.ctx);
@@ -240,7 +246,33 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         };
         return crate::export::command::run(&engine, flags).await;
     }
-    let runner = Runner { ctx, corpus, format: args.format, quiet: args.quiet, screen: None, warned: None };
+    // A script stops at Ctrl-C, within a second whatever its statement does.
+    if let Some(interrupts) = interrupt::watch() {
+        interrupts.exit_on_stall();
+    }
+    tokio::select! {
+        result = run_scripts(&args, ctx, corpus) => result,
+        () = interrupt::next() => Err(CliError::Cancelled),
+    }
+}
+
+/// Runs the SQL of the command line (a canned query, `-e`, `-f` or stdin), results to stdout.
+async fn run_scripts(
+    args: &Args,
+    ctx: &datafusion::prelude::SessionContext,
+    corpus: &crate::corpus::Corpus,
+) -> Result<(), CliError> {
+    let mut stderr = std::io::stderr();
+    let runner = Runner {
+        ctx,
+        corpus,
+        format: args.format,
+        quiet: args.quiet,
+        screen: None,
+        warned: None,
+        progress: None,
+        max_rows: args.maxrows.unwrap_or(0),
+    };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if let Some(Command::Query { name: Some(name), .. }) = &args.command {

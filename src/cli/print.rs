@@ -1,14 +1,14 @@
-//! Writing query results to any `Write`: an aligned table for people (control characters in it
-//! escaped), CSV, TSV, a JSON array or JSON lines for scripts (every value exact).
+//! Writing query results to any `Write` as the batches come: an aligned table for people
+//! (control characters in it escaped; aligned on its first rows, then streamed), CSV, TSV, a JSON
+//! array or JSON lines for scripts (every value exact).
 
 use crate::escape;
 use datafusion::arrow::array::{Array, ArrayRef, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::json::{LineDelimitedWriter, WriterBuilder, writer::JsonArray};
-use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
-use datafusion::arrow::util::pretty::pretty_format_batches_with_schema;
 use std::cell::Cell;
 use std::io::Write;
 use std::rc::Rc;
@@ -49,20 +49,28 @@ pub fn write_batches(
     for batch in batches {
         writer.write(batch)?;
     }
-    writer.finish()
+    writer.finish().map(|_| ())
 }
 
 /// One statement's result written batch by batch as the batches come, so that a large result
-/// passes through instead of being held; only the table format holds its rows, to align them.
+/// passes through instead of being held; the table format holds the text of its first rows only,
+/// to align them.
 pub struct ResultWriter<'a> {
     schema: SchemaRef,
     rows: u64,
     kind: Writing<'a>,
 }
 
+/// What a [`ResultWriter`] wrote: the result's rows, and how many of them it wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    pub rows: u64,
+    pub shown: u64,
+}
+
 enum Writing<'a> {
-    Table(Vec<RecordBatch>, &'a mut dyn Write),
-    Csv(Box<datafusion::arrow::csv::Writer<Watched<'a>>>, u8, Rc<Cell<Option<std::io::ErrorKind>>>),
+    Table(Box<TableWriter<'a>>),
+    Csv(Box<datafusion::arrow::csv::Writer<Watched<'a>>>, u8, Rc<Cell<Option<std::io::Error>>>),
     Json(datafusion::arrow::json::Writer<&'a mut dyn Write, JsonArray>),
     Ndjson(LineDelimitedWriter<&'a mut dyn Write>),
 }
@@ -70,7 +78,7 @@ enum Writing<'a> {
 impl<'a> ResultWriter<'a> {
     pub fn new(format: OutputFormat, schema: &SchemaRef, out: &'a mut dyn Write) -> Self {
         let kind = match format {
-            OutputFormat::Table => Writing::Table(Vec::new(), out),
+            OutputFormat::Table => Writing::Table(Box::new(TableWriter::new(schema, out))),
             OutputFormat::Csv | OutputFormat::Tsv => {
                 let delimiter = if format == OutputFormat::Csv { b',' } else { b'\t' };
                 let failed = Rc::new(Cell::new(None));
@@ -91,16 +99,24 @@ impl<'a> ResultWriter<'a> {
         Self { schema: schema.clone(), rows: 0, kind }
     }
 
+    /// In the table format, at most `max_rows` rows written (0: all), the rest counted only.
+    pub fn with_max_rows(mut self, max_rows: usize) -> Self {
+        if let Writing::Table(table) = &mut self.kind {
+            table.max_rows = max_rows;
+        }
+        self
+    }
+
     pub fn write(&mut self, batch: &RecordBatch) -> Result<(), ArrowError> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
         self.rows += batch.num_rows() as u64;
         match &mut self.kind {
-            Writing::Table(batches, _) => batches.push(batch.clone()),
+            Writing::Table(table) => table.write(batch)?,
             Writing::Csv(writer, _, failed) => {
                 writer.write(&flatten_nested(batch)?).map_err(|e| match failed.take() {
-                    Some(kind) => ArrowError::IoError(e.to_string(), kind.into()),
+                    Some(io) => ArrowError::IoError(e.to_string(), io),
                     None => e,
                 })?
             }
@@ -111,12 +127,10 @@ impl<'a> ResultWriter<'a> {
     }
 
     /// Ends the result: a table, the header of an empty CSV, the end of the JSON array.
-    pub fn finish(self) -> Result<(), ArrowError> {
+    pub fn finish(self) -> Result<Written, ArrowError> {
+        let mut shown = self.rows;
         match self.kind {
-            Writing::Table(batches, out) => {
-                let (schema, batches) = as_shown_text(&self.schema, &batches)?;
-                writeln!(out, "{}", pretty_format_batches_with_schema(schema, &batches)?)?
-            }
+            Writing::Table(table) => shown = table.finish()?,
             Writing::Csv(writer, delimiter, _) if self.rows == 0 => {
                 let names: Vec<&str> = self.schema.fields().iter().map(|f| f.name().as_str()).collect();
                 writeln!(writer.into_inner(), "{}", names.join(&(delimiter as char).to_string()))?;
@@ -129,50 +143,196 @@ impl<'a> ResultWriter<'a> {
             }
             Writing::Ndjson(mut writer) => writer.finish()?,
         }
+        Ok(Written { rows: self.rows, shown })
+    }
+}
+
+/// Rows of a table held to measure its columns' widths before any is written: a shorter table
+/// is aligned whole; in a longer one, a later value wider than its column pushes its row's
+/// border out (it is never cut).
+const TABLE_ALIGN_ROWS: usize = 1000;
+
+/// The table format, written as Arrow's `pretty` module writes it (`+---+` borders), from the
+/// escaped text of the rows ([`escape::text`]); only the text of the first rows is held.
+struct TableWriter<'a> {
+    out: &'a mut dyn Write,
+    headers: Vec<String>,
+    /// The first rows' cells, until the widths are set.
+    held: Vec<Vec<String>>,
+    /// Column widths, once the header is written.
+    widths: Option<Vec<usize>>,
+    /// Rows written at most (0: all).
+    max_rows: usize,
+    /// Rows taken (held or written).
+    taken: u64,
+    options: FormatOptions<'static>,
+}
+
+impl<'a> TableWriter<'a> {
+    fn new(schema: &SchemaRef, out: &'a mut dyn Write) -> Self {
+        Self {
+            out,
+            headers: schema.fields().iter().map(|f| escape::text(f.name()).into_owned()).collect(),
+            held: Vec::new(),
+            widths: None,
+            max_rows: 0,
+            taken: 0,
+            options: FormatOptions::default().with_display_error(true),
+        }
+    }
+
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), ArrowError> {
+        let room = match self.max_rows {
+            0 => batch.num_rows(),
+            max => (max as u64).saturating_sub(self.taken).min(batch.num_rows() as u64) as usize,
+        };
+        if room == 0 {
+            return Ok(());
+        }
+        let formatters = batch
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &self.options))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Once the widths are set, each cell goes straight into the row's line, through one
+        // buffer: a large result is a great many cells.
+        let (mut line, mut raw) = (String::new(), String::new());
+        for row in 0..room {
+            self.taken += 1;
+            let cells = batch.columns().iter().zip(&formatters);
+            match &self.widths {
+                Some(widths) => {
+                    line.clear();
+                    line.push('|');
+                    for ((column, f), w) in cells.zip(widths) {
+                        raw.clear();
+                        if !column.is_null(row) {
+                            f.value(row).write(&mut raw)?;
+                        }
+                        push_cell(&escape::text(&raw), *w, &mut line);
+                    }
+                    line.push('\n');
+                    self.out.write_all(line.as_bytes())?;
+                }
+                None => {
+                    let cells = cells
+                        .map(|(column, f)| {
+                            raw.clear();
+                            if !column.is_null(row) {
+                                f.value(row).write(&mut raw)?;
+                            }
+                            Ok(escape::text(&raw).into_owned())
+                        })
+                        .collect::<Result<Vec<String>, ArrowError>>()?;
+                    self.held.push(cells);
+                    if self.held.len() >= TABLE_ALIGN_ROWS {
+                        self.write_held()?;
+                    }
+                }
+            }
+        }
         Ok(())
     }
-}
 
-/// The result as the table format shows it: every column as text, as Arrow displays it, with
-/// control characters escaped ([`escape::text`]) in the values and the column names, so that a
-/// value cannot act on the terminal nor break its row over lines. Nulls stay empty.
-fn as_shown_text(
-    schema: &SchemaRef,
-    batches: &[RecordBatch],
-) -> Result<(SchemaRef, Vec<RecordBatch>), ArrowError> {
-    let fields: Vec<Field> =
-        schema.fields().iter().map(|f| Field::new(escape::text(f.name()), DataType::Utf8, true)).collect();
-    let shown = Arc::new(Schema::new(fields));
-    let options = FormatOptions::default().with_display_error(true);
-    let mut out = Vec::with_capacity(batches.len());
-    for batch in batches {
-        let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
-        for column in batch.columns() {
-            columns.push(as_text(column, &options, |value| escape::text(&value).into_owned())?);
+    /// Sets the widths from the header and the rows held, and writes them.
+    fn write_held(&mut self) -> Result<(), ArrowError> {
+        let mut widths: Vec<usize> = self.headers.iter().map(|h| width_of(h)).collect();
+        for row in &self.held {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(width_of(cell));
+            }
         }
-        out.push(RecordBatch::try_new_with_options(
-            shown.clone(),
-            columns,
-            &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
-        )?);
+        let mut text = String::new();
+        border(&widths, &mut text);
+        row_line(&self.headers, &widths, &mut text);
+        border(&widths, &mut text);
+        for row in std::mem::take(&mut self.held) {
+            row_line(&row, &widths, &mut text);
+        }
+        self.out.write_all(text.as_bytes())?;
+        self.widths = Some(widths);
+        Ok(())
     }
-    Ok((shown, out))
+
+    /// Writes what is left: the whole table if it was short, else its bottom border; returns
+    /// the rows written.
+    fn finish(mut self) -> Result<u64, ArrowError> {
+        if self.widths.is_none() {
+            self.write_held()?;
+        }
+        let mut text = String::new();
+        border(self.widths.as_deref().unwrap_or_default(), &mut text);
+        self.out.write_all(text.as_bytes())?;
+        Ok(self.taken)
+    }
 }
 
-/// Where a CSV writer writes, keeping the kind of the last error met: arrow's CSV writer hands an
-/// I/O error on as text, yet a closed pipe must end quietly (exit 0) and a full disk with exit 3.
+/// The columns `text` takes on a terminal (it holds no control character: it is escaped).
+fn width_of(text: &str) -> usize {
+    if text.is_ascii() { text.len() } else { unicode_width::UnicodeWidthStr::width(text) }
+}
+
+/// ` cell ` padded to `width`, and the border after it.
+fn push_cell(cell: &str, width: usize, out: &mut String) {
+    out.push(' ');
+    out.push_str(cell);
+    pad(width.saturating_sub(width_of(cell)) + 1, out);
+    out.push('|');
+}
+
+/// `n` spaces, a run at a time (a wide column pads most of its cells by thousands).
+fn pad(mut n: usize, out: &mut String) {
+    const SPACES: &str = "                                                                ";
+    while n > 0 {
+        let run = n.min(SPACES.len());
+        out.push_str(&SPACES[..run]);
+        n -= run;
+    }
+}
+
+/// `+-----+----+` and a line break.
+fn border(widths: &[usize], out: &mut String) {
+    out.push('+');
+    for w in widths {
+        out.extend(std::iter::repeat_n('-', w + 2));
+        out.push('+');
+    }
+    out.push('\n');
+}
+
+/// `| a   | b  |` and a line break (a cell wider than its column pushes the rest out).
+fn row_line(cells: &[String], widths: &[usize], out: &mut String) {
+    out.push('|');
+    for (cell, w) in cells.iter().zip(widths) {
+        push_cell(cell, *w, out);
+    }
+    out.push('\n');
+}
+
+/// Where a CSV writer writes, keeping the last error met: arrow's CSV writer hands an I/O error
+/// on as text, yet a closed pipe must end quietly (exit 0) and a full disk with exit 3 and the
+/// system's words, as in the other formats.
 struct Watched<'a> {
     out: &'a mut dyn Write,
-    failed: Rc<Cell<Option<std::io::ErrorKind>>>,
+    failed: Rc<Cell<Option<std::io::Error>>>,
+}
+
+impl Watched<'_> {
+    /// Keeps `e`, handing the CSV writer a copy.
+    fn kept(&self, e: std::io::Error) -> std::io::Error {
+        let copy = std::io::Error::new(e.kind(), e.to_string());
+        self.failed.set(Some(e));
+        copy
+    }
 }
 
 impl Write for Watched<'_> {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.out.write(bytes).inspect_err(|e| self.failed.set(Some(e.kind())))
+        self.out.write(bytes).map_err(|e| self.kept(e))
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush().inspect_err(|e| self.failed.set(Some(e.kind())))
+        self.out.flush().map_err(|e| self.kept(e))
     }
 }
 
@@ -279,5 +439,103 @@ mod tests {
         assert_eq!(render(OutputFormat::Json, &[]), "[]\n");
         assert_eq!(render(OutputFormat::Ndjson, &[]), "");
         assert!(render(OutputFormat::Table, &[]).contains("| model | tokens |"));
+    }
+
+    /// Arrow's own table, as the table format wrote it before it streamed.
+    fn arrow_table(schema: &SchemaRef, batches: &[RecordBatch]) -> String {
+        let fields: Vec<Field> = schema
+            .fields()
+            .iter()
+            .map(|f| Field::new(escape::text(f.name()), DataType::Utf8, true))
+            .collect();
+        let shown = Arc::new(Schema::new(fields));
+        let options = FormatOptions::default().with_display_error(true);
+        let texts: Vec<RecordBatch> = batches
+            .iter()
+            .map(|b| {
+                let columns: Vec<ArrayRef> = b
+                    .columns()
+                    .iter()
+                    .map(|c| as_text(c, &options, |v| escape::text(&v).into_owned()).unwrap())
+                    .collect();
+                RecordBatch::try_new(shown.clone(), columns).unwrap()
+            })
+            .collect();
+        let table =
+            datafusion::arrow::util::pretty::pretty_format_batches_with_schema(shown, &texts).unwrap();
+        format!("{table}\n")
+    }
+
+    #[test]
+    fn a_short_table_is_written_as_arrow_writes_it() {
+        let (schema, b) = batch();
+        let wide = Arc::new(Schema::new(vec![
+            Field::new("名前", DataType::Utf8, true),
+            Field::new("n", DataType::Int64, true),
+        ]));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(vec![Some("日本語のテキスト"), Some(""), None])),
+            Arc::new(Int64Array::from(vec![Some(-1), None, Some(123456789)])),
+        ];
+        let w = RecordBatch::try_new(wide.clone(), columns).unwrap();
+        for (schema, batches) in [
+            (&schema, vec![b.clone()]),
+            (&schema, vec![b.clone(), b.clone()]),
+            (&schema, vec![]),
+            (&wide, vec![w]),
+        ] {
+            assert_eq!(render_with(OutputFormat::Table, schema, &batches), arrow_table(schema, &batches));
+        }
+    }
+
+    fn render_with(format: OutputFormat, schema: &SchemaRef, batches: &[RecordBatch]) -> String {
+        let mut out = Vec::new();
+        write_batches(format, schema, batches, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// `n` rows of one column whose values are `i` as text.
+    fn numbered(n: usize) -> (SchemaRef, RecordBatch) {
+        let schema = Arc::new(Schema::new(vec![Field::new("v", DataType::Utf8, true)]));
+        let values: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(values))]).unwrap();
+        (schema, batch)
+    }
+
+    #[test]
+    fn a_long_table_is_aligned_on_its_first_rows_and_streams_the_rest() {
+        let n = TABLE_ALIGN_ROWS + 500;
+        let (schema, batch) = numbered(n);
+        let mut out = Vec::new();
+        let mut writer = ResultWriter::new(OutputFormat::Table, &schema, &mut out);
+        writer.write(&batch.slice(0, TABLE_ALIGN_ROWS)).unwrap();
+        // The first rows are written as soon as they set the widths, before the result ends.
+        let written_early = {
+            let Writing::Table(table) = &writer.kind else { unreachable!() };
+            table.widths.is_some() && table.held.is_empty()
+        };
+        assert!(written_early);
+        writer.write(&batch.slice(TABLE_ALIGN_ROWS, 500)).unwrap();
+        assert_eq!(writer.finish().unwrap(), Written { rows: n as u64, shown: n as u64 });
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), n + 4);
+        // Widths of the first 1000 rows (up to "999"); "1000" and on push the border out.
+        assert_eq!(lines[0], "+-----+");
+        assert_eq!(lines[3], "| 0   |");
+        assert_eq!(lines[3 + 999], "| 999 |");
+        assert_eq!(lines[3 + 1000], "| 1000 |");
+        assert_eq!(lines[n + 3], "+-----+");
+    }
+
+    #[test]
+    fn max_rows_writes_the_first_rows_and_counts_the_rest() {
+        let (schema, batch) = numbered(10);
+        let mut out = Vec::new();
+        let mut writer = ResultWriter::new(OutputFormat::Table, &schema, &mut out).with_max_rows(3);
+        writer.write(&batch.slice(0, 2)).unwrap();
+        writer.write(&batch.slice(2, 8)).unwrap();
+        assert_eq!(writer.finish().unwrap(), Written { rows: 10, shown: 3 });
+        assert_eq!(String::from_utf8(out).unwrap(), "+---+\n| v |\n+---+\n| 0 |\n| 1 |\n| 2 |\n+---+\n");
     }
 }

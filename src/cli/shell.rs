@@ -25,14 +25,10 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 const PROMPT: &str = "txq> ";
 /// The prompt of a statement's later lines.
 const CONTINUATION_PROMPT: &str = "  ...> ";
-
-/// How often a running query's progress line is rewritten.
-const PROGRESS_TICK: Duration = Duration::from_millis(250);
 
 /// What the shell does after an input.
 pub enum Flow {
@@ -273,15 +269,18 @@ impl Shell {
             quiet: self.quiet,
             screen: Some(screen),
             warned: Some(&self.warned),
+            progress: None,
+            max_rows: 0,
         }
     }
 
-    /// Runs SQL until it ends or Ctrl-C cancels it, showing progress while it is quiet.
+    /// Runs SQL until it ends or Ctrl-C cancels it, showing progress while it is quiet (Ctrl-C
+    /// and the progress line each on a thread of their own: the query may keep every worker busy).
     async fn run_sql(&mut self, sql: &str) {
         let mut file = self.output.take();
-        let runner = self.runner(file.is_some());
-        let corpus = self.corpus();
-        let progress = Progress::new(std::io::stderr().is_terminal());
+        let progress = std::sync::Arc::new(Progress::new(std::io::stderr().is_terminal()));
+        let mut runner = self.runner(file.is_some());
+        runner.progress = Some(&progress);
         let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
         let out: &mut dyn Write = match &mut file {
             Some(file) => file,
@@ -290,30 +289,19 @@ impl Shell {
         let mut out = progress.clearing(out);
         let mut err = progress.clearing(&mut stderr);
         let finished = {
+            let cancel = super::interrupt::next();
             let query = runner.run(sql, &mut out, &mut err);
-            let cancel = tokio::signal::ctrl_c();
-            tokio::pin!(query, cancel);
-            let mut ticks = tokio::time::interval(PROGRESS_TICK);
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-            loop {
-                tokio::select! {
-                    result = &mut query => break Some(result),
-                    Ok(()) = &mut cancel => break None,
-                    _ = ticks.tick() => {
-                        let (files, bytes) = corpus.problems.read_so_far();
-                        progress.show(files, bytes);
-                    }
-                }
+            let _ticker = progress.ticker();
+            tokio::select! {
+                result = query => Some(result),
+                () = cancel => None,
             }
         };
         progress.clear();
         match finished {
             Some(Ok(())) => {}
             Some(Err(e)) => report(&CliError::from(e)),
-            None => {
-                corpus.problems.take();
-                eprintln!("txq: query cancelled");
-            }
+            None => eprintln!("{}", super::interrupt::MESSAGE),
         }
         if let Err(e) = out.flush() {
             report(&CliError::Output(e));

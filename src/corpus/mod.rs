@@ -18,7 +18,6 @@ use object_store::ObjectStore;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Settings of the reading, and of the sessions that query what is read.
@@ -133,6 +132,14 @@ impl FormatData {
         by_path.get(file.canonical.as_os_str()).map(|&i| self.file_events.of(i))
     }
 
+    /// The damaged lines the inference pass found in one of the transcripts.
+    pub fn damaged_lines_of(&self, file: &SourceFile) -> u64 {
+        let by_path = self.by_path.get_or_init(|| {
+            self.files.iter().enumerate().map(|(i, f)| (f.canonical.clone().into_os_string(), i)).collect()
+        });
+        by_path.get(file.canonical.as_os_str()).map_or(0, |&i| self.file_damage[i])
+    }
+
     /// The table this format's damaged lines are listed in.
     pub fn errors_table(&self) -> &'static str {
         self.format.lines_table.as_ref().map_or("errors", |l| l.errors_name)
@@ -178,47 +185,50 @@ enum Found<'a> {
 /// A problem met while reading, once per place.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Problem {
-    /// A statement read these files (and so skipped their damaged lines): the format's schema and
-    /// the table their damage is listed in.
-    Scanned { schema: &'static str, errors_table: &'static str },
+    /// A statement read this file and so skipped its damaged lines (as the inference pass counted
+    /// them): how many, the format's schema and the table their damage is listed in.
+    Damaged { file: PathBuf, lines: u64, schema: &'static str, errors_table: &'static str },
     /// A value that did not fit its column, read as null.
     Value { file: PathBuf, line: u64, column: String },
     /// A file that could not be read (whole or in part).
     File { file: PathBuf, why: String },
 }
 
-/// The problems the reads of one statement met, each counted once however many scans met it,
-/// and how far those reads have got (for the shell's progress line).
+/// The problems met by the reads of one scan of one statement (the scan's plan node holds it),
+/// each counted once however often met; or the corpus's log, which keeps the files that a scan
+/// could not read (for export, which names them).
 #[derive(Debug, Default)]
 pub struct ProblemLog {
     seen: Mutex<HashSet<Problem>>,
-    files_read: AtomicU64,
-    bytes_read: AtomicU64,
+    /// The corpus's log, which is told of the files not read too.
+    corpus: Option<Arc<ProblemLog>>,
 }
 
 impl ProblemLog {
+    /// The log of one scan, telling `corpus` of the files it could not read.
+    pub fn of_scan(corpus: Arc<ProblemLog>) -> Self {
+        Self { seen: Mutex::default(), corpus: Some(corpus) }
+    }
+
     pub fn record(&self, problem: Problem) {
+        if let (Some(corpus), Problem::File { .. }) = (&self.corpus, &problem) {
+            corpus.record(problem.clone());
+        }
         self.seen.lock().unwrap_or_else(|e| e.into_inner()).insert(problem);
     }
 
-    /// Counts `files` more files started and `bytes` more read by the statement's scans.
-    pub fn count_read(&self, files: u64, bytes: u64) {
-        self.files_read.fetch_add(files, Ordering::Relaxed);
-        self.bytes_read.fetch_add(bytes, Ordering::Relaxed);
-    }
-
-    /// Files started and bytes read since the last `take`.
-    pub fn read_so_far(&self) -> (u64, u64) {
-        (self.files_read.load(Ordering::Relaxed), self.bytes_read.load(Ordering::Relaxed))
-    }
-
-    /// Takes what was recorded, leaving the log empty and the counts at zero.
-    pub fn take(&self) -> Vec<Problem> {
-        self.files_read.store(0, Ordering::Relaxed);
-        self.bytes_read.store(0, Ordering::Relaxed);
-        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        let mut problems: Vec<Problem> = seen.drain().collect();
+    /// What was recorded so far, in a stable order.
+    pub fn problems(&self) -> Vec<Problem> {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let mut problems: Vec<Problem> = seen.iter().cloned().collect();
         problems.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+        problems
+    }
+
+    /// Takes what was recorded, leaving the log empty.
+    pub fn take(&self) -> Vec<Problem> {
+        let problems = self.problems();
+        self.seen.lock().unwrap_or_else(|e| e.into_inner()).clear();
         problems
     }
 }

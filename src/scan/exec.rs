@@ -1,5 +1,7 @@
 //! The scan's execution plan: the files split into partitions by size, each partition a task that
-//! reads its files block by block and sends batches as they fill.
+//! reads its files block by block and sends batches as they fill, yielding to the other tasks
+//! between blocks; what it read and met counted in the plan's metrics (`EXPLAIN ANALYZE`, the
+//! shell's progress line) and its problems kept in the node, for the statement's warning.
 
 use super::ScanSource;
 use super::lines::LineReader;
@@ -12,11 +14,17 @@ use crate::lines::LineSplitter;
 use crate::read::BlockReader;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{ColumnStatistics, Statistics};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::{
+    Count, ExecutionPlanMetricsSet, MetricBuilder, MetricType, MetricsSet,
+};
+use datafusion::physical_plan::statistics::StatisticsArgs;
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{
     ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
@@ -43,6 +51,90 @@ pub struct ScanExec {
     partitions: Vec<Vec<Arc<SourceFile>>>,
     schema: SchemaRef,
     properties: Arc<PlanProperties>,
+    metrics: ExecutionPlanMetricsSet,
+    /// Each partition's rows, known without reading while its files are as the corpus found
+    /// them and hold no damaged line (whose warning a read gives); found when first asked (it
+    /// looks at every file).
+    exact_rows: std::sync::OnceLock<Option<Vec<u64>>>,
+    /// Damaged files that hold none of the table's rows, so are not read: their skipped lines
+    /// are counted (by partition 0) all the same, since a damaged line may have been a row.
+    damaged_elsewhere: Vec<Arc<SourceFile>>,
+}
+
+/// The names of the scan's metrics.
+pub mod metric {
+    pub const FILES_READ: &str = "files_read";
+    pub const BYTES_READ: &str = "bytes_read";
+    pub const DAMAGED_LINES: &str = "damaged_lines";
+    pub const NULLED_VALUES: &str = "nulled_values";
+}
+
+/// The counters of one partition of a scan.
+#[derive(Debug, Clone)]
+pub(super) struct ScanCounters {
+    pub output_rows: Count,
+    pub files_read: Count,
+    pub bytes_read: Count,
+    pub damaged_lines: Count,
+    pub nulled_values: Count,
+}
+
+impl ScanCounters {
+    fn new(metrics: &ExecutionPlanMetricsSet, partition: usize) -> Self {
+        let counter = |name: &'static str| {
+            MetricBuilder::new(metrics).with_type(MetricType::Summary).counter(name, partition)
+        };
+        Self {
+            output_rows: MetricBuilder::new(metrics).with_type(MetricType::Summary).output_rows(partition),
+            files_read: counter(metric::FILES_READ),
+            bytes_read: counter(metric::BYTES_READ),
+            damaged_lines: counter(metric::DAMAGED_LINES),
+            nulled_values: counter(metric::NULLED_VALUES),
+        }
+    }
+}
+
+/// How far the scans of a running plan have got.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanProgress {
+    pub files: u64,
+    pub bytes: u64,
+    pub rows: u64,
+}
+
+/// Every scan in `plan` (a plan being run or run), its children first.
+fn scans_of<'a>(plan: &'a Arc<dyn ExecutionPlan>, out: &mut Vec<&'a ScanExec>) {
+    for child in plan.children() {
+        scans_of(child, out);
+    }
+    if let Some(scan) = plan.downcast_ref::<ScanExec>() {
+        out.push(scan);
+    }
+}
+
+/// What the scans of `plan` have read so far, from their metrics.
+pub fn progress_of(plan: &Arc<dyn ExecutionPlan>) -> ScanProgress {
+    let mut scans = Vec::new();
+    scans_of(plan, &mut scans);
+    let mut progress = ScanProgress::default();
+    for scan in scans {
+        let metrics = scan.metrics.clone_inner();
+        let sum = |name: &str| metrics.sum_by_name(name).map_or(0, |v| v.as_usize() as u64);
+        progress.files += sum(metric::FILES_READ);
+        progress.bytes += sum(metric::BYTES_READ);
+        progress.rows += metrics.output_rows().unwrap_or(0) as u64;
+    }
+    progress
+}
+
+/// The problems the scans of `plan` met, each once however many scans met it.
+pub fn problems_of(plan: &Arc<dyn ExecutionPlan>) -> Vec<Problem> {
+    let mut scans = Vec::new();
+    scans_of(plan, &mut scans);
+    let mut problems: Vec<Problem> = scans.iter().flat_map(|scan| scan.source.problems.problems()).collect();
+    problems.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    problems.dedup();
+    problems
 }
 
 impl ScanExec {
@@ -61,8 +153,54 @@ impl ScanExec {
             EmissionType::Incremental,
             Boundedness::Bounded,
         );
-        Self { source, config, partitions, schema, properties: Arc::new(properties) }
+        Self {
+            source,
+            config,
+            partitions,
+            schema,
+            properties: Arc::new(properties),
+            metrics: ExecutionPlanMetricsSet::new(),
+            exact_rows: std::sync::OnceLock::new(),
+            damaged_elsewhere: Vec::new(),
+        }
     }
+
+    /// The scan, counting the damage of `files` too (damaged files of the format that hold none
+    /// of its rows).
+    pub fn with_damaged_elsewhere(mut self, files: Vec<Arc<SourceFile>>) -> Self {
+        self.damaged_elsewhere = files;
+        self
+    }
+
+    /// The problems this scan has met so far.
+    pub fn problems(&self) -> Vec<Problem> {
+        self.source.problems.problems()
+    }
+}
+
+/// Each partition's rows, when the events by type of the corpus say them: every file unchanged
+/// and undamaged, and the table one of whole events (all, or of one type).
+fn exact_rows(source: &ScanSource, partitions: &[Vec<Arc<SourceFile>>]) -> Option<Vec<u64>> {
+    let wanted: Option<&str> = match &source.table.rows {
+        Rows::AllEvents => None,
+        Rows::Type(t) => Some(t.as_str()),
+        Rows::Lines | Rows::Problems => return None,
+    };
+    let files = || partitions.iter().flatten();
+    // What needs no system call first.
+    if files().any(|file| source.data.damaged_lines_of(file) > 0) {
+        return None;
+    }
+    let mut rows = Vec::with_capacity(partitions.len());
+    for files in partitions {
+        let mut n = 0u64;
+        for file in files {
+            let events = source.data.events_by_type(file)?;
+            n += events.filter(|(t, _)| wanted.is_none_or(|w| w == t.as_ref())).map(|(_, n)| n).sum::<u64>();
+        }
+        rows.push(n);
+    }
+    files().all(|file| file.unchanged()).then_some(rows)
 }
 
 /// Deals files into at most `n` partitions of about equal bytes (largest first, each to the
@@ -151,8 +289,40 @@ impl ExecutionPlan for ScanExec {
         let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema.clone(), 2);
         let tx = builder.tx();
         let (source, config) = (self.source.clone(), self.config.clone());
-        builder.spawn(async move { scan_files(source, config, files, tx).await });
+        let counters = ScanCounters::new(&self.metrics, partition);
+        if partition == 0 {
+            for file in &self.damaged_elsewhere {
+                skipped(&self.source, file, &counters);
+            }
+        }
+        builder.spawn(async move { scan_files(source, config, files, tx, counters).await });
         Ok(builder.build())
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn statistics_from_inputs(
+        &self,
+        _input_stats: &[Arc<Statistics>],
+        args: &StatisticsArgs,
+    ) -> Result<Arc<Statistics>> {
+        let exact_rows = self.exact_rows.get_or_init(|| match self.damaged_elsewhere.is_empty() {
+            true => exact_rows(&self.source, &self.partitions),
+            false => None,
+        });
+        let rows = exact_rows.as_ref().and_then(|rows| match args.partition() {
+            None => Some(rows.iter().sum::<u64>()),
+            Some(p) => rows.get(p).copied(),
+        });
+        let mut statistics = Statistics::new_unknown(&self.schema);
+        if let Some(rows) = rows {
+            let rows = self.config.limit.map_or(rows, |limit| rows.min(limit as u64));
+            statistics.num_rows = Precision::Exact(rows as usize);
+            statistics.column_statistics = vec![ColumnStatistics::new_unknown(); self.schema.fields().len()];
+        }
+        Ok(Arc::new(statistics))
     }
 }
 
@@ -168,11 +338,11 @@ async fn scan_files(
     config: ScanConfig,
     files: Vec<Arc<SourceFile>>,
     tx: Sender<Result<RecordBatch>>,
+    counters: ScanCounters,
 ) -> Result<()> {
-    let (schema, errors_table) = (source.data.format.name, source.data.errors_table());
-    source.problems.record(Problem::Scanned { schema, errors_table });
     let mut decoder = RowDecoder::new(&source.table, config.projection.as_deref());
-    let mut reader = LineReader::new(source.clone());
+    let mut reader = LineReader::new(source.clone()).counting_nulls(counters.nulled_values.clone());
+    let tx = Counted { tx: &tx, rows: &counters.output_rows };
     let mut sent = 0usize;
     // Batches made while a block was read, with their rows, to send before the next block.
     let mut full: Vec<(usize, BatchResult)> = Vec::new();
@@ -185,7 +355,8 @@ async fn scan_files(
         }
         // A file changed since the corpus was opened is read instead: its lines say what is there.
         if counted && file.unchanged() {
-            if !counted_rows(&source, file, &mut reader, &mut decoder, batch_size, &tx, &mut sent).await
+            started(&source, file, &counters);
+            if !counted_rows(&source, file, &mut reader, &mut decoder, batch_size, tx, &mut sent).await
                 || done(sent)
             {
                 return Ok(());
@@ -199,13 +370,13 @@ async fn scan_files(
                 continue;
             }
         };
+        started(&source, file, &counters);
         reader.start_file(file, &mut decoder);
-        source.problems.count_read(1, 0);
         let mut splitter = LineSplitter::new(source.max_line_bytes);
         loop {
             let block = match blocks.next_block().await {
                 Ok(Some(block)) => {
-                    source.problems.count_read(0, block.len() as u64);
+                    counters.bytes_read.add(block.len());
                     block
                 }
                 Ok(None) => break,
@@ -218,25 +389,54 @@ async fn scan_files(
                 .feed(&block, &mut |line| read_line(line, &mut reader, &mut decoder, batch_size, &mut full));
             for (rows, batch) in full.drain(..) {
                 sent += rows;
-                if !send(&tx, batch, batch_size).await || done(sent) {
+                if !send(tx, batch, batch_size).await || done(sent) {
                     return Ok(());
                 }
             }
+            // Parsing a block is work enough: let the other tasks of the runtime run.
+            tokio::task::consume_budget().await;
         }
         splitter.finish(&mut |line| read_line(line, &mut reader, &mut decoder, batch_size, &mut full));
     }
     for (_, batch) in full {
-        if !send(&tx, batch, batch_size).await {
+        if !send(tx, batch, batch_size).await {
             return Ok(());
         }
     }
     if decoder.rows() > 0 {
-        send(&tx, decoder.finish(), batch_size).await;
+        send(tx, decoder.finish(), batch_size).await;
     }
     Ok(())
 }
 
 type BatchResult = Result<RecordBatch, datafusion::arrow::error::ArrowError>;
+
+/// Counts a file the scan starts, and the damaged lines it skips in it.
+fn started(source: &ScanSource, file: &SourceFile, counters: &ScanCounters) {
+    counters.files_read.add(1);
+    skipped(source, file, counters);
+}
+
+/// Counts the damaged lines of `file`, which the scan skips.
+fn skipped(source: &ScanSource, file: &SourceFile, counters: &ScanCounters) {
+    let lines = source.data.damaged_lines_of(file);
+    if lines > 0 {
+        counters.damaged_lines.add(lines as usize);
+        source.problems.record(Problem::Damaged {
+            file: file.path.clone(),
+            lines,
+            schema: source.data.format.name,
+            errors_table: source.data.errors_table(),
+        });
+    }
+}
+
+/// The sending end of a partition's batches, counting the rows sent.
+#[derive(Clone, Copy)]
+struct Counted<'a> {
+    tx: &'a Sender<Result<RecordBatch>>,
+    rows: &'a Count,
+}
 
 /// Reads one line into `decoder`, and the rows so far into a batch of `full` once they are
 /// `batch_size` rows or [`BATCH_LINE_BYTES`] of lines.
@@ -281,12 +481,11 @@ async fn counted_rows(
     reader: &mut LineReader,
     decoder: &mut RowDecoder,
     batch_size: usize,
-    tx: &Sender<Result<RecordBatch>>,
+    tx: Counted<'_>,
     sent: &mut usize,
 ) -> bool {
     let Some(events) = source.data.events_by_type(file) else { return true };
     reader.start_file(file, decoder);
-    source.problems.count_read(1, 0);
     for (type_name, count) in events {
         if matches!(&source.table.rows, Rows::Type(t) if t.as_str() != type_name.as_ref()) {
             continue;
@@ -299,6 +498,7 @@ async fn counted_rows(
                 if !send(tx, decoder.finish(), batch_size).await {
                     return false;
                 }
+                tokio::task::consume_budget().await;
             }
         }
     }
@@ -307,20 +507,21 @@ async fn counted_rows(
 
 /// Sends a batch in slices of `batch_size` rows; false once the receiver is gone.
 async fn send(
-    tx: &Sender<Result<RecordBatch>>,
+    tx: Counted<'_>,
     batch: Result<RecordBatch, datafusion::arrow::error::ArrowError>,
     batch_size: usize,
 ) -> bool {
     let batch = match batch {
         Ok(batch) => batch,
-        Err(e) => return tx.send(Err(e.into())).await.is_ok(),
+        Err(e) => return tx.tx.send(Err(e.into())).await.is_ok(),
     };
     let mut offset = 0;
     while offset < batch.num_rows() {
         let len = batch_size.min(batch.num_rows() - offset);
-        if tx.send(Ok(batch.slice(offset, len))).await.is_err() {
+        if tx.tx.send(Ok(batch.slice(offset, len))).await.is_err() {
             return false;
         }
+        tx.rows.add(len);
         offset += len;
     }
     true

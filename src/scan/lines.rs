@@ -41,6 +41,8 @@ pub struct LineReader {
     want: Want,
     /// Bytes of the lines made rows since [`Self::clear_row_bytes`]: what the batch holds, about.
     row_bytes: u64,
+    /// Counts the values read as null, when the scan's metrics ask.
+    nulled: Option<datafusion::physical_plan::metrics::Count>,
 }
 
 impl LineReader {
@@ -76,7 +78,14 @@ impl LineReader {
             checkers: HashMap::new(),
             want,
             row_bytes: 0,
+            nulled: None,
         }
+    }
+
+    /// The reader, counting in `nulled` each value read as null.
+    pub fn counting_nulls(mut self, nulled: datafusion::physical_plan::metrics::Count) -> Self {
+        self.nulled = Some(nulled);
+        self
     }
 
     pub fn row_bytes(&self) -> u64 {
@@ -103,6 +112,9 @@ impl LineReader {
 
     /// Notes a value read as null because it did not fit its column.
     fn record(&self, line: u64, column: &str) {
+        if let Some(nulled) = &self.nulled {
+            nulled.add(1);
+        }
         let file = self.file.as_ref().map(|f| f.path.clone()).unwrap_or_default();
         self.source.problems.record(Problem::Value { file, line, column: column.to_string() });
     }

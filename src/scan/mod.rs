@@ -5,7 +5,7 @@ mod exec;
 mod lines;
 mod prune;
 
-pub use exec::ScanExec;
+pub use exec::{ScanExec, ScanProgress, problems_of, progress_of};
 /// The per-line reading of a scan, public for the fuzz targets and property tests.
 pub use lines::LineReader;
 
@@ -88,15 +88,33 @@ impl TableProvider for ScanTable {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         // Files are read through the session's object-store registry (local files by default).
         let store = state.runtime_env().object_store(ObjectStoreUrl::local_filesystem())?;
-        let source = Arc::new(ScanSource { store, ..(*self.source).clone() });
+        // Each scan of each statement has a log of its own: what the statement read is what it
+        // warns of.
+        let problems = Arc::new(crate::corpus::ProblemLog::of_scan(self.source.problems.clone()));
+        let source = Arc::new(ScanSource { store, problems, ..(*self.source).clone() });
         let candidates = self.source.data.files_for(&self.source.table);
         let files = prune::prune(state, &self.source.table, &candidates, filters);
+        // A damaged line may have been of any type: the damaged files that the table's type
+        // leaves out are not read, but what they skipped is the statement's to hear of.
+        let data = &self.source.data;
+        let elsewhere: Vec<Arc<crate::discover::SourceFile>> = match &self.source.table.rows {
+            crate::catalog::Rows::Type(_) => {
+                let read: std::collections::HashSet<&std::path::Path> =
+                    candidates.iter().map(|f| f.canonical.as_path()).collect();
+                let others: Vec<_> = (data.files.iter())
+                    .filter(|f| data.damaged_lines_of(f) > 0 && !read.contains(f.canonical.as_path()))
+                    .cloned()
+                    .collect();
+                prune::prune(state, &self.source.table, &others, filters)
+            }
+            _ => Vec::new(),
+        };
         let partitions = state.config().target_partitions().max(1);
         let config = exec::ScanConfig {
             projection: projection.cloned(),
             limit,
             batch_size: state.config().batch_size(),
         };
-        Ok(Arc::new(ScanExec::new(source, files, config, partitions)))
+        Ok(Arc::new(ScanExec::new(source, files, config, partitions).with_damaged_elsewhere(elsewhere)))
     }
 }
