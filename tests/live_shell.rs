@@ -302,6 +302,7 @@ fn query_list_on_a_terminal_is_one_block_a_query() {
     command
         .arg("-c")
         .arg(format!("stty cols 80 rows 24; exec {} query --list", env!("CARGO_BIN_EXE_txq")))
+        .envs(crate::util::hermetic_env())
         .env("HOME", state.path());
     let options = Options::new().timeout_ms(Some(60_000)).strip_ansi_escape_codes(true);
     let mut s = spawn_with_options(command, options).unwrap();

@@ -4,7 +4,7 @@
 //! results stream in every format, `--maxrows` included.
 
 use crate::util::{Generated, cache_dir, default_corpus, txq};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 use txq::generate::RupuOptions;
 
@@ -58,11 +58,8 @@ fn ctrl_c_stops_a_script_whose_statement_keeps_every_worker_busy_with_exit_130()
     // Regression: the signal was taken by the query's own runtime, whose workers DataFusion's
     // tasks kept busy, so Ctrl-C went unseen until the process was killed.
     let c = default_corpus();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_txq"))
+    let mut child = crate::util::command(c.dir.path())
         .args(["--no-cache", "-e", ENDLESS, c.transcripts().to_str().unwrap()])
-        .current_dir(c.dir.path())
-        .env("HOME", c.dir.path())
-        .env("TXQ_CACHE_DIR", cache_dir())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -92,10 +89,9 @@ fn ctrl_c_in_the_shell_stops_a_statement_that_keeps_every_worker_busy() {
     use rexpect::session::{Options, spawn_with_options};
     let c = default_corpus();
     let home = tempfile::tempdir().unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_txq"));
+    let mut command = crate::util::command(c.dir.path());
     command
         .args(["--no-cache", c.transcripts().to_str().unwrap()])
-        .current_dir(c.dir.path())
         .env("TERM", "xterm")
         .env("HOME", home.path())
         .env("TXQ_HISTORY", home.path().join("history"))
