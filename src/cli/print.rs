@@ -402,14 +402,14 @@ mod tests {
     #[test]
     fn every_format() {
         let (_, b) = batch();
-        assert_eq!(render(OutputFormat::Csv, &[b.clone()]), "model,tokens\n\"a,b\",3\n,4\n");
-        assert_eq!(render(OutputFormat::Tsv, &[b.clone()]), "model\ttokens\na,b\t3\n\t4\n");
+        assert_eq!(render(OutputFormat::Csv, std::slice::from_ref(&b)), "model,tokens\n\"a,b\",3\n,4\n");
+        assert_eq!(render(OutputFormat::Tsv, std::slice::from_ref(&b)), "model\ttokens\na,b\t3\n\t4\n");
         assert_eq!(
-            render(OutputFormat::Ndjson, &[b.clone()]),
+            render(OutputFormat::Ndjson, std::slice::from_ref(&b)),
             "{\"model\":\"a,b\",\"tokens\":3}\n{\"model\":null,\"tokens\":4}\n"
         );
         assert_eq!(
-            render(OutputFormat::Json, &[b.clone()]),
+            render(OutputFormat::Json, std::slice::from_ref(&b)),
             "[{\"model\":\"a,b\",\"tokens\":3},{\"model\":null,\"tokens\":4}]\n"
         );
         assert!(render(OutputFormat::Table, &[b]).contains("| a,b   | 3      |"));

@@ -231,7 +231,7 @@ impl RunPlan {
     /// Runs alternate between timestamped and ULID ids and cycle through the ways of keeping
     /// attempts: both trees, `.reeval/runs` only, history only, both with failures only.
     fn new(index: usize, started_ms: u64, rng: &mut Rng) -> Self {
-        let run_id = if index % 2 == 0 {
+        let run_id = if index.is_multiple_of(2) {
             let stamp = rfc3339(started_ms, true).replace([':', '.'], "-");
             format!("{stamp}_{}", rng.hex(6))
         } else {
