@@ -165,31 +165,13 @@ impl LineReader {
         if let Some((event_type, field)) = self.turn_from
             && event.type_name == event_type
         {
-            let parsed;
-            let fields = match self.want {
-                Want::Fields => &event.fields,
-                Want::Text => {
-                    parsed = crate::json::parse_object_text(event.fields_text).unwrap_or_default();
-                    &parsed
-                }
-            };
-            self.turn =
-                fields.get(field).filter(|r| Shape::of(r) == Shape::Int).and_then(|r| r.get().parse().ok());
+            self.turn = int_field(&event, self.want, field);
             (self.in_turn, self.ended) = (true, None);
         }
         if let (Some(early), Some((_, field))) = (self.early, self.turn_from)
             && event.type_name.as_ref() == early.end
         {
-            let parsed;
-            let fields = match self.want {
-                Want::Fields => &event.fields,
-                Want::Text => {
-                    parsed = crate::json::parse_object_text(event.fields_text).unwrap_or_default();
-                    &parsed
-                }
-            };
-            let ended: Option<i64> =
-                fields.get(field).filter(|r| Shape::of(r) == Shape::Int).and_then(|r| r.get().parse().ok());
+            let ended = int_field(&event, self.want, field);
             (self.in_turn, self.ended) = (false, ended.or(self.turn));
         }
         // A line written before its turn's own lines falls in the turn about to begin.
@@ -323,4 +305,18 @@ impl LineReader {
         };
         decoder.push(&values, &mut Vec::new());
     }
+}
+
+/// An event's integer field (`turn_idx`), whether its fields were parsed or kept as text; `None`
+/// when absent or not an integer.
+fn int_field(event: &crate::json::Event<'_>, want: Want, field: &str) -> Option<i64> {
+    let parsed;
+    let fields = match want {
+        Want::Fields => &event.fields,
+        Want::Text => {
+            parsed = crate::json::parse_object_text(event.fields_text).unwrap_or_default();
+            &parsed
+        }
+    };
+    fields.get(field).filter(|r| Shape::of(r) == Shape::Int).and_then(|r| r.get().parse().ok())
 }
