@@ -228,6 +228,32 @@ fn exit_quit_continuation_lines_dt_format_and_o_work_as_in_psql() {
 }
 
 #[test]
+fn a_table_sent_to_a_file_by_o_streams_as_a_scripts_table() {
+    // Regression: the shell held every batch of a table sent to a file, to fit a screen that a
+    // file does not have.
+    let (dir, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let lines: String = (1..=300).map(usage).collect();
+    std::fs::write(dir.path().join("run_1.jsonl"), format!("{START}\n{lines}")).unwrap();
+    let sql = "select run_id, line, input_tokens, null as nothing from usage order by line";
+    let script = crate::util::txq(&["-e", sql, "."], dir.path());
+    assert_eq!(script.code, 0, "{}", script.stderr);
+    assert_eq!(script.stdout.lines().count(), 300 + 4, "{}", script.stdout);
+
+    let mut s = shell(dir.path(), state.path(), &["."]);
+    let file = state.path().join("out.txt");
+    s.exp_string(PROMPT).unwrap();
+    s.send_line(&format!("\\o {}", file.display())).unwrap();
+    s.exp_string("results go to").unwrap();
+    let footer = run(&mut s, &format!("{sql};"));
+    assert!(footer.contains("300 rows in"), "{footer}");
+    command(&mut s, "\\o", "results go to the terminal");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), script.stdout);
+    s.exp_string(PROMPT).unwrap();
+    s.send_line("quit").unwrap();
+    s.exp_eof().unwrap();
+}
+
+#[test]
 fn the_shell_works_with_no_transcripts_and_takes_in_a_default_place_that_appears() {
     let (dir, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let mut s = shell(dir.path(), state.path(), &["--format", "csv"]);

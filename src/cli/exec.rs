@@ -106,7 +106,7 @@ impl Runner<'_> {
             }
             return Ok(());
         };
-        let shown = if self.format == OutputFormat::Table {
+        let shown = if self.format == OutputFormat::Table && !screen.holds_everything() {
             // The table view shows the first rows: only they are kept, the rest counted.
             let (mut kept, mut held, mut rows) = (Vec::new(), 0usize, 0usize);
             while let Some(batch) = next(&mut stream).await? {
@@ -121,6 +121,7 @@ impl Runner<'_> {
             let shown = screen.write(self.format, &schema, &kept, out)?;
             Shown { rows, ..shown }
         } else {
+            // Other formats, and a table with nothing to fit (sent to a file by `\o`), stream.
             let mut writer = ResultWriter::new(self.format, &schema, &mut *out);
             while let Some(batch) = next(&mut stream).await? {
                 writer.write(&batch)?;

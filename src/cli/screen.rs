@@ -82,6 +82,12 @@ pub fn duration(d: Duration) -> String {
 }
 
 impl Screen {
+    /// Whether nothing is to be fitted: every row, every column, as a table (results sent to a
+    /// file), so that the table can be written as it comes, as a script's is.
+    pub fn holds_everything(&self) -> bool {
+        self.max_rows == 0 && self.width == usize::MAX && !self.expanded
+    }
+
     /// Writes a result: the table format fitted to the screen (or one field per line), any other
     /// format whole.
     pub fn write(
