@@ -127,17 +127,12 @@ fn a_closed_pipe_ends_quietly_in_every_format_and_a_full_disk_exits_3() {
     // error on as text), and an error message to a closed stderr panicked (exit 101).
     let c = default_corpus();
     let dir = c.transcripts();
+    let args = |format| {
+        ["-q", "--no-cache", "--format", format, "-e", "select * from events", dir.to_str().unwrap()]
+    };
     for format in ["table", "csv", "tsv", "json", "ndjson"] {
         let mut child = crate::util::command(c.dir.path())
-            .args([
-                "-q",
-                "--no-cache",
-                "--format",
-                format,
-                "-e",
-                "select * from events",
-                dir.to_str().unwrap(),
-            ])
+            .args(args(format))
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -156,19 +151,7 @@ fn a_closed_pipe_ends_quietly_in_every_format_and_a_full_disk_exits_3() {
             break;
         }
         let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
-        let out = crate::util::command(c.dir.path())
-            .args([
-                "-q",
-                "--no-cache",
-                "--format",
-                format,
-                "-e",
-                "select * from events",
-                dir.to_str().unwrap(),
-            ])
-            .stdout(full)
-            .output()
-            .unwrap();
+        let out = crate::util::command(c.dir.path()).args(args(format)).stdout(full).output().unwrap();
         assert_eq!(out.status.code(), Some(3), "{format}");
         // The system's words, the same in every format.
         assert_eq!(

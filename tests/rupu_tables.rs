@@ -162,7 +162,7 @@ fn turn_attribution(c: &Generated) {
 
 /// A flow written before the first turn_start (a preamble call, or a turn's flow written ahead
 /// of the turn's own lines) is in the turn about to begin, never in none.
-fn net_flows_take_the_turn_in_progress(c: &Generated) {
+pub(crate) fn net_flows_take_the_turn_in_progress(c: &Generated) {
     let got: BTreeMap<(String, String), Option<i64>> = c
         .rows("select run_id, id, turn_idx from net_flow")
         .iter()

@@ -183,15 +183,15 @@ enum Found<'a> {
 }
 
 /// A problem met while reading, once per place.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Problem {
     /// A statement read this file and so skipped its damaged lines (as the inference pass counted
     /// them): how many, the format's schema and the table their damage is listed in.
     Damaged { file: PathBuf, lines: u64, schema: &'static str, errors_table: &'static str },
-    /// A value that did not fit its column, read as null.
-    Value { file: PathBuf, line: u64, column: String },
     /// A file that could not be read (whole or in part).
     File { file: PathBuf, why: String },
+    /// A value that did not fit its column, read as null.
+    Value { file: PathBuf, line: u64, column: String },
 }
 
 /// The problems met by the reads of one scan of one statement (the scan's plan node holds it),
@@ -221,7 +221,7 @@ impl ProblemLog {
     pub fn problems(&self) -> Vec<Problem> {
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let mut problems: Vec<Problem> = seen.iter().cloned().collect();
-        problems.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+        problems.sort();
         problems
     }
 

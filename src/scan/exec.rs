@@ -131,8 +131,8 @@ pub fn progress_of(plan: &Arc<dyn ExecutionPlan>) -> ScanProgress {
 pub fn problems_of(plan: &Arc<dyn ExecutionPlan>) -> Vec<Problem> {
     let mut scans = Vec::new();
     scans_of(plan, &mut scans);
-    let mut problems: Vec<Problem> = scans.iter().flat_map(|scan| scan.source.problems.problems()).collect();
-    problems.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    let mut problems: Vec<Problem> = scans.iter().flat_map(|scan| scan.problems()).collect();
+    problems.sort();
     problems.dedup();
     problems
 }
