@@ -2,6 +2,7 @@
 //! (control characters in it escaped; aligned on its first rows, then streamed), CSV, TSV, a JSON
 //! array or JSON lines for scripts (every value exact).
 
+use super::screen::width_of;
 use crate::escape;
 use datafusion::arrow::array::{Array, ArrayRef, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -205,10 +206,7 @@ impl<'a> TableWriter<'a> {
                     line.clear();
                     line.push('|');
                     for ((column, f), w) in cells.zip(widths) {
-                        raw.clear();
-                        if !column.is_null(row) {
-                            f.value(row).write(&mut raw)?;
-                        }
+                        cell_text(column.as_ref(), f, row, &mut raw)?;
                         push_cell(&escape::text(&raw), *w, &mut line);
                     }
                     line.push('\n');
@@ -217,10 +215,7 @@ impl<'a> TableWriter<'a> {
                 None => {
                     let cells = cells
                         .map(|(column, f)| {
-                            raw.clear();
-                            if !column.is_null(row) {
-                                f.value(row).write(&mut raw)?;
-                            }
+                            cell_text(column.as_ref(), f, row, &mut raw)?;
                             Ok(escape::text(&raw).into_owned())
                         })
                         .collect::<Result<Vec<String>, ArrowError>>()?;
@@ -267,9 +262,13 @@ impl<'a> TableWriter<'a> {
     }
 }
 
-/// The columns `text` takes on a terminal (it holds no control character: it is escaped).
-fn width_of(text: &str) -> usize {
-    if text.is_ascii() { text.len() } else { unicode_width::UnicodeWidthStr::width(text) }
+/// A cell's text, unescaped, into `raw`: empty for null.
+fn cell_text(column: &dyn Array, f: &ArrayFormatter, row: usize, raw: &mut String) -> Result<(), ArrowError> {
+    raw.clear();
+    if !column.is_null(row) {
+        f.value(row).write(raw)?;
+    }
+    Ok(())
 }
 
 /// ` cell ` padded to `width`, and the border after it.

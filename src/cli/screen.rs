@@ -149,8 +149,10 @@ fn cells(batches: &[RecordBatch], limit: usize) -> Result<Vec<Vec<String>>, Arro
     Ok(rows)
 }
 
-fn width_of(text: &str) -> usize {
-    text.chars().map(|c| c.width().unwrap_or(0)).sum()
+/// The columns `text` takes on a terminal (it holds no control character: it is escaped); the
+/// table view and the streamed table measure alike.
+pub(super) fn width_of(text: &str) -> usize {
+    if text.is_ascii() { text.len() } else { unicode_width::UnicodeWidthStr::width(text) }
 }
 
 /// The text cut to `width` columns, its end replaced by `…` when cut.
