@@ -146,27 +146,26 @@ impl PriceList {
             batch.column(0).as_string::<i32>().iter().map(|m| m.unwrap_or_default().to_string()).collect()
         };
         let (base, top) = (models(&self.batch), models(&over.batch));
-        // (batch, row) of each output row and the row of `over` laid on it.
-        let rows: Vec<(usize, Option<usize>)> =
-            (0..base.len()).map(|row| (row, top.iter().position(|m| *m == base[row]))).collect();
-        let added: Vec<usize> = (0..top.len()).filter(|&row| !base.contains(&top[row])).collect();
+        let top_rows: std::collections::HashMap<&str, usize> =
+            top.iter().enumerate().map(|(row, model)| (model.as_str(), row)).collect();
+        let base_models: BTreeSet<&str> = base.iter().map(String::as_str).collect();
+        // Each output row's (batch, row) in `interleave`'s terms: 0 this list, 1 `over`.
         let columns: Vec<ArrayRef> = (0..self.batch.num_columns())
             .map(|column| {
                 let (under, above) = (self.batch.column(column), over.batch.column(column));
-                let mut pieces: Vec<ArrayRef> = Vec::new();
-                for (row, laid) in &rows {
-                    let piece = match laid {
-                        Some(laid) if above.is_valid(*laid) => above.slice(*laid, 1),
-                        _ => under.slice(*row, 1),
-                    };
-                    pieces.push(piece);
-                }
-                pieces.extend(added.iter().map(|&row| above.slice(row, 1)));
-                let refs: Vec<&dyn Array> = pieces.iter().map(|p| p.as_ref()).collect();
-                if refs.is_empty() {
-                    return Ok(new_null_array(under.data_type(), 0));
-                }
-                datafusion::arrow::compute::concat(&refs).map_err(|e| invalid(e.to_string()))
+                let mut picks: Vec<(usize, usize)> = (0..base.len())
+                    .map(|row| match top_rows.get(base[row].as_str()) {
+                        Some(&laid) if above.is_valid(laid) => (1, laid),
+                        _ => (0, row),
+                    })
+                    .collect();
+                picks.extend(
+                    (0..top.len())
+                        .filter(|&row| !base_models.contains(top[row].as_str()))
+                        .map(|row| (1, row)),
+                );
+                datafusion::arrow::compute::interleave(&[under.as_ref(), above.as_ref()], &picks)
+                    .map_err(|e| invalid(e.to_string()))
             })
             .collect::<Result<_, _>>()?;
         let batch = RecordBatch::try_new(self.batch.schema(), columns).map_err(|e| invalid(e.to_string()))?;
