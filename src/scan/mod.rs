@@ -99,13 +99,23 @@ impl TableProvider for ScanTable {
         let data = &self.source.data;
         let elsewhere: Vec<Arc<crate::discover::SourceFile>> = match &self.source.table.rows {
             crate::catalog::Rows::Type(_) => {
-                let read: std::collections::HashSet<&std::path::Path> =
-                    candidates.iter().map(|f| f.canonical.as_path()).collect();
-                let others: Vec<_> = (data.files.iter())
-                    .filter(|f| data.damaged_lines_of(f) > 0 && !read.contains(f.canonical.as_path()))
-                    .cloned()
-                    .collect();
-                prune::prune(state, &self.source.table, &others, filters)
+                let damaged: Vec<&Arc<crate::discover::SourceFile>> =
+                    (data.files.iter().zip(&data.file_damage))
+                        .filter(|(_, d)| **d > 0)
+                        .map(|(f, _)| f)
+                        .collect();
+                if damaged.is_empty() {
+                    Vec::new()
+                } else {
+                    let read: std::collections::HashSet<&std::path::Path> =
+                        candidates.iter().map(|f| f.canonical.as_path()).collect();
+                    let others: Vec<_> = damaged
+                        .into_iter()
+                        .filter(|f| !read.contains(f.canonical.as_path()))
+                        .cloned()
+                        .collect();
+                    prune::prune(state, &self.source.table, &others, filters)
+                }
             }
             _ => Vec::new(),
         };
