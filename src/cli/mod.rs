@@ -193,8 +193,9 @@ pub async fn run(args: Args) -> Result<(), CliError> {
                 }
             }
             format!(
-                "no transcripts in {}: looked for rupu transcripts (*.jsonl files with a run_start line) and reeval attempts (transcript.jsonl)",
-                places.join(", ")
+                "no transcripts in {}: looked for {}",
+                places.join(", "),
+                crate::format::looked_for(&formats)
             )
         }
     };

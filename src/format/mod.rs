@@ -22,6 +22,9 @@ pub struct Format {
     pub default_roots: &'static [&'static [&'static str]],
     /// Which files under a searched directory belong to this format.
     pub files: FileMatch,
+    /// What a search that found nothing looked for, in words (`None`: a search is not for this
+    /// format's files alone, as for files beside another's).
+    pub looked_for: Option<&'static str>,
     /// Where this format's files lie beside another format's directory, so that searching that
     /// directory searches this one too (rupu's netflow ledgers beside its transcripts).
     pub beside: Option<Beside>,
@@ -388,6 +391,17 @@ pub(crate) mod build {
 
     pub fn strs() -> Kind {
         list(Kind::Str)
+    }
+}
+
+/// What a search of the paths looked for, in words: `rupu transcripts (...) and reeval attempts
+/// (...)`.
+pub fn looked_for(formats: &[Format]) -> String {
+    let wanted: Vec<&str> = formats.iter().filter_map(|f| f.looked_for).collect();
+    match wanted.split_last() {
+        None => String::from("transcripts"),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
     }
 }
 

@@ -14,6 +14,7 @@ pub fn format() -> Format {
         about: "rupu agent transcripts: <transcripts-dir>/run_<ULID>.jsonl and archive/run_<ULID>.jsonl",
         default_roots: &[&[".rupu/transcripts", "~/.rupu/transcripts"]],
         files: FileMatch::Extension("jsonl"),
+        looked_for: Some("rupu transcripts (*.jsonl files with a run_start line)"),
         beside: None,
         envelope: Envelope { type_key: "type", fields: FieldsAt::Under("data") },
         table_naming: Naming::AsIs,

@@ -18,6 +18,7 @@ pub fn format() -> Format {
                 beside them (any netflow/ folder of .jsonl files is one)",
         default_roots: &[],
         files: FileMatch::InFolder { folder: "netflow", extension: "jsonl" },
+        looked_for: None,
         beside: Some(Beside { searched: "transcripts", folder: "netflow" }),
         envelope: Envelope { type_key: "type", fields: FieldsAt::Beside },
         table_naming: Naming::AsIs,
