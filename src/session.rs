@@ -231,17 +231,30 @@ pub async fn open(
     options: crate::corpus::ReadOptions,
 ) -> std::result::Result<Engine, OpenError> {
     let formats = crate::format::all();
-    // The cache file is read while the directories are walked: its name depends on them only.
-    let searched: Vec<std::path::PathBuf> =
-        paths.iter().filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_dir())).cloned().collect();
-    let (discovery, cache) = std::thread::scope(|scope| {
-        let cache = scope.spawn(|| Corpus::cache(&options, &searched));
-        let discovery = crate::discover::discover(&formats, paths);
-        (discovery, cache.join().unwrap_or_else(|_| crate::cache::InferenceCache::disabled()))
-    });
+    let (discovery, cache) = discover_loading(&formats, paths, |searched| Corpus::cache(&options, searched));
+    let cache = cache.unwrap_or_else(crate::cache::InferenceCache::disabled);
     let corpus = Corpus::open_with_cache(formats, discovery?, options, cache).await;
     let ctx = session(&corpus).await?;
     Ok(Engine { corpus, ctx })
+}
+
+/// Walks `paths` while the cache file is read by `load` (its name depends on the directories
+/// searched only), on a thread of its own; `None` for a load that panicked.
+fn discover_loading(
+    formats: &[crate::format::Format],
+    paths: &[std::path::PathBuf],
+    load: impl FnOnce(&[std::path::PathBuf]) -> crate::cache::InferenceCache + Send,
+) -> (
+    std::result::Result<crate::discover::Discovery, crate::discover::DiscoveryError>,
+    Option<crate::cache::InferenceCache>,
+) {
+    let searched: Vec<std::path::PathBuf> =
+        paths.iter().filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_dir())).cloned().collect();
+    std::thread::scope(|scope| {
+        let cache = scope.spawn(|| load(&searched));
+        let discovery = crate::discover::discover(formats, paths);
+        (discovery, cache.join().ok())
+    })
 }
 
 /// Where transcripts are looked for: the paths given, or every format's default places that
@@ -316,18 +329,13 @@ impl LiveEngine {
             Places::Defaults { .. } => places.paths().0,
         };
         let formats = crate::format::all();
-        // As in `open`: the cache file is read while the directories are walked.
-        let searched: Vec<std::path::PathBuf> =
-            paths.iter().filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_dir())).cloned().collect();
-        let load = || match &options.cache_dir {
-            Some(dir) => crate::cache::InferenceCache::load(dir, &searched),
-            None => crate::cache::InferenceCache::in_memory(),
-        };
-        let (discovery, mut cache) = std::thread::scope(|scope| {
-            let cache = scope.spawn(load);
-            let discovery = crate::discover::discover(&formats, &paths);
-            (discovery, cache.join().unwrap_or_else(|_| crate::cache::InferenceCache::in_memory()))
-        });
+        // With no cache directory, a cache in memory: the next refresh reads on from it.
+        let (discovery, cache) =
+            discover_loading(&formats, &paths, |searched| match &options.cache_dir {
+                Some(dir) => crate::cache::InferenceCache::load(dir, searched),
+                None => crate::cache::InferenceCache::in_memory(),
+            });
+        let mut cache = cache.unwrap_or_else(crate::cache::InferenceCache::in_memory);
         let discovery = discovery?;
         let found = stamps(&discovery);
         let corpus = Corpus::open_keeping(formats, discovery, options.clone(), &mut cache).await;
