@@ -1,26 +1,20 @@
 //! txq: SQL over AI-agent transcripts. Every event type of every format is a table, streamed from
 //! the JSON Lines files by one generic scan.
+//!
+//! The modules are the stages of the pipeline, each importing only from those above it here:
+//! [`text`] and [`format`] are read by all; [`source`] finds files and splits their lines, [`json`]
+//! reads a line, [`infer`] learns what the files hold, [`table`] makes the corpus and its tables,
+//! [`scan`] streams them to DataFusion, [`sql`] is the session, and [`export`] and [`cli`] are what
+//! people use. [`generate`] writes corpora for tests and benchmarks. docs/architecture.md draws it.
 
-pub mod cache;
-pub mod catalog;
 pub mod cli;
-pub mod corpus;
-pub mod decode;
-pub mod discover;
-pub mod docs;
-pub mod escape;
 pub mod export;
-pub mod files_table;
 pub mod format;
 pub mod generate;
 pub mod infer;
 pub mod json;
-pub mod lines;
-pub mod memory;
-pub mod prices;
-pub mod queries;
-pub mod read;
 pub mod scan;
-pub mod session;
-pub mod shapes;
-pub mod varint;
+pub mod source;
+pub mod sql;
+pub mod table;
+pub mod text;

@@ -36,7 +36,8 @@ fn main() -> ExitCode {
             let code = e.exit_code();
             if code != 0 {
                 // A stderr that cannot be written (closed) is no reason to panic.
-                let _ = writeln!(std::io::stderr(), "txq: error: {}", txq::escape::message(&e.to_string()));
+                let _ =
+                    writeln!(std::io::stderr(), "txq: error: {}", txq::text::escape::message(&e.to_string()));
             }
             ExitCode::from(code)
         }

@@ -23,7 +23,7 @@ fn check_or_bless(path: &Path, expected: &str) {
 
 #[test]
 fn tables_reference_is_up_to_date() {
-    let rendered = txq::docs::tables_markdown(&txq::format::all());
+    let rendered = txq::table::reference::tables_markdown(&txq::format::all());
     check_or_bless(&root().join("docs/tables.md"), &rendered);
 }
 

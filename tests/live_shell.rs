@@ -118,12 +118,12 @@ fn a_rewrite_with_the_same_size_and_mtime_is_read_afresh() {
     let (dir, _state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let file = dir.path().join("run_1.jsonl");
     std::fs::write(&file, format!("{START}\n{}", usage(5))).unwrap();
-    let options = txq::corpus::ReadOptions::default();
-    let places = txq::session::Places::Given(vec![dir.path().to_path_buf()]);
+    let options = txq::table::corpus::ReadOptions::default();
+    let places = txq::sql::session::Places::Given(vec![dir.path().to_path_buf()]);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let mut live = txq::session::LiveEngine::open(places, options).await.unwrap();
-        let sum = async |live: &txq::session::LiveEngine| {
+        let mut live = txq::sql::session::LiveEngine::open(places, options).await.unwrap();
+        let sum = async |live: &txq::sql::session::LiveEngine| {
             let frame = live.engine.ctx.sql("select sum(input_tokens) as s from usage").await.unwrap();
             let batches = frame.collect().await.unwrap();
             datafusion::arrow::util::pretty::pretty_format_batches(&batches).unwrap().to_string()
@@ -148,19 +148,19 @@ fn a_grown_transcript_is_read_on_from_its_known_lines_with_no_cache() {
     let text = format!("{START}\n{}{{\"type\":\"usa", usage(5));
     std::fs::write(&file, &text).unwrap();
     let known_lines = text.rfind('\n').unwrap() as u64 + 1;
-    let options = txq::corpus::ReadOptions { cache_dir: None, ..Default::default() };
-    let places = txq::session::Places::Given(vec![dir.path().to_path_buf()]);
+    let options = txq::table::corpus::ReadOptions { cache_dir: None, ..Default::default() };
+    let places = txq::sql::session::Places::Given(vec![dir.path().to_path_buf()]);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let mut live = txq::session::LiveEngine::open(places, options).await.unwrap();
+        let mut live = txq::sql::session::LiveEngine::open(places, options).await.unwrap();
         append(&file, &format!("ge\",\"data\":{{\"input_tokens\":7}}}}\n{}", usage(30)));
         let formats = txq::format::all();
-        let discovery = txq::discover::discover(&formats, &[dir.path().to_path_buf()]).unwrap();
+        let discovery = txq::source::discover::discover(&formats, &[dir.path().to_path_buf()]).unwrap();
         let rupu = formats.iter().position(|f| f.name == "rupu").unwrap();
-        let store = txq::read::local_store();
+        let store = txq::source::read::local_store();
         let (known, _) = live.cache_mut().parts();
         match known.lookup(&store, "rupu", &discovery.files[rupu][0]).await {
-            txq::cache::Lookup::Grown(_, from, _) => assert_eq!(from, known_lines),
+            txq::infer::cache::Lookup::Grown(_, from, _) => assert_eq!(from, known_lines),
             _ => panic!("the grown file would be read whole"),
         }
         assert!(live.refresh().await.unwrap().is_some());

@@ -26,7 +26,7 @@ fn query_in(cwd: &Path, name: &str, paths: &[&str]) -> (Vec<Row>, String) {
 /// The rows of the canned query `name` on a generated corpus, run in this process (the SQL
 /// `txq query NAME` runs); `query_in` runs the binary.
 fn query(c: &Generated, name: &str) -> Vec<Row> {
-    let canned = txq::queries::find(name).unwrap_or_else(|| panic!("no canned query {name}"));
+    let canned = txq::sql::queries::find(name).unwrap_or_else(|| panic!("no canned query {name}"));
     crate::util::query_rows(&[c.transcripts()], canned.sql)
 }
 
@@ -588,7 +588,7 @@ fn the_list_names_every_query_and_what_it_answers() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let rows = parse_ndjson(&out.stdout);
     let names: Vec<String> = rows.iter().map(|r| text(r, "name")).collect();
-    assert_eq!(names, txq::queries::ALL.iter().map(|q| q.name.to_string()).collect::<Vec<_>>());
+    assert_eq!(names, txq::sql::queries::ALL.iter().map(|q| q.name.to_string()).collect::<Vec<_>>());
     let spend = rows.iter().find(|r| text(r, "name") == "spend_by_model_day").unwrap();
     assert!(text(spend, "answers").starts_with("Spend by model and day:"), "{spend:?}");
 }

@@ -438,13 +438,16 @@ fn a_directory_named_jsonl_is_searched_not_read() {
 }
 
 /// Opens the transcripts under `dir` the way txq does, without the cache.
-async fn open(dir: &Path) -> txq::session::Engine {
-    let options = txq::corpus::ReadOptions::default();
-    txq::session::open(&[dir.to_path_buf()], options).await.expect("opens")
+async fn open(dir: &Path) -> txq::sql::session::Engine {
+    let options = txq::table::corpus::ReadOptions::default();
+    txq::sql::session::open(&[dir.to_path_buf()], options).await.expect("opens")
 }
 
 /// Runs `sql`, and takes the problems the statement's reads met.
-async fn collect(engine: &txq::session::Engine, sql: &str) -> (String, Vec<txq::corpus::Problem>) {
+async fn collect(
+    engine: &txq::sql::session::Engine,
+    sql: &str,
+) -> (String, Vec<txq::table::corpus::Problem>) {
     let frame = engine.ctx.sql(sql).await.expect("plans");
     let batches = frame.collect().await.expect("runs");
     let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches).unwrap().to_string();
@@ -458,9 +461,9 @@ async fn a_file_that_goes_away_after_discovery_is_named_and_the_query_goes_on() 
     std::fs::write(&second, lines(&[START.as_bytes(), USAGE.as_bytes()])).unwrap();
     // Gone before the inference pass: a warning of the corpus.
     let formats = txq::format::all();
-    let discovery = txq::discover::discover(&formats, &[dir.path().to_path_buf()]).unwrap();
+    let discovery = txq::source::discover::discover(&formats, &[dir.path().to_path_buf()]).unwrap();
     std::fs::remove_file(&second).unwrap();
-    let corpus = txq::corpus::Corpus::open(formats, discovery, Default::default()).await;
+    let corpus = txq::table::corpus::Corpus::open(formats, discovery, Default::default()).await;
     assert_eq!(corpus.transcripts(), 1);
     assert_eq!(corpus.warnings.len(), 1, "{:?}", corpus.warnings);
     assert!(corpus.warnings[0].contains("run_2.jsonl: not read: "), "{:?}", corpus.warnings);
@@ -472,9 +475,9 @@ async fn a_file_that_goes_away_after_discovery_is_named_and_the_query_goes_on() 
     let (table, problems) = collect(&engine, "select count(*) as n from usage").await;
     assert!(table.contains("| 1 |"), "{table}");
     assert!(
-        problems
-            .iter()
-            .any(|p| matches!(p, txq::corpus::Problem::File { file, .. } if file.ends_with("run_2.jsonl"))),
+        problems.iter().any(
+            |p| matches!(p, txq::table::corpus::Problem::File { file, .. } if file.ends_with("run_2.jsonl"))
+        ),
         "{problems:?}"
     );
 }
@@ -484,9 +487,9 @@ async fn a_transcript_that_grows_while_read_gives_the_prefix_seen_at_discovery()
     let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
     let file = dir.path().join("run_1.jsonl");
     let formats = txq::format::all();
-    let discovery = txq::discover::discover(&formats, &[dir.path().to_path_buf()]).unwrap();
-    let corpus = txq::corpus::Corpus::open(formats, discovery, Default::default()).await;
-    let ctx = txq::session::session(&corpus).await.unwrap();
+    let discovery = txq::source::discover::discover(&formats, &[dir.path().to_path_buf()]).unwrap();
+    let corpus = txq::table::corpus::Corpus::open(formats, discovery, Default::default()).await;
+    let ctx = txq::sql::session::session(&corpus).await.unwrap();
     // rupu appends a line and a half while the query runs.
     let mut more = lines(&[USAGE.as_bytes()]);
     more.extend_from_slice(&USAGE.as_bytes()[..30]);
@@ -498,13 +501,13 @@ async fn a_transcript_that_grows_while_read_gives_the_prefix_seen_at_discovery()
             f.write_all(&more)
         })
         .unwrap();
-    let engine = txq::session::Engine { corpus, ctx };
+    let engine = txq::sql::session::Engine { corpus, ctx };
     let (table, problems) = collect(&engine, "select count(*) as n from usage").await;
     assert!(table.contains("| 1 |"), "the prefix seen at discovery: {table}");
     let (table, problems2) = collect(&engine, "select count(*) as n from errors").await;
     assert!(table.contains("| 0 |"), "no damage: {table}");
     assert!(
-        problems.iter().chain(&problems2).all(|p| matches!(p, txq::corpus::Problem::Damaged { .. })),
+        problems.iter().chain(&problems2).all(|p| matches!(p, txq::table::corpus::Problem::Damaged { .. })),
         "{problems:?}"
     );
     // A new query sees the whole lines, and the half line still being written is no damage.
@@ -522,7 +525,10 @@ async fn a_transcript_cut_shorter_after_discovery_reads_what_is_left() {
     std::fs::OpenOptions::new().write(true).open(&file).and_then(|f| f.set_len(keep as u64)).unwrap();
     let (table, problems) = collect(&engine, "select count(*) as n from usage").await;
     assert!(table.contains("| 1 |"), "{table}");
-    assert!(problems.iter().all(|p| matches!(p, txq::corpus::Problem::Damaged { .. })), "{problems:?}");
+    assert!(
+        problems.iter().all(|p| matches!(p, txq::table::corpus::Problem::Damaged { .. })),
+        "{problems:?}"
+    );
 }
 
 // ---- Directory trees ----

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 struct Txq {
     ctx: SessionContext,
-    _corpus: txq::corpus::Corpus,
+    _corpus: txq::table::corpus::Corpus,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -157,7 +157,7 @@ async fn main() {
         let make = move || {
             let corpus = corpus.clone();
             async move {
-                let engine = txq::session::open(&[corpus], Default::default())
+                let engine = txq::sql::session::open(&[corpus], Default::default())
                     .await
                     .map_err(|e| SqlError(e.to_string()))?;
                 Ok(Txq { ctx: engine.ctx, _corpus: engine.corpus })

@@ -137,15 +137,15 @@ fn an_edit_far_before_the_end_then_an_append_is_read_afresh() {
 fn read_on_from(dir: &Path, cache: &Path) -> Option<u64> {
     let formats = txq::format::all();
     let rupu = formats.iter().position(|f| f.name == "rupu").unwrap();
-    let discovery = txq::discover::discover(&formats, &[dir.to_path_buf()]).unwrap();
+    let discovery = txq::source::discover::discover(&formats, &[dir.to_path_buf()]).unwrap();
     let [file] = &discovery.files[rupu][..] else { panic!("one transcript") };
-    let mut loaded = txq::cache::InferenceCache::load(cache, &[dir.to_path_buf()]);
+    let mut loaded = txq::infer::cache::InferenceCache::load(cache, &[dir.to_path_buf()]);
     let (known, _) = loaded.parts();
-    let store = txq::read::local_store();
+    let store = txq::source::read::local_store();
     match futures::executor::block_on(known.lookup(&store, "rupu", file)) {
-        txq::cache::Lookup::Grown(_, from, _) => Some(from),
-        txq::cache::Lookup::Same(_) => panic!("the file changed, yet it is taken as the same"),
-        txq::cache::Lookup::Unknown => None,
+        txq::infer::cache::Lookup::Grown(_, from, _) => Some(from),
+        txq::infer::cache::Lookup::Same(_) => panic!("the file changed, yet it is taken as the same"),
+        txq::infer::cache::Lookup::Unknown => None,
     }
 }
 
@@ -200,8 +200,10 @@ fn no_bit_flip_of_the_cache_file_changes_an_answer() {
          where table_schema = 'rupu' order by 1, 2",
     ];
     let run = |cache_dir: Option<&Path>| {
-        let options =
-            txq::corpus::ReadOptions { cache_dir: cache_dir.map(Path::to_path_buf), ..Default::default() };
+        let options = txq::table::corpus::ReadOptions {
+            cache_dir: cache_dir.map(Path::to_path_buf),
+            ..Default::default()
+        };
         let session = crate::util::Session::open_with(std::slice::from_ref(&dir), options);
         statements.iter().map(|sql| session.rows(sql)).collect::<Vec<_>>()
     };
@@ -225,13 +227,13 @@ fn no_bit_flip_of_the_cache_file_changes_an_answer() {
 }
 
 /// Regression: the name came from std's `DefaultHasher`, which a Rust release may change (every
-/// user's cache then lost). Two processes name it alike, as `txq::cache::file_name` says (whose
+/// user's cache then lost). Two processes name it alike, as `txq::infer::cache::file_name` says (whose
 /// unit test pins it to the reference XXH3).
 #[test]
 fn the_cache_file_has_the_same_name_in_two_processes() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("run_1.jsonl"), format!("{START}\n{}", usage(5))).unwrap();
-    let expected = txq::cache::file_name(&[std::fs::canonicalize(dir.path()).unwrap()]);
+    let expected = txq::infer::cache::file_name(&[std::fs::canonicalize(dir.path()).unwrap()]);
     for _ in 0..2 {
         let cache = tempfile::tempdir().unwrap();
         assert_eq!(answer(dir.path(), cache.path(), SUM), "n,s\n1,5\n");
@@ -245,7 +247,7 @@ fn the_cache_file_has_the_same_name_in_two_processes() {
 fn a_failed_save_leaves_no_temporary_file() {
     let (dir, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     std::fs::write(dir.path().join("run_1.jsonl"), format!("{START}\n{}", usage(5))).unwrap();
-    let name = txq::cache::file_name(&[std::fs::canonicalize(dir.path()).unwrap()]);
+    let name = txq::infer::cache::file_name(&[std::fs::canonicalize(dir.path()).unwrap()]);
     let in_the_way = cache.path().join(&name);
     std::fs::create_dir(&in_the_way).unwrap();
     std::fs::write(in_the_way.join("keep"), "mine").unwrap();

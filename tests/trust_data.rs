@@ -185,20 +185,20 @@ fn a_large_file_that_is_not_json_lines_is_read_no_further_than_its_first_block()
     );
     // The inference pass stopped after its first block (4 MiB), not at the end of 35 MB.
     let format = txq::format::all().into_iter().next().unwrap();
-    let file = txq::discover::discover(std::slice::from_ref(&format), std::slice::from_ref(&path))
+    let file = txq::source::discover::discover(std::slice::from_ref(&format), std::slice::from_ref(&path))
         .unwrap()
         .files
         .remove(0)
         .remove(0);
-    let stats = futures::executor::block_on(txq::infer::infer_file(
-        txq::read::local_store(),
+    let stats = futures::executor::block_on(txq::infer::pass::infer_file(
+        txq::source::read::local_store(),
         &format,
         &file,
         1 << 20,
         0,
         None,
     ));
-    let block = txq::infer::JSON_LINES_PROOF_BYTES as usize;
+    let block = txq::infer::pass::JSON_LINES_PROOF_BYTES as usize;
     let lines_in_first_block = junk.as_bytes()[..block].iter().filter(|b| **b == b'\n').count();
     assert_eq!(stats.lines as usize, lines_in_first_block);
     assert!(lines_in_first_block < 1_000_000 / 4);

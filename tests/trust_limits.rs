@@ -120,13 +120,16 @@ fn memory_limits_are_sizes_and_a_wrong_one_is_refused() {
 fn a_spill_directory_given_holds_the_sessions_spill_files_and_is_left_empty() {
     let corpus = wide_corpus();
     let spill = tempfile::tempdir().unwrap();
-    let options = txq::corpus::ReadOptions {
-        memory: txq::memory::MemoryOptions { limit: 8 << 20, spill_dir: Some(spill.path().to_path_buf()) },
+    let options = txq::table::corpus::ReadOptions {
+        memory: txq::sql::memory::MemoryOptions {
+            limit: 8 << 20,
+            spill_dir: Some(spill.path().to_path_buf()),
+        },
         ..Default::default()
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        let engine = txq::session::open(&[corpus.transcripts()], options).await.expect("opens");
+        let engine = txq::sql::session::open(&[corpus.transcripts()], options).await.expect("opens");
         let frame = engine.ctx.sql("select data from events order by data").await.unwrap();
         let mut stream = frame.execute_stream().await.unwrap();
         use futures::StreamExt;

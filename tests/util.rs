@@ -59,7 +59,7 @@ pub fn larger_corpus() -> &'static Generated {
 /// itself opens (built-in prices included), with no inference cache (nothing is written) and no
 /// process started. It sees the files as they were when it was opened.
 #[derive(Clone)]
-pub struct Session(std::sync::Arc<txq::session::Engine>);
+pub struct Session(std::sync::Arc<txq::sql::session::Engine>);
 
 impl Session {
     /// A new session over `paths`, reading them now.
@@ -69,9 +69,9 @@ impl Session {
 
     /// A new session over `paths` read with `options` (an inference cache in a folder of the
     /// test's own, say).
-    pub fn open_with(paths: &[PathBuf], options: txq::corpus::ReadOptions) -> Session {
+    pub fn open_with(paths: &[PathBuf], options: txq::table::corpus::ReadOptions) -> Session {
         let engine = runtime()
-            .block_on(txq::session::open(paths, options))
+            .block_on(txq::sql::session::open(paths, options))
             .unwrap_or_else(|e| panic!("no session over {paths:?}: {e}"));
         Session(std::sync::Arc::new(engine))
     }
@@ -125,7 +125,7 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
 /// them, HOME aside), in this process, each `file` spelled relative to `dir` as the binary run
 /// there spells it.
 pub fn query_rows_in(dir: &Path, sql: &str) -> Vec<Map<String, Value>> {
-    let places = txq::discover::default_paths(&txq::format::all(), dir, None)
+    let places = txq::source::discover::default_paths(&txq::format::all(), dir, None)
         .unwrap_or_else(|e| panic!("no default places in {}: {e}", dir.display()));
     let places: Vec<PathBuf> = places.iter().map(|p| dir.join(p)).collect();
     let prefix = format!("{}/", dir.display());

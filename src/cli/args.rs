@@ -160,7 +160,7 @@ pub const SHELL_MAX_ROWS: usize = 40;
 pub const MIN_LINE_LIMIT: usize = 1024;
 
 fn parse_line_limit(s: &str) -> Result<usize, String> {
-    let bytes = crate::memory::parse_size(s)?;
+    let bytes = crate::sql::memory::parse_size(s)?;
     if bytes < MIN_LINE_LIMIT as u64 {
         return Err(format!(
             "{bytes} bytes is below the smallest line limit, {MIN_LINE_LIMIT} (1K): ordinary events are longer"
@@ -170,7 +170,7 @@ fn parse_line_limit(s: &str) -> Result<usize, String> {
 }
 
 fn parse_memory_limit(s: &str) -> Result<u64, String> {
-    match crate::memory::parse_size(s)? {
+    match crate::sql::memory::parse_size(s)? {
         0 => Err("a memory limit of 0 bytes leaves no statement anything to run in".into()),
         bytes => Ok(bytes),
     }

@@ -5,9 +5,9 @@
 use super::CliError;
 use super::print::OutputFormat;
 use super::shell::{Flow, Shell};
-use crate::corpus::Corpus;
-use crate::escape;
-use crate::session::{CATALOG, DEFAULT_SCHEMA};
+use crate::sql::session::{CATALOG, DEFAULT_SCHEMA};
+use crate::table::corpus::Corpus;
+use crate::text::escape;
 use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::TableProvider;
@@ -249,7 +249,7 @@ fn catalog_notes(corpus: &Corpus, schema: &str, table: &str) -> (String, Vec<(St
             return (view.about.to_string(), columns.collect());
         }
         if table == "files" {
-            let mut columns: Vec<_> = crate::catalog::context_columns(&data.format)
+            let mut columns: Vec<_> = crate::table::event_table::context_columns(&data.format)
                 .into_iter()
                 .map(|c| (c.name.clone(), c.data_type_name(), c.about))
                 .collect();

@@ -4,7 +4,7 @@
 
 use super::print::{OutputFormat, ResultWriter, write_batches};
 use super::screen::{Screen, Shown};
-use crate::corpus::{Corpus, Problem};
+use crate::table::corpus::{Corpus, Problem};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
@@ -178,7 +178,7 @@ impl Runner<'_> {
                     }
                 }
                 Problem::File { file, why } => {
-                    self.warn(err, format!("{}: not read: {why}", crate::escape::path(file)));
+                    self.warn(err, format!("{}: not read: {why}", crate::text::escape::path(file)));
                 }
             }
         }
@@ -212,7 +212,7 @@ impl Runner<'_> {
         {
             return;
         }
-        let _ = writeln!(err, "txq: warning: {}", crate::escape::message(&text));
+        let _ = writeln!(err, "txq: warning: {}", crate::text::escape::message(&text));
     }
 }
 
@@ -231,7 +231,7 @@ impl Runner<'_> {
         let parts: Vec<&str> = resolved.split('.').collect();
         let [catalog, schema, table] = parts[..] else { return e };
         let written = match schema {
-            crate::session::DEFAULT_SCHEMA => table.to_string(),
+            crate::sql::session::DEFAULT_SCHEMA => table.to_string(),
             _ => format!("{schema}.{table}"),
         };
         let names = self.ctx.catalog(catalog).and_then(|c| c.schema(schema)).map(|s| s.table_names());
@@ -244,7 +244,9 @@ impl Runner<'_> {
             datafusion::common::utils::datafusion_strsim::normalized_levenshtein(n, table) >= 0.5
         });
         let suggestion = match near {
-            Some(name) if schema == crate::session::DEFAULT_SCHEMA => format!("; did you mean '{name}'?"),
+            Some(name) if schema == crate::sql::session::DEFAULT_SCHEMA => {
+                format!("; did you mean '{name}'?")
+            }
             Some(name) => format!("; did you mean '{schema}.{name}'?"),
             None => String::new(),
         };

@@ -34,22 +34,22 @@ pub fn run(out: &Path, options: &Options) -> Result<(), String> {
         rupu.runs = runs_for_size(size, &rupu)?;
     }
     let expected = write_rupu_corpus(out, &rupu)
-        .map_err(|e| format!("{}: cannot write: {e}", crate::escape::path(out)))?;
+        .map_err(|e| format!("{}: cannot write: {e}", crate::text::escape::path(out)))?;
     let dir = out.join(&expected.transcripts_dir);
     eprintln!(
         "txq: wrote {} rupu transcripts ({}) to {}",
         expected.runs.len(),
         human(dir_bytes(&dir)),
-        crate::escape::path(&dir)
+        crate::text::escape::path(&dir)
     );
     if options.reeval_runs > 0 {
         let reeval = sample_reeval_options(options);
         let expected = write_reeval_corpus(out, &reeval)
-            .map_err(|e| format!("{}: cannot write: {e}", crate::escape::path(out)))?;
+            .map_err(|e| format!("{}: cannot write: {e}", crate::text::escape::path(out)))?;
         eprintln!(
             "txq: wrote {} reeval attempts under {}",
             expected.attempts.len(),
-            crate::escape::path(out)
+            crate::text::escape::path(out)
         );
     }
     Ok(())
@@ -64,7 +64,7 @@ pub fn sample_reeval_options(options: &Options) -> ReevalOptions {
 fn runs_for_size(size: u64, options: &RupuOptions) -> Result<usize, String> {
     let pilot = std::env::temp_dir().join(format!("txq-pilot-{}", std::process::id()));
     let written = write_rupu_corpus(&pilot, &RupuOptions { runs: PILOT_RUNS, ..options.clone() })
-        .map_err(|e| format!("{}: cannot write: {e}", crate::escape::path(&pilot)));
+        .map_err(|e| format!("{}: cannot write: {e}", crate::text::escape::path(&pilot)));
     let bytes = dir_bytes(&pilot);
     let _ = std::fs::remove_dir_all(&pilot);
     written?;

@@ -4,7 +4,7 @@
 
 use super::commands::COMMANDS;
 use super::print::OutputFormat;
-use crate::session::{CATALOG, DEFAULT_SCHEMA};
+use crate::sql::session::{CATALOG, DEFAULT_SCHEMA};
 use datafusion::prelude::SessionContext;
 use rustyline::completion::{Completer, FilenameCompleter, Pair};
 use rustyline::highlight::{CmdKind, Highlighter, MatchingBracketHighlighter};

@@ -4,6 +4,7 @@
 pub mod args;
 pub mod commands;
 pub mod exec;
+pub mod export;
 pub mod generate;
 pub mod helper;
 pub mod interrupt;
@@ -12,9 +13,9 @@ pub mod progress;
 pub mod screen;
 pub mod shell;
 
-use crate::corpus::ReadOptions;
-use crate::discover::{DiscoveryError, default_paths};
-use crate::session::{LiveEngine, OpenError, Places};
+use crate::source::discover::{DiscoveryError, default_paths};
+use crate::sql::session::{LiveEngine, OpenError, Places};
+use crate::table::corpus::ReadOptions;
 use args::{Args, Command};
 use exec::{ExecError, Runner};
 use std::io::{IsTerminal, Read, Write};
@@ -65,7 +66,7 @@ impl From<ExecError> for CliError {
 
 /// DataFusion's message, with what the user can do about it.
 pub(crate) fn explain(e: &datafusion::error::DataFusionError) -> String {
-    if let Some(message) = crate::memory::exhausted_message(e) {
+    if let Some(message) = crate::sql::memory::exhausted_message(e) {
         return message;
     }
     let message = e.to_string();
@@ -112,17 +113,17 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         let width = terminal_size::terminal_size_of(&stdout).map(|(w, _)| usize::from(w.0));
         if let (print::OutputFormat::Table, Some(width)) = (args.format, width) {
             let mut out = std::io::BufWriter::new(stdout.lock());
-            screen::write_blocks(&crate::queries::list(), width, &mut out)
+            screen::write_blocks(&crate::sql::queries::list(), width, &mut out)
                 .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
             return out.flush().map_err(CliError::Output);
         }
-        return crate::queries::print_list(args.format, &mut std::io::BufWriter::new(stdout.lock()));
+        return crate::sql::queries::print_list(args.format, &mut std::io::BufWriter::new(stdout.lock()));
     }
-    let prices = crate::prices::PriceList::chosen(args.prices.as_deref())
+    let prices = crate::sql::prices::PriceList::chosen(args.prices.as_deref())
         .map_err(|e| CliError::Usage(format!("--prices: {e}")))?;
     if let Some(Command::Prices) = &args.command {
         let stdout = std::io::stdout();
-        return crate::prices::print(
+        return crate::sql::prices::print(
             prices.as_ref(),
             args.format,
             &mut std::io::BufWriter::new(stdout.lock()),
@@ -168,10 +169,10 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     };
     let cache_dir = match args.no_cache {
         true => None,
-        false => crate::cache::InferenceCache::default_dir().map_err(CliError::Usage)?,
+        false => crate::infer::cache::InferenceCache::default_dir().map_err(CliError::Usage)?,
     };
-    let memory = crate::memory::MemoryOptions {
-        limit: args.memory_limit.unwrap_or_else(crate::memory::default_limit),
+    let memory = crate::sql::memory::MemoryOptions {
+        limit: args.memory_limit.unwrap_or_else(crate::sql::memory::default_limit),
         spill_dir: args.spill_dir.clone(),
     };
     let options =
@@ -187,7 +188,7 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         None => {
             let mut places: Vec<String> = Vec::new();
             for path in &paths {
-                let path = crate::escape::path(path);
+                let path = crate::text::escape::path(path);
                 if !places.contains(&path) {
                     places.push(path);
                 }
@@ -201,34 +202,35 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     };
     let mut stderr = std::io::stderr();
     // Warnings of the reading, and a note when there is nothing to read (the tables are empty).
-    let tell = |corpus: &crate::corpus::Corpus, stderr: &mut std::io::Stderr, note: bool| {
+    let tell = |corpus: &crate::table::corpus::Corpus, stderr: &mut std::io::Stderr, note: bool| {
         if args.quiet {
             return;
         }
         for warning in &corpus.warnings {
-            let _ = writeln!(stderr, "txq: warning: {}", crate::escape::message(warning));
+            let _ = writeln!(stderr, "txq: warning: {}", crate::text::escape::message(warning));
         }
         if note && corpus.transcripts() == 0 {
             let _ = writeln!(
                 stderr,
                 "txq: note: {}; the tables are empty",
-                crate::escape::message(&no_transcripts())
+                crate::text::escape::message(&no_transcripts())
             );
         }
     };
     if interactive {
         let live = LiveEngine::open(places, options).await.map_err(opened)?;
         if let Some(prices) = &prices {
-            crate::prices::register(&live.engine.ctx, prices).map_err(|e| CliError::Query(e.to_string()))?;
+            crate::sql::prices::register(&live.engine.ctx, prices)
+                .map_err(|e| CliError::Query(e.to_string()))?;
         }
         tell(&live.engine.corpus, &mut stderr, true);
         let max_rows = args.maxrows.unwrap_or(args::SHELL_MAX_ROWS);
         return shell::Shell::new(live, args.format, args.quiet, max_rows).run().await;
     }
-    let engine = crate::session::open(&paths, options).await.map_err(opened)?;
+    let engine = crate::sql::session::open(&paths, options).await.map_err(opened)?;
     let (corpus, ctx) = (&engine.corpus, &engine.ctx);
     if let Some(prices) = &prices {
-        crate::prices::register(ctx, prices).map_err(|e| CliError::Query(e.to_string()))?;
+        crate::sql::prices::register(ctx, prices).map_err(|e| CliError::Query(e.to_string()))?;
     }
     // An export of nothing is a mistake: it stays an error.
     let exporting = matches!(args.command, Some(Command::Export { .. }));
@@ -237,7 +239,7 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         return Err(CliError::Usage(no_transcripts()));
     }
     if let Some(Command::Export { out, tables, partition_by, overwrite, append, .. }) = &args.command {
-        let flags = crate::export::command::Flags {
+        let flags = crate::cli::export::Flags {
             out,
             tables,
             partition_by: *partition_by,
@@ -245,7 +247,7 @@ pub async fn run(args: Args) -> Result<(), CliError> {
             append: *append,
             quiet: args.quiet,
         };
-        return crate::export::command::run(&engine, flags).await;
+        return crate::cli::export::run(&engine, flags).await;
     }
     // A script stops at Ctrl-C, within a second whatever its statement does.
     if let Some(interrupts) = interrupt::watch() {
@@ -261,7 +263,7 @@ pub async fn run(args: Args) -> Result<(), CliError> {
 async fn run_scripts(
     args: &Args,
     ctx: &datafusion::prelude::SessionContext,
-    corpus: &crate::corpus::Corpus,
+    corpus: &crate::table::corpus::Corpus,
 ) -> Result<(), CliError> {
     let mut stderr = std::io::stderr();
     let runner = Runner {
@@ -277,14 +279,14 @@ async fn run_scripts(
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if let Some(Command::Query { name: Some(name), .. }) = &args.command {
-        crate::queries::run(&runner, name, &mut out, &mut stderr).await?;
+        crate::sql::queries::run(&runner, name, &mut out, &mut stderr).await?;
         return out.flush().map_err(CliError::Output);
     }
 
     let mut scripts: Vec<String> = args.execute.clone();
     for file in &args.files {
         let sql = std::fs::read_to_string(file)
-            .map_err(|e| CliError::Usage(format!("{}: cannot read: {e}", crate::escape::path(file))))?;
+            .map_err(|e| CliError::Usage(format!("{}: cannot read: {e}", crate::text::escape::path(file))))?;
         scripts.push(sql);
     }
     if scripts.is_empty() {

@@ -3,7 +3,7 @@
 //! array or JSON lines for scripts (every value exact).
 
 use super::screen::width_of;
-use crate::escape;
+use crate::text::escape;
 use datafusion::arrow::array::{Array, ArrayRef, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::error::ArrowError;

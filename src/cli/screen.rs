@@ -3,7 +3,7 @@
 //! per line; at most so many rows; and the footer that says what was shown.
 
 use super::print::{OutputFormat, write_batches};
-use crate::escape;
+use crate::text::escape;
 use datafusion::arrow::array::Array;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::error::ArrowError;

@@ -9,8 +9,8 @@ use super::{
     ExportError, ExportOptions, Manifest, PartitionBy, Progress, Summary, check_folders, count_by_schema,
     prune, record, units, widen,
 };
-use crate::escape;
-use crate::session::Engine;
+use crate::sql::session::Engine;
+use crate::text::escape;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

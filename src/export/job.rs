@@ -7,7 +7,7 @@ use super::tables::ExportTable;
 use super::units::{self, Unit};
 use super::writer::{self, Partitioning, TableWriter};
 use super::{ExportError, PartitionBy, widen};
-use crate::session::{CATALOG, Engine};
+use crate::sql::session::{CATALOG, Engine};
 use datafusion::common::TableReference;
 use futures::StreamExt;
 use std::collections::HashSet;
@@ -50,7 +50,7 @@ impl Job<'_> {
         let mut written: HashSet<String> = HashSet::new();
         for (step, (name, index, step_units)) in steps.iter().enumerate() {
             let corpus = units::narrowed(&self.engine.corpus, step_units);
-            let ctx = crate::session::session(&corpus).await?;
+            let ctx = crate::sql::session::session(&corpus).await?;
             for (place, table) in self.tables.iter().enumerate() {
                 progress.start_table(&table.qualified(), step * self.tables.len() + place + 1, total);
                 let prefix = format!("part-{:05}-{name}-{index}-", self.generation);
@@ -96,7 +96,7 @@ impl Job<'_> {
         if !fits {
             return Err(ExportError::Write(format!(
                 "{}: columns differ between passes",
-                crate::escape::text(&table.qualified())
+                crate::text::escape::text(&table.qualified())
             )));
         }
         let widened = !widen::same_columns(frame.schema().as_arrow(), &table.columns);

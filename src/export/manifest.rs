@@ -6,7 +6,7 @@
 use super::ExportError;
 use super::paths::Root;
 use super::tables::ExportTable;
-use crate::escape;
+use crate::text::escape;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! OUT lacks and redoes whole those that were still being written.
 
 mod append;
-pub mod command;
+
 mod job;
 mod manifest;
 mod paths;
@@ -19,9 +19,9 @@ mod writer;
 pub use manifest::{FILE_NAME as MANIFEST_FILE, Manifest, UnitRecord};
 use progress::{human_bytes, thousands};
 
-use crate::corpus::Problem;
-use crate::escape;
-use crate::session::Engine;
+use crate::sql::session::Engine;
+use crate::table::corpus::Problem;
+use crate::text::escape;
 use datafusion::error::DataFusionError;
 use job::Job;
 use paths::Root;

@@ -5,7 +5,7 @@
 //! writes or removes anything through one.
 
 use super::ExportError;
-use crate::escape;
+use crate::text::escape;
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
 use std::fs::File;

@@ -51,7 +51,7 @@ impl Progress {
         let (table, index, total) = self.table.lock().unwrap_or_else(|e| e.into_inner()).clone();
         format!(
             "exporting {} ({index}/{total}): {} rows, {} files, {} written, {:.1}s",
-            crate::escape::text(&table),
+            crate::text::escape::text(&table),
             thousands(self.rows()),
             thousands(self.files()),
             human_bytes(self.bytes()),

@@ -31,8 +31,10 @@ pub enum Pruned {
 /// `files`.
 pub fn remove_rows(root: &Root, relative: &Path, files: &HashSet<String>) -> Result<Pruned, ExportError> {
     let path = root.join(relative)?;
-    let open =
-        || File::open(&path).map_err(|e| ExportError::Write(format!("{}: {e}", crate::escape::path(&path))));
+    let open = || {
+        File::open(&path)
+            .map_err(|e| ExportError::Write(format!("{}: {e}", crate::text::escape::path(&path))))
+    };
     let builder = ParquetRecordBatchReaderBuilder::try_new(open()?)?;
     let Ok(file_column) = builder.schema().index_of("file") else {
         return Ok(Pruned::Untouched);

@@ -3,7 +3,7 @@
 //! one table), each with its columns.
 
 use super::units::has_transcripts;
-use crate::session::{CATALOG, Engine};
+use crate::sql::session::{CATALOG, Engine};
 use datafusion::arrow::datatypes::SchemaRef;
 use std::collections::BTreeSet;
 

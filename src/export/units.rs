@@ -2,8 +2,8 @@
 //! attempt (its transcript and the raw stream beside it); whether each is still open; the
 //! partition values of its rows; and a corpus narrowed to some units.
 
-use crate::corpus::Corpus;
-use crate::session::Engine;
+use crate::sql::session::Engine;
+use crate::table::corpus::Corpus;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::error::Result;
@@ -48,7 +48,7 @@ pub async fn find(engine: &Engine) -> Result<Vec<Unit>> {
         .corpus
         .formats
         .iter()
-        .flat_map(|d| d.files.iter().map(|f| (crate::escape::path_text(&f.path).into_owned(), f.size)))
+        .flat_map(|d| d.files.iter().map(|f| (crate::text::escape::path_text(&f.path).into_owned(), f.size)))
         .collect();
     let mut units = Vec::new();
     for (schema, sql) in [("rupu", RUPU_UNITS), ("reeval", REEVAL_UNITS)] {
@@ -65,7 +65,7 @@ pub async fn find(engine: &Engine) -> Result<Vec<Unit>> {
         .iter()
         .filter(|d| d.format.lines_table.is_some())
         .flat_map(|d| d.files.iter())
-        .map(|f| crate::escape::path_text(&f.path).into_owned())
+        .map(|f| crate::text::escape::path_text(&f.path).into_owned())
         .map(|file| (folder_of(&file), file))
         .collect();
     let mut attached = HashSet::new();
@@ -177,7 +177,7 @@ pub fn narrowed(corpus: &Corpus, units: &[&Unit]) -> Corpus {
     let formats = corpus
         .formats
         .iter()
-        .map(|data| Arc::new(data.narrowed(|f| keep.contains(&*crate::escape::path_text(&f.path)))))
+        .map(|data| Arc::new(data.narrowed(|f| keep.contains(&*crate::text::escape::path_text(&f.path)))))
         .collect();
     Corpus {
         formats,

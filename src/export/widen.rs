@@ -8,7 +8,7 @@ use super::ExportError;
 use super::paths::Root;
 use super::tables::ExportTable;
 use super::writer::properties;
-use crate::escape;
+use crate::text::escape;
 use datafusion::arrow::array::{ArrayRef, RecordBatch, new_null_array};
 use datafusion::arrow::datatypes::{Field, FieldRef, Schema, SchemaRef};
 use datafusion::parquet::arrow::ArrowWriter;

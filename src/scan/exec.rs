@@ -4,14 +4,14 @@
 //! shell's progress line) and its problems kept in the node, for the statement's warning.
 
 use super::ScanSource;
-use super::lines::LineReader;
-use crate::catalog::{ColumnSource, EventTable, Rows};
-use crate::corpus::Problem;
-use crate::decode::{LineValues, RowDecoder};
-use crate::discover::SourceFile;
+use super::line_reader::LineReader;
 use crate::format::ContextSource;
-use crate::lines::LineSplitter;
-use crate::read::BlockReader;
+use crate::scan::decode::{LineValues, RowDecoder};
+use crate::source::discover::SourceFile;
+use crate::source::lines::LineSplitter;
+use crate::source::read::BlockReader;
+use crate::table::corpus::Problem;
+use crate::table::event_table::{ColumnSource, EventTable, Rows};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::stats::Precision;
@@ -441,7 +441,7 @@ struct Counted<'a> {
 /// Reads one line into `decoder`, and the rows so far into a batch of `full` once they are
 /// `batch_size` rows or [`BATCH_LINE_BYTES`] of lines.
 fn read_line(
-    line: crate::lines::Line<'_>,
+    line: crate::source::lines::Line<'_>,
     reader: &mut LineReader,
     decoder: &mut RowDecoder,
     batch_size: usize,

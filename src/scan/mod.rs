@@ -1,16 +1,18 @@
 //! The one scan every format and every event table share: a DataFusion table provider whose plan
 //! streams record batches from the transcript files, decoding only the projected columns.
 
+pub mod decode;
 mod exec;
-mod lines;
+pub mod files_table;
+mod line_reader;
 mod prune;
 
 pub use exec::{ScanExec, ScanProgress, problems_of, progress_of};
 /// The per-line reading of a scan, public for the fuzz targets and property tests.
-pub use lines::LineReader;
+pub use line_reader::LineReader;
 
-use crate::catalog::EventTable;
-use crate::corpus::{Corpus, FormatData};
+use crate::table::corpus::{Corpus, FormatData};
+use crate::table::event_table::EventTable;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
@@ -29,7 +31,7 @@ pub struct ScanSource {
     pub table: Arc<EventTable>,
     pub store: Arc<dyn ObjectStore>,
     pub max_line_bytes: usize,
-    pub problems: Arc<crate::corpus::ProblemLog>,
+    pub problems: Arc<crate::table::corpus::ProblemLog>,
 }
 
 /// One event table (or `events`, or `errors`) of one format, as a DataFusion table.
@@ -90,16 +92,16 @@ impl TableProvider for ScanTable {
         let store = state.runtime_env().object_store(ObjectStoreUrl::local_filesystem())?;
         // Each scan of each statement has a log of its own: what the statement read is what it
         // warns of.
-        let problems = Arc::new(crate::corpus::ProblemLog::of_scan(self.source.problems.clone()));
+        let problems = Arc::new(crate::table::corpus::ProblemLog::of_scan(self.source.problems.clone()));
         let source = Arc::new(ScanSource { store, problems, ..(*self.source).clone() });
         let candidates = self.source.data.files_for(&self.source.table);
         let files = prune::prune(state, &self.source.table, &candidates, filters);
         // A damaged line may have been of any type: the damaged files that the table's type
         // leaves out are not read, but what they skipped is the statement's to hear of.
         let data = &self.source.data;
-        let elsewhere: Vec<Arc<crate::discover::SourceFile>> = match &self.source.table.rows {
-            crate::catalog::Rows::Type(_) => {
-                let damaged: Vec<&Arc<crate::discover::SourceFile>> =
+        let elsewhere: Vec<Arc<crate::source::discover::SourceFile>> = match &self.source.table.rows {
+            crate::table::event_table::Rows::Type(_) => {
+                let damaged: Vec<&Arc<crate::source::discover::SourceFile>> =
                     (data.files.iter().zip(&data.file_damage))
                         .filter(|(_, d)| **d > 0)
                         .map(|(f, _)| f)

@@ -1,10 +1,10 @@
 //! Skipping whole files: a filter on columns that are the same for every line of a file (`run_id`,
 //! `file`, `eval`, ...) is evaluated once per file, and the files it rejects are not read.
 
-use crate::catalog::{ColumnSource, EventTable};
-use crate::decode::{FileContext, LineValues, RowDecoder};
-use crate::discover::SourceFile;
 use crate::format::ContextSource;
+use crate::scan::decode::{FileContext, LineValues, RowDecoder};
+use crate::source::discover::SourceFile;
+use crate::table::event_table::{ColumnSource, EventTable};
 use datafusion::arrow::array::{Array, BooleanArray};
 use datafusion::catalog::Session;
 use datafusion::common::DFSchema;

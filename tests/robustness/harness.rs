@@ -7,15 +7,15 @@ use object_store::path::Path as StorePath;
 use object_store::{ObjectStore, ObjectStoreExt};
 use std::path::PathBuf;
 use std::sync::Arc;
-use txq::catalog::all_tables;
-use txq::corpus::{FormatData, ProblemLog};
-use txq::decode::RowDecoder;
-use txq::discover::SourceFile;
 use txq::format::Format;
-use txq::infer::{FormatStats, infer_file};
-use txq::lines::{Line, LineSplitter};
+use txq::infer::pass::{FormatStats, infer_file};
+use txq::infer::signature::ShapeTable;
+use txq::scan::decode::RowDecoder;
 use txq::scan::{LineReader, ScanSource};
-use txq::shapes::ShapeTable;
+use txq::source::discover::SourceFile;
+use txq::source::lines::{Line, LineSplitter};
+use txq::table::corpus::{FormatData, ProblemLog};
+use txq::table::event_table::all_tables;
 
 /// Where each format finds its file (rupu by extension, reeval by name).
 fn place(format: &Format) -> &'static str {

@@ -2,11 +2,11 @@
 //! is skipped), with what its place says, its size and its damage, made when a statement first
 //! reads it (tens of thousands of rows most statements never need).
 
-use crate::catalog::{Column, ColumnSource, EventTable, Rows, context_columns};
-use crate::corpus::FormatData;
-use crate::decode::{FileContext, LineValues, RowDecoder};
-use crate::discover::SourceFile;
 use crate::format::ContextSource;
+use crate::scan::decode::{FileContext, LineValues, RowDecoder};
+use crate::source::discover::SourceFile;
+use crate::table::corpus::FormatData;
+use crate::table::event_table::{Column, ColumnSource, EventTable, Rows, context_columns};
 use async_trait::async_trait;
 use datafusion::arrow::array::{BooleanArray, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};

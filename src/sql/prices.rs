@@ -18,7 +18,7 @@ use std::sync::Arc;
 pub const TABLE: &str = "prices";
 /// The environment variable naming a prices file.
 pub const ENV: &str = "TXQ_PRICES";
-const EMBEDDED: &str = include_str!("../prices/prices.csv");
+const EMBEDDED: &str = include_str!("../../prices/prices.csv");
 
 /// Why a prices file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -68,7 +68,7 @@ impl PriceList {
 
     /// The built-in list with a prices file's rows laid over it (see [`Self::overlaid`]).
     pub fn from_file(path: &Path) -> Result<Self, PricesError> {
-        let source = crate::escape::path(path);
+        let source = crate::text::escape::path(path);
         let text = std::fs::read_to_string(path)
             .map_err(|e| PricesError { file: source.clone(), why: format!("cannot read: {e}") })?;
         let built_in = Self::embedded()?;

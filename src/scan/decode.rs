@@ -1,10 +1,10 @@
 //! Turning lines into Arrow columns: each projected column's values decoded from the line's raw
 //! fields straight into a builder, with a value that does not fit its column kept as null and named.
 
-use crate::catalog::{Column, ColumnSource, EventTable};
-use crate::discover::SourceFile;
 use crate::format::{Absent, ContextSource, Derive, Kind, MAX_COUNT, MarkerPart};
 use crate::json::{Raw, RawObject, Shape};
+use crate::source::discover::SourceFile;
+use crate::table::event_table::{Column, ColumnSource, EventTable};
 use datafusion::arrow::array::{
     ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
 };
@@ -48,9 +48,9 @@ pub struct FileContext {
 }
 
 /// A path or a part of one as the context columns hold it: exactly, but for bytes that are not
-/// UTF-8, written `\xNN` ([`crate::escape::path_text`]), so that two such names stay apart.
+/// UTF-8, written `\xNN` ([`crate::text::escape::path_text`]), so that two such names stay apart.
 fn text_of(path: &std::path::Path) -> String {
-    crate::escape::path_text(path).into_owned()
+    crate::text::escape::path_text(path).into_owned()
 }
 
 impl FileContext {

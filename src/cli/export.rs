@@ -1,9 +1,9 @@
 //! The `txq export` command: its flags as export options, the export, and what it says on
 //! stderr (the progress line on a terminal, warnings, and one line of summary).
 
-use super::{ExportError, ExportOptions, Mode, PartitionBy, export};
 use crate::cli::CliError;
-use crate::session::Engine;
+use crate::export::{ExportError, ExportOptions, Mode, PartitionBy, export};
+use crate::sql::session::Engine;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
@@ -40,9 +40,9 @@ pub async fn run(engine: &Engine, flags: Flags<'_>) -> Result<(), CliError> {
     if !flags.quiet {
         let mut err = std::io::stderr();
         for warning in &summary.warnings {
-            let _ = writeln!(err, "txq: warning: {}", crate::escape::message(warning));
+            let _ = writeln!(err, "txq: warning: {}", crate::text::escape::message(warning));
         }
-        let _ = writeln!(err, "txq: {}", crate::escape::message(&summary.describe(flags.out, mode)));
+        let _ = writeln!(err, "txq: {}", crate::text::escape::message(&summary.describe(flags.out, mode)));
     }
     Ok(())
 }

@@ -1,18 +1,17 @@
 //! A corpus: the transcript files found for every format, what the inference pass learned about
 //! them, their tables, and the log of problems met while reading them.
 
-mod file_events;
+pub use super::file_events::FileEvents;
 
-pub use file_events::FileEvents;
-
-use crate::cache::{InferenceCache, Lookup, PrefixHash};
-use crate::catalog::{EventTable, all_tables};
-use crate::discover::{Discovery, PathHasher, SourceFile};
 use crate::format::Format;
-use crate::infer::{
+use crate::infer::cache::{InferenceCache, Lookup};
+use crate::infer::pass::{
     FileStats, FormatStats, NotATranscript, first_line_of_type, infer_file, not_a_transcript,
 };
-use crate::shapes::{FileSummary, ShapeTable};
+use crate::infer::signature::{FileSummary, ShapeTable};
+use crate::source::discover::{Discovery, PathHasher, SourceFile};
+use crate::source::prefix::PrefixHash;
+use crate::table::event_table::{EventTable, all_tables};
 use futures::StreamExt;
 use object_store::ObjectStore;
 use std::collections::{HashMap, HashSet};
@@ -30,7 +29,7 @@ pub struct ReadOptions {
     /// Where the inference cache lives; `None` reads every file every time.
     pub cache_dir: Option<PathBuf>,
     /// The memory a session's statements may hold, and where they spill the rest.
-    pub memory: crate::memory::MemoryOptions,
+    pub memory: crate::sql::memory::MemoryOptions,
 }
 
 impl Default for ReadOptions {
@@ -40,7 +39,7 @@ impl Default for ReadOptions {
             max_line_bytes: 256 << 20,
             parallel_files: cores,
             cache_dir: None,
-            memory: crate::memory::MemoryOptions::default(),
+            memory: crate::sql::memory::MemoryOptions::default(),
         }
     }
 }
@@ -117,7 +116,7 @@ impl FormatData {
     /// The transcripts that may hold rows of `table`: for one event type, those holding it.
     pub fn files_for(&self, table: &EventTable) -> Vec<Arc<SourceFile>> {
         match &table.rows {
-            crate::catalog::Rows::Type(t) => {
+            crate::table::event_table::Rows::Type(t) => {
                 self.file_events.files_holding(t).map(|i| self.files[i].clone()).collect()
             }
             _ => self.files.clone(),
@@ -151,7 +150,7 @@ impl FormatData {
 
     /// The event tables (one per type).
     pub fn type_tables(&self) -> impl Iterator<Item = &Arc<EventTable>> {
-        self.tables.iter().filter(|t| matches!(t.rows, crate::catalog::Rows::Type(_)))
+        self.tables.iter().filter(|t| matches!(t.rows, crate::table::event_table::Rows::Type(_)))
     }
 
     /// The event table of a type as written, for checking a line of any type (a hash lookup: a
@@ -160,7 +159,7 @@ impl FormatData {
         let by_type = self.by_type.get_or_init(|| {
             let mut by_type = HashMap::default();
             for (i, table) in self.tables.iter().enumerate() {
-                if let crate::catalog::Rows::Type(t) = &table.rows {
+                if let crate::table::event_table::Rows::Type(t) = &table.rows {
                     by_type.insert(t.clone(), i);
                 }
             }
@@ -279,7 +278,7 @@ impl Corpus {
         options: ReadOptions,
         cache: &mut InferenceCache,
     ) -> Corpus {
-        let store = crate::read::local_store();
+        let store = crate::source::read::local_store();
         let mut warnings = discovery.warnings;
         let mut data = Vec::new();
         // Deleted or moved files leave the cache.
@@ -333,7 +332,8 @@ impl Corpus {
                 };
                 found[i] = match stats.unreadable.take() {
                     Some(why) => {
-                        warnings.push(format!("{}: not read: {why}", crate::escape::path(&files[i].path)));
+                        warnings
+                            .push(format!("{}: not read: {why}", crate::text::escape::path(&files[i].path)));
                         Found::Unreadable
                     }
                     None => Found::Read(shapes.summarize(&stats), fingerprint),
@@ -420,7 +420,7 @@ fn not_transcripts_warnings(format: &Format, skipped: &[(Arc<SourceFile>, NotATr
     let mut warnings: Vec<String> = skipped
         .iter()
         .filter(|(_, why)| matches!(why, NotATranscript::NotJsonLines { .. }))
-        .map(|(file, why)| format!("{}: not read: {why}", crate::escape::path(&file.path)))
+        .map(|(file, why)| format!("{}: not read: {why}", crate::text::escape::path(&file.path)))
         .collect();
     let lacking: Vec<&(Arc<SourceFile>, NotATranscript)> =
         skipped.iter().filter(|(_, why)| matches!(why, NotATranscript::NoRequired { .. })).collect();
@@ -433,7 +433,7 @@ fn not_transcripts_warnings(format: &Format, skipped: &[(Arc<SourceFile>, NotATr
         warnings.push(format!(
             "{}{others}: not read: {why}, so not {} transcripts (step logs or netflow ledgers?); \
              `select file, skipped from {}.files where not transcript` lists each with why",
-            crate::escape::path(&first.path),
+            crate::text::escape::path(&first.path),
             format.name,
             format.name
         ));
@@ -451,7 +451,7 @@ async fn renamed_warnings(
     let renamed: Vec<(&Arc<EventTable>, &String, &String)> = data
         .type_tables()
         .filter_map(|table| match (&table.renamed, &table.rows) {
-            (Some(why), crate::catalog::Rows::Type(type_name)) => Some((table, why, type_name)),
+            (Some(why), crate::table::event_table::Rows::Type(type_name)) => Some((table, why, type_name)),
             _ => None,
         })
         .collect();
@@ -462,12 +462,12 @@ async fn renamed_warnings(
         };
         let line = first_line_of_type(store.clone(), &data.format, file, type_name, max_line_bytes).await;
         let place = match line {
-            Some(line) => format!("{}:{line}", crate::escape::path(&file.path)),
-            None => crate::escape::path(&file.path),
+            Some(line) => format!("{}:{line}", crate::text::escape::path(&file.path)),
+            None => crate::text::escape::path(&file.path),
         };
         warnings.push(format!(
             "{place}: event type {} is table {}.{} ({why})",
-            crate::escape::text(&serde_json::Value::String(type_name.clone()).to_string()),
+            crate::text::escape::text(&serde_json::Value::String(type_name.clone()).to_string()),
             data.format.name,
             table.name
         ));

@@ -2,8 +2,8 @@
 //! pass streams the file, checked again before a cached file is read on from where it was, and
 //! carried on over what was appended.
 
-use crate::discover::SourceFile;
-use crate::read::{BLOCK_BYTES, BlockReader};
+use crate::source::discover::SourceFile;
+use crate::source::read::{BLOCK_BYTES, BlockReader};
 use object_store::ObjectStore;
 use std::sync::Arc;
 use xxhash_rust::xxh3::Xxh3Default;

@@ -2,7 +2,7 @@
 //! and what the inference pass found in the data.
 
 use crate::format::{Absent, ContextSource, Derive, FieldSpec, Format, Kind, LinesTable, MarkerPart};
-use crate::infer::{FormatStats, Shapes};
+use crate::infer::pass::{FormatStats, Shapes};
 use crate::json::Shape;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use std::collections::HashSet;

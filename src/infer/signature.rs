@@ -2,8 +2,8 @@
 //! by shape: the compact form that the cache keeps and the corpus is built from. Tens of
 //! thousands of files hold a handful of shapes; a file is then a few numbers.
 
-use crate::infer::{FieldShapes, FileStats, TypeStats};
-use crate::varint;
+use crate::infer::pass::{FieldShapes, FileStats, TypeStats};
+use crate::infer::varint;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -173,7 +173,7 @@ fn pairs(mut bytes: &[u8]) -> (usize, impl Iterator<Item = (ShapeId, u64)> + '_)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::infer::Shapes;
+    use crate::infer::pass::Shapes;
 
     fn stats(types: &[(&str, u64, &[&str])], tail: &[(&str, u64, &[&str])]) -> FileStats {
         let map = |list: &[(&str, u64, &[&str])]| {

@@ -2,14 +2,14 @@
 //! not want it, follow the turn, and hand its values (or its damage) to the row decoder.
 
 use super::ScanSource;
-use crate::catalog::{EventTable, Rows};
-use crate::corpus::Problem;
-use crate::decode::{FileContext, LineValues, RowDecoder, ValueProblem, excerpt};
-use crate::discover::SourceFile;
 use crate::format::{ContextSource, Early};
-use crate::infer::descend;
+use crate::infer::pass::descend;
 use crate::json::{Damage, Shape, Want, parse_event, quick_type};
-use crate::lines::Line;
+use crate::scan::decode::{FileContext, LineValues, RowDecoder, ValueProblem, excerpt};
+use crate::source::discover::SourceFile;
+use crate::source::lines::Line;
+use crate::table::corpus::Problem;
+use crate::table::event_table::{EventTable, Rows};
 use std::collections::HashMap;
 use std::sync::Arc;
 

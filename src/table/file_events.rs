@@ -2,7 +2,7 @@
 //! the rows of a statement that needs no value of a line. A file's part is the bytes of its
 //! summary, shared (not copied) with the cache.
 
-use crate::shapes::{FileSummary, ShapeBytes, ShapeTable};
+use crate::infer::signature::{FileSummary, ShapeBytes, ShapeTable};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -83,7 +83,7 @@ impl FileEvents {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::infer::{FieldShapes, FileStats, TypeStats};
+    use crate::infer::pass::{FieldShapes, FileStats, TypeStats};
     use std::collections::BTreeMap;
 
     fn summary(shapes: &mut ShapeTable, whole: &[(&str, u64)], tail: &[(&str, u64)]) -> FileSummary {

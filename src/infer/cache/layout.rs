@@ -4,10 +4,10 @@
 //! place, makes the whole file unreadable, and the cache starts afresh.
 
 use super::FileEntry;
-use crate::discover::PathHasher;
-use crate::infer::{FieldShapes, Shapes};
-use crate::shapes::{FileSummary, ShapeId, ShapeTable, TypeShape};
-use crate::varint;
+use crate::infer::pass::{FieldShapes, Shapes};
+use crate::infer::signature::{FileSummary, ShapeId, ShapeTable, TypeShape};
+use crate::infer::varint;
+use crate::source::discover::PathHasher;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::path::Path;

@@ -1,13 +1,13 @@
 //! The inference pass: one read of every file that finds which event types it holds, which
 //! fields each type has with the shapes of their values, and whether it is a transcript at all.
 
-use crate::cache::PrefixHash;
-use crate::discover::SourceFile;
 use crate::format::{FieldsAt, Format};
+use crate::infer::signature::{FileSummary, ShapeTable, TypeShape};
 use crate::json::{Shape, Want, parse_event, parse_object};
-use crate::lines::{Line, LineSplitter};
-use crate::read::BlockReader;
-use crate::shapes::{FileSummary, ShapeTable, TypeShape};
+use crate::source::discover::SourceFile;
+use crate::source::lines::{Line, LineSplitter};
+use crate::source::prefix::PrefixHash;
+use crate::source::read::BlockReader;
 use object_store::ObjectStore;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -166,7 +166,7 @@ impl FormatStats {
 
 /// Bytes read of a file in which no line is an event before it is taken as not JSON Lines and
 /// read no further (one block of a read).
-pub const JSON_LINES_PROOF_BYTES: u64 = crate::read::BLOCK_BYTES;
+pub const JSON_LINES_PROOF_BYTES: u64 = crate::source::read::BLOCK_BYTES;
 
 /// Reads one file from byte `from` (0, or where an earlier read's whole lines ended), on the
 /// caller's thread when it is a local file, and tells what it holds. Every byte read is fed to

@@ -1,9 +1,9 @@
 //! The SQL session over a corpus: a schema per format holding its tables and views, a default
 //! schema where unqualified names find the format that has the table, and the JSON functions.
 
-use crate::corpus::{Corpus, FormatData};
-use crate::files_table::FilesTable;
 use crate::scan::ScanTable;
+use crate::scan::files_table::FilesTable;
+use crate::table::corpus::{Corpus, FormatData};
 use async_trait::async_trait;
 use datafusion::catalog::view::ViewTable;
 use datafusion::catalog::{MemorySchemaProvider, SchemaProvider, TableProvider};
@@ -22,12 +22,12 @@ pub async fn session(corpus: &Corpus) -> Result<SessionContext> {
     let config = SessionConfig::new()
         .with_information_schema(true)
         .with_default_catalog_and_schema(CATALOG, DEFAULT_SCHEMA);
-    let config = crate::memory::with_limits(config, &corpus.options.memory);
-    let runtime = crate::memory::runtime(&corpus.options.memory)?;
+    let config = crate::sql::memory::with_limits(config, &corpus.options.memory);
+    let runtime = crate::sql::memory::runtime(&corpus.options.memory)?;
     let mut ctx = SessionContext::new_with_config_rt(config, runtime);
     datafusion_functions_json::register_all(&mut ctx)?;
     register_corpus(&ctx, corpus, Arc::new(MemorySchemaProvider::new())).await?;
-    crate::prices::register_built_in(&ctx)?;
+    crate::sql::prices::register_built_in(&ctx)?;
     Ok(ctx)
 }
 
@@ -220,7 +220,7 @@ pub struct Engine {
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     #[error(transparent)]
-    Discovery(#[from] crate::discover::DiscoveryError),
+    Discovery(#[from] crate::source::discover::DiscoveryError),
     #[error(transparent)]
     Sql(#[from] DataFusionError),
 }
@@ -228,11 +228,11 @@ pub enum OpenError {
 /// Finds the transcripts under `paths`, reads them once to learn their tables, and opens a session.
 pub async fn open(
     paths: &[std::path::PathBuf],
-    options: crate::corpus::ReadOptions,
+    options: crate::table::corpus::ReadOptions,
 ) -> std::result::Result<Engine, OpenError> {
     let formats = crate::format::all();
     let (discovery, cache) = discover_loading(&formats, paths, |searched| Corpus::cache(&options, searched));
-    let cache = cache.unwrap_or_else(crate::cache::InferenceCache::disabled);
+    let cache = cache.unwrap_or_else(crate::infer::cache::InferenceCache::disabled);
     let corpus = Corpus::open_with_cache(formats, discovery?, options, cache).await;
     let ctx = session(&corpus).await?;
     Ok(Engine { corpus, ctx })
@@ -243,16 +243,16 @@ pub async fn open(
 fn discover_loading(
     formats: &[crate::format::Format],
     paths: &[std::path::PathBuf],
-    load: impl FnOnce(&[std::path::PathBuf]) -> crate::cache::InferenceCache + Send,
+    load: impl FnOnce(&[std::path::PathBuf]) -> crate::infer::cache::InferenceCache + Send,
 ) -> (
-    std::result::Result<crate::discover::Discovery, crate::discover::DiscoveryError>,
-    Option<crate::cache::InferenceCache>,
+    std::result::Result<crate::source::discover::Discovery, crate::source::discover::DiscoveryError>,
+    Option<crate::infer::cache::InferenceCache>,
 ) {
     let searched: Vec<std::path::PathBuf> =
         paths.iter().filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_dir())).cloned().collect();
     std::thread::scope(|scope| {
         let cache = scope.spawn(|| load(&searched));
-        let discovery = crate::discover::discover(formats, paths);
+        let discovery = crate::source::discover::discover(formats, paths);
         (discovery, cache.join().ok())
     })
 }
@@ -278,7 +278,7 @@ impl Places {
                     .map(|p| {
                         format!(
                             "{}: no such file or directory; left out until it is back",
-                            crate::escape::path(p)
+                            crate::text::escape::path(p)
                         )
                     })
                     .collect();
@@ -286,7 +286,11 @@ impl Places {
             }
             Places::Defaults { cwd, home } => {
                 let formats = crate::format::all();
-                (crate::discover::default_paths(&formats, cwd, home.as_deref()).unwrap_or_default(), vec![])
+                (
+                    crate::source::discover::default_paths(&formats, cwd, home.as_deref())
+                        .unwrap_or_default(),
+                    vec![],
+                )
             }
         }
     }
@@ -295,8 +299,8 @@ impl Places {
 /// What a walk found of one file: a file with all of these the same is unchanged.
 type Stamp = (std::path::PathBuf, std::path::PathBuf, u64, Option<u64>, Option<u64>, Option<u64>);
 
-fn stamps(discovery: &crate::discover::Discovery) -> Vec<Vec<Stamp>> {
-    let stamp = |f: &crate::discover::SourceFile| {
+fn stamps(discovery: &crate::source::discover::Discovery) -> Vec<Vec<Stamp>> {
+    let stamp = |f: &crate::source::discover::SourceFile| {
         (f.path.clone(), f.canonical.clone(), f.size, f.modified, f.inode, f.changed)
     };
     discovery.files.iter().map(|files| files.iter().map(stamp).collect()).collect()
@@ -310,8 +314,8 @@ fn stamps(discovery: &crate::discover::Discovery) -> Vec<Vec<Stamp>> {
 pub struct LiveEngine {
     pub engine: Engine,
     places: Places,
-    options: crate::corpus::ReadOptions,
-    cache: crate::cache::InferenceCache,
+    options: crate::table::corpus::ReadOptions,
+    cache: crate::infer::cache::InferenceCache,
     /// The paths walked last, and what the walk found.
     walked: Vec<std::path::PathBuf>,
     found: Vec<Vec<Stamp>>,
@@ -321,7 +325,7 @@ impl LiveEngine {
     /// Opens the engine over what `places` hold now.
     pub async fn open(
         places: Places,
-        options: crate::corpus::ReadOptions,
+        options: crate::table::corpus::ReadOptions,
     ) -> std::result::Result<LiveEngine, OpenError> {
         // A path given that is not there is an error at the start, and left out later.
         let paths = match &places {
@@ -330,12 +334,11 @@ impl LiveEngine {
         };
         let formats = crate::format::all();
         // With no cache directory, a cache in memory: the next refresh reads on from it.
-        let (discovery, cache) =
-            discover_loading(&formats, &paths, |searched| match &options.cache_dir {
-                Some(dir) => crate::cache::InferenceCache::load(dir, searched),
-                None => crate::cache::InferenceCache::in_memory(),
-            });
-        let mut cache = cache.unwrap_or_else(crate::cache::InferenceCache::in_memory);
+        let (discovery, cache) = discover_loading(&formats, &paths, |searched| match &options.cache_dir {
+            Some(dir) => crate::infer::cache::InferenceCache::load(dir, searched),
+            None => crate::infer::cache::InferenceCache::in_memory(),
+        });
+        let mut cache = cache.unwrap_or_else(crate::infer::cache::InferenceCache::in_memory);
         let discovery = discovery?;
         let found = stamps(&discovery);
         let corpus = Corpus::open_keeping(formats, discovery, options.clone(), &mut cache).await;
@@ -345,7 +348,7 @@ impl LiveEngine {
 
     /// The inference cache read through (kept in memory only with no cache directory): what
     /// the next refresh knows of each file.
-    pub fn cache_mut(&mut self) -> &mut crate::cache::InferenceCache {
+    pub fn cache_mut(&mut self) -> &mut crate::infer::cache::InferenceCache {
         &mut self.cache
     }
 
@@ -354,7 +357,7 @@ impl LiveEngine {
     pub async fn refresh(&mut self) -> std::result::Result<Option<Vec<String>>, OpenError> {
         let (paths, notes) = self.places.paths();
         let formats = crate::format::all();
-        let discovery = crate::discover::discover(&formats, &paths)?;
+        let discovery = crate::source::discover::discover(&formats, &paths)?;
         let found = stamps(&discovery);
         if paths == self.walked && found == self.found {
             return Ok(None);

@@ -19,7 +19,7 @@ pub struct CannedQuery {
 
 macro_rules! canned {
     ($($name:literal),* $(,)?) => {
-        &[$(CannedQuery { name: $name, sql: include_str!(concat!("../queries/", $name, ".sql")) }),*]
+        &[$(CannedQuery { name: $name, sql: include_str!(concat!("../../queries/", $name, ".sql")) }),*]
     };
 }
 
@@ -95,11 +95,12 @@ pub async fn run(
         .create_logical_plan(query.sql)
         .await
         .map_err(|e| CliError::Query(e.to_string()))?;
-    if !runner.quiet && crate::prices::reads_prices(&plan) {
-        let models =
-            crate::prices::unpriced_models(runner.ctx).await.map_err(|e| CliError::Query(e.to_string()))?;
+    if !runner.quiet && crate::sql::prices::reads_prices(&plan) {
+        let models = crate::sql::prices::unpriced_models(runner.ctx)
+            .await
+            .map_err(|e| CliError::Query(e.to_string()))?;
         if !models.is_empty() {
-            let models = crate::escape::text(&models.join(", ")).into_owned();
+            let models = crate::text::escape::text(&models.join(", ")).into_owned();
             let _ = writeln!(
                 err,
                 "txq: warning: no price for {models}: their cost is null; give prices with --prices FILE"

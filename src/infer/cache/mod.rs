@@ -6,12 +6,10 @@
 //! matches.
 
 mod layout;
-mod prefix;
 
-pub use prefix::PrefixHash;
-
-use crate::discover::{PathHasher, SourceFile};
-use crate::shapes::{FileSummary, ShapeTable};
+use crate::infer::signature::{FileSummary, ShapeTable};
+use crate::source::discover::{PathHasher, SourceFile};
+use crate::source::prefix::PrefixHash;
 use object_store::ObjectStore;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -208,7 +206,8 @@ impl InferenceCache {
     pub fn save(&self) -> Result<(), String> {
         let (Some(path), true) = (&self.path, self.changed) else { return Ok(()) };
         let dir = path.parent().unwrap_or(Path::new("."));
-        let not_saved = |e: std::io::Error| format!("{}: cache not saved: {e}", crate::escape::path(path));
+        let not_saved =
+            |e: std::io::Error| format!("{}: cache not saved: {e}", crate::text::escape::path(path));
         std::fs::create_dir_all(dir).map_err(not_saved)?;
         // Named after the cache file and the process: two saves at once never share one.
         let name = path.file_stem().unwrap_or_default().to_string_lossy();

@@ -1,11 +1,11 @@
 //! The reference of every table and column, rendered from the format descriptions, so that
 //! `docs/tables.md` says exactly what the code does (a test keeps the file up to date).
 
-use crate::catalog::{
+use crate::format::{Format, Kind};
+use crate::infer::pass::FormatStats;
+use crate::table::event_table::{
     all_tables, context_and_common, context_columns, errors_table, event_tables, events_table, lines_tables,
 };
-use crate::format::{Format, Kind};
-use crate::infer::FormatStats;
 use std::fmt::Write;
 
 /// `docs/tables.md`.
@@ -220,10 +220,10 @@ fn capitalize(s: &str) -> String {
     chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
-impl crate::catalog::Column {
+impl crate::table::event_table::Column {
     /// The column's type as the docs and `\d` name it.
     pub fn data_type_name(&self) -> String {
-        use crate::catalog::ColumnSource;
+        use crate::table::event_table::ColumnSource;
         match &self.source {
             ColumnSource::Field { absent, .. } => {
                 let mut name = self.kind.describe();

@@ -2,7 +2,7 @@
 //! remote store (`s3://`) are read by the same code; the scans and the inference pass read the
 //! files of this machine's store on their own thread.
 
-use crate::discover::SourceFile;
+use crate::source::discover::SourceFile;
 use bytes::Bytes;
 use object_store::local::LocalFileSystem;
 use object_store::{ObjectStore, ObjectStoreExt, path::Path as StorePath};

@@ -41,11 +41,11 @@ pub struct Discovery {
 /// Why discovery found nothing to read.
 #[derive(Debug, thiserror::Error)]
 pub enum DiscoveryError {
-    #[error("{}: no such file or directory", crate::escape::path(.0))]
+    #[error("{}: no such file or directory", crate::text::escape::path(.0))]
     NotFound(PathBuf),
     /// A path given that exists (or may) but cannot be looked at: a symlink loop, a name too
     /// long, a directory on the way that may not be searched.
-    #[error("{}: {}", crate::escape::path(.0), .1)]
+    #[error("{}: {}", crate::text::escape::path(.0), .1)]
     Unreachable(PathBuf, String),
     #[error("no transcripts given and none found in the default places: looked for {0}")]
     NoDefault(String),
@@ -63,7 +63,7 @@ pub fn default_paths(
         for group in format.default_roots {
             let existing = group.iter().map(|p| expand(p, home)).find(|p| {
                 // Formats sharing a place name it once.
-                let shown = crate::escape::path(p);
+                let shown = crate::text::escape::path(p);
                 if !looked.contains(&shown) {
                     looked.push(shown);
                 }
@@ -110,7 +110,8 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
     for root in &paths {
         let meta = std::fs::metadata(root).map_err(|e| unreachable(root, &e))?;
         if let Some(kind) = special_kind(&meta.file_type()) {
-            out.warnings.push(format!("{}: not read: not a regular file: {kind}", crate::escape::path(root)));
+            out.warnings
+                .push(format!("{}: not read: not a regular file: {kind}", crate::text::escape::path(root)));
             continue;
         }
         if meta.is_file() {
@@ -118,7 +119,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
                 Some(i) => found.push((i, source(root.clone(), None, &meta))),
                 None => out.warnings.push(format!(
                     "{}: not read: no format reads files of this name",
-                    crate::escape::path(root)
+                    crate::text::escape::path(root)
                 )),
             }
             continue;
@@ -145,7 +146,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, Disc
                 if let Some(kind) = special_kind(&entry.file_type())
                     && claim(entry.path()).is_some()
                 {
-                    let path = crate::escape::path(entry.path());
+                    let path = crate::text::escape::path(entry.path());
                     out.warnings.push(format!("{path}: not read: not a regular file: {kind}"));
                 }
                 continue;
@@ -312,9 +313,9 @@ fn source(path: PathBuf, canonical: Option<PathBuf>, meta: &std::fs::Metadata) -
 }
 
 fn walk_warning(e: &walkdir::Error) -> String {
-    let path = e.path().map(crate::escape::path).unwrap_or_default();
+    let path = e.path().map(crate::text::escape::path).unwrap_or_default();
     if let Some(ancestor) = e.loop_ancestor() {
-        format!("{path}: symlink loop back to {}; not followed again", crate::escape::path(ancestor))
+        format!("{path}: symlink loop back to {}; not followed again", crate::text::escape::path(ancestor))
     } else if let Some(io) = e.io_error() {
         format!("{path}: not read: {io}")
     } else {
