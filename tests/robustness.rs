@@ -489,7 +489,7 @@ async fn a_transcript_that_grows_while_read_gives_the_prefix_seen_at_discovery()
     let formats = txq::format::all();
     let discovery = txq::source::discover::discover(&formats, &[dir.path().to_path_buf()]).unwrap();
     let corpus = txq::table::corpus::Corpus::open(formats, discovery, Default::default()).await;
-    let ctx = txq::sql::session::session(&corpus).await.unwrap();
+    let ctx = txq::sql::session::session(&corpus, &Default::default()).await.unwrap();
     // rupu appends a line and a half while the query runs.
     let mut more = lines(&[USAGE.as_bytes()]);
     more.extend_from_slice(&USAGE.as_bytes()[..30]);
@@ -501,7 +501,7 @@ async fn a_transcript_that_grows_while_read_gives_the_prefix_seen_at_discovery()
             f.write_all(&more)
         })
         .unwrap();
-    let engine = txq::sql::session::Engine { corpus, ctx };
+    let engine = txq::sql::session::Engine { corpus, ctx, memory: Default::default() };
     let (table, problems) = collect(&engine, "select count(*) as n from usage").await;
     assert!(table.contains("| 1 |"), "the prefix seen at discovery: {table}");
     let (table, problems2) = collect(&engine, "select count(*) as n from errors").await;

@@ -157,7 +157,7 @@ async fn main() {
         let make = move || {
             let corpus = corpus.clone();
             async move {
-                let engine = txq::sql::session::open(&[corpus], Default::default())
+                let engine = txq::sql::session::open(&[corpus], txq::sql::session::Options::default())
                     .await
                     .map_err(|e| SqlError(e.to_string()))?;
                 Ok(Txq { ctx: engine.ctx, _corpus: engine.corpus })

@@ -5,6 +5,7 @@ mod cache;
 mod cli;
 mod docs;
 mod export;
+mod house;
 mod live_export;
 mod live_rupu;
 mod live_shell;

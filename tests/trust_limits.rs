@@ -120,7 +120,7 @@ fn memory_limits_are_sizes_and_a_wrong_one_is_refused() {
 fn a_spill_directory_given_holds_the_sessions_spill_files_and_is_left_empty() {
     let corpus = wide_corpus();
     let spill = tempfile::tempdir().unwrap();
-    let options = txq::table::corpus::ReadOptions {
+    let options = txq::sql::session::Options {
         memory: txq::sql::memory::MemoryOptions {
             limit: 8 << 20,
             spill_dir: Some(spill.path().to_path_buf()),

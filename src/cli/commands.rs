@@ -4,16 +4,13 @@
 
 use super::CliError;
 use super::print::OutputFormat;
-use super::shell::{Flow, Shell};
 use crate::sql::session::{CATALOG, DEFAULT_SCHEMA};
 use crate::table::corpus::Corpus;
-use crate::text::escape;
 use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::TableProvider;
 use datafusion::common::TableReference;
 use datafusion::prelude::SessionContext;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -103,51 +100,7 @@ impl std::str::FromStr for MetaCommand {
     }
 }
 
-impl MetaCommand {
-    /// Does what the command says to `shell`.
-    pub async fn execute(self, shell: &mut Shell) -> Result<Flow, CliError> {
-        let mut terminal = std::io::stderr();
-        let say = |terminal: &mut std::io::Stderr, text: String| {
-            let _ = writeln!(terminal, "{}", escape::message(&text));
-        };
-        match self {
-            MetaCommand::Help => shell.show(&help_batch(), None)?,
-            MetaCommand::ListTables => shell.show(&tables_batch(shell.ctx(), shell.corpus()).await, None)?,
-            MetaCommand::Describe(name) => {
-                let (heading, batch) = describe(shell.ctx(), shell.corpus(), &name).await?;
-                shell.show(&batch, Some(&heading))?;
-            }
-            MetaCommand::Format(Some(format)) => shell.format = format,
-            MetaCommand::Format(None) => say(&mut terminal, format!("format: {}", format_name(shell.format))),
-            MetaCommand::Timing(on) => {
-                shell.screen.timing = on.unwrap_or(!shell.screen.timing);
-                say(&mut terminal, format!("timing is {}", if shell.screen.timing { "on" } else { "off" }));
-            }
-            MetaCommand::Expanded(on) => {
-                shell.screen.expanded = on.unwrap_or(!shell.screen.expanded);
-                let state = if shell.screen.expanded { "on" } else { "off" };
-                say(&mut terminal, format!("one field per line is {state}"));
-            }
-            MetaCommand::MaxRows(n) => shell.screen.max_rows = n,
-            MetaCommand::Output(path) => {
-                shell.redirect(path.as_deref())?;
-                match path {
-                    Some(path) => say(&mut terminal, format!("results go to {}", escape::path(&path))),
-                    None => say(&mut terminal, "results go to the terminal".into()),
-                }
-            }
-            MetaCommand::Include(file) => {
-                let sql = std::fs::read_to_string(&file)
-                    .map_err(|e| CliError::Usage(format!("{}: cannot read: {e}", escape::path(&file))))?;
-                return Ok(Flow::Run(sql));
-            }
-            MetaCommand::Quit => return Ok(Flow::Quit),
-        }
-        Ok(Flow::Continue)
-    }
-}
-
-fn format_name(format: OutputFormat) -> String {
+pub(super) fn format_name(format: OutputFormat) -> String {
     clap::ValueEnum::to_possible_value(&format).map_or_else(String::new, |v| v.get_name().to_string())
 }
 
@@ -163,7 +116,7 @@ fn batch(columns: Vec<(&str, ArrayRef)>) -> RecordBatch {
 }
 
 /// `\?`: every meta-command and what it does.
-fn help_batch() -> RecordBatch {
+pub(super) fn help_batch() -> RecordBatch {
     let command = COMMANDS.iter().map(|c| format!("{} {}", c.name, c.args).trim_end().to_string()).collect();
     let about = COMMANDS.iter().map(|c| c.about.to_string()).collect();
     batch(vec![("command", text_column(command)), ("what it does", text_column(about))])
@@ -195,7 +148,7 @@ async fn unqualified_schema(ctx: &SessionContext, table: &str) -> Option<String>
 
 /// `\d`: the tables of the formats that have transcripts, then those made in this session; each
 /// named as it is typed (unqualified where that resolves to it).
-async fn tables_batch(ctx: &SessionContext, corpus: &Corpus) -> RecordBatch {
+pub(super) async fn tables_batch(ctx: &SessionContext, corpus: &Corpus) -> RecordBatch {
     let mut rows: Vec<(String, String, Option<i64>, String)> = Vec::new();
     for data in corpus.formats.iter().filter(|d| !d.files.is_empty()) {
         let schema = data.format.name.to_string();
@@ -279,7 +232,7 @@ fn type_name(data_type: &DataType) -> String {
 
 /// `\d TABLE`: a heading (what a row is, and where the unqualified name resolves), then each
 /// column's type and meaning.
-async fn describe(
+pub(super) async fn describe(
     ctx: &SessionContext,
     corpus: &Corpus,
     name: &str,

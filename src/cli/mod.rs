@@ -8,8 +8,10 @@ pub mod export;
 pub mod generate;
 pub mod helper;
 pub mod interrupt;
+pub mod prices;
 pub mod print;
 pub mod progress;
+pub mod query;
 pub mod screen;
 pub mod shell;
 
@@ -117,17 +119,13 @@ pub async fn run(args: Args) -> Result<(), CliError> {
                 .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
             return out.flush().map_err(CliError::Output);
         }
-        return crate::sql::queries::print_list(args.format, &mut std::io::BufWriter::new(stdout.lock()));
+        return query::print_list(args.format, &mut std::io::BufWriter::new(stdout.lock()));
     }
     let prices = crate::sql::prices::PriceList::chosen(args.prices.as_deref())
         .map_err(|e| CliError::Usage(format!("--prices: {e}")))?;
     if let Some(Command::Prices) = &args.command {
         let stdout = std::io::stdout();
-        return crate::sql::prices::print(
-            prices.as_ref(),
-            args.format,
-            &mut std::io::BufWriter::new(stdout.lock()),
-        );
+        return prices::print(prices.as_ref(), args.format, &mut std::io::BufWriter::new(stdout.lock()));
     }
     // The shell: asked for, or no SQL given on a terminal.
     let (shell_asked, shell_paths) = match &args.command {
@@ -175,8 +173,8 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         limit: args.memory_limit.unwrap_or_else(crate::sql::memory::default_limit),
         spill_dir: args.spill_dir.clone(),
     };
-    let options =
-        ReadOptions { max_line_bytes: args.max_line_bytes, cache_dir, memory, ..Default::default() };
+    let read = ReadOptions { max_line_bytes: args.max_line_bytes, cache_dir, ..Default::default() };
+    let options = crate::sql::session::Options { read, memory };
     let opened = |e: OpenError| match e {
         OpenError::Discovery(e) => CliError::from(e),
         OpenError::Sql(e) => CliError::Query(explain(&e)),
@@ -279,7 +277,7 @@ async fn run_scripts(
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if let Some(Command::Query { name: Some(name), .. }) = &args.command {
-        crate::sql::queries::run(&runner, name, &mut out, &mut stderr).await?;
+        query::run(&runner, name, &mut out, &mut stderr).await?;
         return out.flush().map_err(CliError::Output);
     }
 

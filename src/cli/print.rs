@@ -2,7 +2,6 @@
 //! (control characters in it escaped; aligned on its first rows, then streamed), CSV, TSV, a JSON
 //! array or JSON lines for scripts (every value exact).
 
-use super::screen::width_of;
 use crate::text::escape;
 use datafusion::arrow::array::{Array, ArrayRef, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -51,6 +50,20 @@ pub fn write_batches(
         writer.write(batch)?;
     }
     writer.finish().map(|_| ())
+}
+
+/// Writes one batch made by txq itself (a list) in `format`, flushed.
+pub fn write_batch(
+    format: OutputFormat,
+    batch: &RecordBatch,
+    out: &mut dyn Write,
+) -> Result<(), super::CliError> {
+    use super::CliError;
+    write_batches(format, &batch.schema(), std::slice::from_ref(batch), out).map_err(|e| match e {
+        ArrowError::IoError(_, io) => CliError::Output(io),
+        other => CliError::Output(std::io::Error::other(other)),
+    })?;
+    out.flush().map_err(CliError::Output)
 }
 
 /// One statement's result written batch by batch as the batches come, so that a large result
@@ -372,6 +385,12 @@ fn flatten_nested(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
         }
     }
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+}
+
+/// The columns `text` takes on a terminal (it holds no control character: it is escaped); the
+/// table view and the streamed table measure alike.
+pub(super) fn width_of(text: &str) -> usize {
+    if text.is_ascii() { text.len() } else { unicode_width::UnicodeWidthStr::width(text) }
 }
 
 #[cfg(test)]

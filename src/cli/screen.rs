@@ -2,7 +2,7 @@
 //! width, long cells cut with an ellipsis and the columns that cannot fit left out, or one field
 //! per line; at most so many rows; and the footer that says what was shown.
 
-use super::print::{OutputFormat, write_batches};
+use super::print::{OutputFormat, width_of, write_batches};
 use crate::text::escape;
 use datafusion::arrow::array::Array;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -147,12 +147,6 @@ fn cells(batches: &[RecordBatch], limit: usize) -> Result<Vec<Vec<String>>, Arro
         }
     }
     Ok(rows)
-}
-
-/// The columns `text` takes on a terminal (it holds no control character: it is escaped); the
-/// table view and the streamed table measure alike.
-pub(super) fn width_of(text: &str) -> usize {
-    if text.is_ascii() { text.len() } else { unicode_width::UnicodeWidthStr::width(text) }
 }
 
 /// The text cut to `width` columns, its end replaced by `…` when cut.

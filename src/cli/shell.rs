@@ -3,7 +3,7 @@
 //! terminal. Every statement runs through `Runner::run`, as from `-e`.
 
 use super::CliError;
-use super::commands::MetaCommand;
+use super::commands::{MetaCommand, describe, format_name, help_batch, tables_batch};
 use super::exec::Runner;
 use super::helper::{Names, ShellHelper, is_complete, is_meta_command, is_quit};
 use super::print::OutputFormat;
@@ -235,7 +235,7 @@ impl Shell {
         self.refresh().await;
         let flow = if is_meta_command(input) {
             match input.parse::<MetaCommand>() {
-                Ok(command) => command.execute(self).await.unwrap_or_else(|e| {
+                Ok(command) => self.execute(command).await.unwrap_or_else(|e| {
                     report(&e);
                     Flow::Continue
                 }),
@@ -363,4 +363,48 @@ fn save_history(editor: &mut Editor<ShellHelper, FileHistory>, path: &Path) -> r
         std::fs::create_dir_all(dir)?;
     }
     editor.append_history(path)
+}
+impl Shell {
+    /// Does what a meta-command says.
+    pub async fn execute(&mut self, command: MetaCommand) -> Result<Flow, CliError> {
+        let shell = self;
+        let mut terminal = std::io::stderr();
+        let say = |terminal: &mut std::io::Stderr, text: String| {
+            let _ = writeln!(terminal, "{}", escape::message(&text));
+        };
+        match command {
+            MetaCommand::Help => shell.show(&help_batch(), None)?,
+            MetaCommand::ListTables => shell.show(&tables_batch(shell.ctx(), shell.corpus()).await, None)?,
+            MetaCommand::Describe(name) => {
+                let (heading, batch) = describe(shell.ctx(), shell.corpus(), &name).await?;
+                shell.show(&batch, Some(&heading))?;
+            }
+            MetaCommand::Format(Some(format)) => shell.format = format,
+            MetaCommand::Format(None) => say(&mut terminal, format!("format: {}", format_name(shell.format))),
+            MetaCommand::Timing(on) => {
+                shell.screen.timing = on.unwrap_or(!shell.screen.timing);
+                say(&mut terminal, format!("timing is {}", if shell.screen.timing { "on" } else { "off" }));
+            }
+            MetaCommand::Expanded(on) => {
+                shell.screen.expanded = on.unwrap_or(!shell.screen.expanded);
+                let state = if shell.screen.expanded { "on" } else { "off" };
+                say(&mut terminal, format!("one field per line is {state}"));
+            }
+            MetaCommand::MaxRows(n) => shell.screen.max_rows = n,
+            MetaCommand::Output(path) => {
+                shell.redirect(path.as_deref())?;
+                match path {
+                    Some(path) => say(&mut terminal, format!("results go to {}", escape::path(&path))),
+                    None => say(&mut terminal, "results go to the terminal".into()),
+                }
+            }
+            MetaCommand::Include(file) => {
+                let sql = std::fs::read_to_string(&file)
+                    .map_err(|e| CliError::Usage(format!("{}: cannot read: {e}", escape::path(&file))))?;
+                return Ok(Flow::Run(sql));
+            }
+            MetaCommand::Quit => return Ok(Flow::Quit),
+        }
+        Ok(Flow::Continue)
+    }
 }

@@ -50,7 +50,7 @@ impl Job<'_> {
         let mut written: HashSet<String> = HashSet::new();
         for (step, (name, index, step_units)) in steps.iter().enumerate() {
             let corpus = units::narrowed(&self.engine.corpus, step_units);
-            let ctx = crate::sql::session::session(&corpus).await?;
+            let ctx = crate::sql::session::session(&corpus, &self.engine.memory).await?;
             for (place, table) in self.tables.iter().enumerate() {
                 progress.start_table(&table.qualified(), step * self.tables.len() + place + 1, total);
                 let prefix = format!("part-{:05}-{name}-{index}-", self.generation);

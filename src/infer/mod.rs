@@ -5,4 +5,5 @@
 pub mod cache;
 pub mod pass;
 pub mod signature;
+pub mod stats;
 pub mod varint;

@@ -2,7 +2,8 @@
 //! fields each type has with the shapes of their values, and whether it is a transcript at all.
 
 use crate::format::{FieldsAt, Format};
-use crate::infer::signature::{FileSummary, ShapeTable, TypeShape};
+use crate::infer::signature::{FileSummary, SignatureTable};
+use crate::infer::stats::{FileStats, TypeStats};
 use crate::json::{Shape, Want, parse_event, parse_object};
 use crate::source::discover::SourceFile;
 use crate::source::lines::{Line, LineSplitter};
@@ -11,158 +12,6 @@ use crate::source::read::BlockReader;
 use object_store::ObjectStore;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// The set of shapes a field's values took.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Shapes(u8);
-
-impl Shapes {
-    pub fn add(&mut self, shape: Shape) {
-        self.0 |= 1 << shape as u8;
-    }
-    pub fn union(&mut self, other: Shapes) {
-        self.0 |= other.0;
-    }
-    fn union_of(self, other: Shapes) -> Shapes {
-        Shapes(self.0 | other.0)
-    }
-    /// The set as one byte (for the cache).
-    pub fn bits(self) -> u8 {
-        self.0
-    }
-    pub fn from_bits(bits: u8) -> Shapes {
-        Shapes(bits)
-    }
-    pub fn contains(&self, shape: Shape) -> bool {
-        self.0 & (1 << shape as u8) != 0
-    }
-    /// The shapes other than null.
-    pub fn non_null(&self) -> Shapes {
-        Shapes(self.0 & !(1 << Shape::Null as u8))
-    }
-    pub fn is_empty(&self) -> bool {
-        self.0 == 0
-    }
-    fn only(shape: Shape) -> Shapes {
-        Shapes(1 << shape as u8)
-    }
-    /// Whether every value fits in one of the `allowed` shapes.
-    pub fn within(&self, allowed: &[Shape]) -> bool {
-        let mask = allowed.iter().fold(0u8, |m, s| m | Shapes::only(*s).0);
-        self.non_null().0 & !mask == 0
-    }
-}
-
-/// Each key found among a type's fields, in the order first seen, with its values' shapes.
-pub type FieldShapes = Vec<(String, Shapes)>;
-
-/// What one event type looked like in the data.
-#[derive(Debug, Clone, Default)]
-pub struct TypeStats {
-    /// How many valid events of the type.
-    pub events: u64,
-    /// Its fields: shared between the files whose fields look the same (as the cache reads them).
-    pub fields: Arc<FieldShapes>,
-}
-
-impl TypeStats {
-    fn field(&mut self, key: &str, shape: Shape) {
-        let fields = Arc::make_mut(&mut self.fields);
-        match fields.iter_mut().find(|(k, _)| k == key) {
-            Some((_, shapes)) => shapes.add(shape),
-            None => {
-                let mut shapes = Shapes::default();
-                shapes.add(shape);
-                fields.push((key.to_string(), shapes));
-            }
-        }
-    }
-
-    fn merge(&mut self, other: &TypeStats) {
-        self.events += other.events;
-        merge_fields_into(&mut self.fields, &other.fields);
-    }
-}
-
-fn merge_fields_into(mine: &mut Arc<FieldShapes>, other: &FieldShapes) {
-    if mine.is_empty() {
-        *mine = Arc::new(other.clone());
-        return;
-    }
-    for (key, shapes) in other {
-        match mine.iter().position(|(k, _)| k == key) {
-            Some(at) if mine[at].1.union_of(*shapes) == mine[at].1 => {}
-            Some(at) => Arc::make_mut(mine)[at].1.union(*shapes),
-            None => Arc::make_mut(mine).push((key.clone(), *shapes)),
-        }
-    }
-}
-
-/// What one file holds.
-#[derive(Debug, Clone, Default)]
-pub struct FileStats {
-    /// Event types by name as written, in the whole lines.
-    pub types: BTreeMap<Arc<str>, TypeStats>,
-    /// The event of an unterminated last line, if it is whole JSON: kept apart, since the next
-    /// read of a growing file reads that line again.
-    pub tail_types: BTreeMap<Arc<str>, TypeStats>,
-    /// The offset just past the last newline: what later reads of a growing file can skip.
-    pub complete_bytes: u64,
-    /// Damaged lines (the cut-off last line of a file is not damage).
-    pub damaged_lines: u64,
-    /// Lines read (damaged ones included).
-    pub lines: u64,
-    /// The line limit of the read: a longer line was damage.
-    pub max_line_bytes: usize,
-    /// A problem that stopped the read (the file is then left out).
-    pub unreadable: Option<String>,
-}
-
-impl FileStats {
-    /// Adds what a read of the bytes after `complete_bytes` found; the old tail is read again.
-    pub fn extend(&mut self, later: FileStats) {
-        for (name, stats) in later.types {
-            self.types.entry(name).or_default().merge(&stats);
-        }
-        self.tail_types = later.tail_types;
-        self.complete_bytes = later.complete_bytes;
-        self.damaged_lines += later.damaged_lines;
-        self.lines += later.lines;
-        self.unreadable = later.unreadable;
-    }
-}
-
-/// What a format's files hold, all together.
-#[derive(Debug, Clone, Default)]
-pub struct FormatStats {
-    pub types: BTreeMap<Arc<str>, TypeStats>,
-}
-
-impl FormatStats {
-    /// Adds a file's events of one shape; its fields are merged when `merge_fields` (a shape met
-    /// before is merged already: tens of thousands of files share a handful of shapes).
-    pub fn add_shape(&mut self, shape: &TypeShape, events: u64, merge_fields: bool) {
-        let mine = match self.types.get_mut(&shape.name) {
-            Some(mine) => mine,
-            None => self.types.entry(shape.name.clone()).or_default(),
-        };
-        mine.events += events;
-        if merge_fields {
-            merge_fields_into(&mut mine.fields, &shape.fields);
-        }
-    }
-
-    /// Adds everything one file holds.
-    pub fn add(&mut self, file: &FileStats) {
-        for (name, stats) in file.types.iter().chain(&file.tail_types) {
-            self.add_shape(
-                &TypeShape { name: name.clone(), fields: stats.fields.clone() },
-                stats.events,
-                true,
-            );
-        }
-    }
-}
 
 /// Bytes read of a file in which no line is an event before it is taken as not JSON Lines and
 /// read no further (one block of a read).
@@ -279,7 +128,11 @@ impl std::fmt::Display for NotATranscript {
 /// Why a file with these contents is not a transcript of `format`, or `None` when it is: a
 /// file with no line of the format's required type anywhere is something else (rupu's step logs
 /// and netflow ledgers), whatever else it holds, as rupu's own readers take it.
-pub fn not_a_transcript(format: &Format, file: &FileSummary, shapes: &ShapeTable) -> Option<NotATranscript> {
+pub fn not_a_transcript(
+    format: &Format,
+    file: &FileSummary,
+    shapes: &SignatureTable,
+) -> Option<NotATranscript> {
     let required = format.required_type?;
     let holds_required =
         file.shapes().filter_map(|(id, _)| shapes.get(id)).any(|shape| shape.name.as_ref() == required);

@@ -2,41 +2,41 @@
 //! by shape: the compact form that the cache keeps and the corpus is built from. Tens of
 //! thousands of files hold a handful of shapes; a file is then a few numbers.
 
-use crate::infer::pass::{FieldShapes, FileStats, TypeStats};
+use crate::infer::stats::{FieldShapes, FileStats, TypeStats};
 use crate::infer::varint;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-/// A shape's number in its [`ShapeTable`].
-pub type ShapeId = u32;
+/// A shape's number in its [`SignatureTable`].
+pub type SignatureId = u32;
 
 /// A type as one file's events showed it: its name and its fields with their values' shapes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct TypeShape {
+pub struct TypeSignature {
     pub name: Arc<str>,
     pub fields: Arc<FieldShapes>,
 }
 
 /// Every shape met, each once.
 #[derive(Debug, Default)]
-pub struct ShapeTable {
-    shapes: Vec<TypeShape>,
-    index: HashMap<TypeShape, ShapeId>,
+pub struct SignatureTable {
+    shapes: Vec<TypeSignature>,
+    index: HashMap<TypeSignature, SignatureId>,
 }
 
-impl ShapeTable {
+impl SignatureTable {
     /// The number of a shape, added when new.
-    pub fn intern(&mut self, shape: TypeShape) -> ShapeId {
+    pub fn intern(&mut self, shape: TypeSignature) -> SignatureId {
         if let Some(&id) = self.index.get(&shape) {
             return id;
         }
-        let id = self.shapes.len() as ShapeId;
+        let id = self.shapes.len() as SignatureId;
         self.shapes.push(shape.clone());
         self.index.insert(shape, id);
         id
     }
 
-    pub fn get(&self, id: ShapeId) -> Option<&TypeShape> {
+    pub fn get(&self, id: SignatureId) -> Option<&TypeSignature> {
         self.shapes.get(id as usize)
     }
 
@@ -50,11 +50,11 @@ impl ShapeTable {
 
     /// What a read of a file found, by shape.
     pub fn summarize(&mut self, stats: &FileStats) -> FileSummary {
-        let mut by_shape = |types: &BTreeMap<Arc<str>, TypeStats>| -> Vec<(ShapeId, u64)> {
+        let mut by_shape = |types: &BTreeMap<Arc<str>, TypeStats>| -> Vec<(SignatureId, u64)> {
             types
                 .iter()
                 .map(|(name, t)| {
-                    (self.intern(TypeShape { name: name.clone(), fields: t.fields.clone() }), t.events)
+                    (self.intern(TypeSignature { name: name.clone(), fields: t.fields.clone() }), t.events)
                 })
                 .collect()
         };
@@ -84,8 +84,8 @@ impl ShapeTable {
         }
     }
 
-    /// Shapes with their events as types by name.
-    fn by_name(&self, shapes: impl Iterator<Item = (ShapeId, u64)>) -> BTreeMap<Arc<str>, TypeStats> {
+    /// ShapeSet with their events as types by name.
+    fn by_name(&self, shapes: impl Iterator<Item = (SignatureId, u64)>) -> BTreeMap<Arc<str>, TypeStats> {
         shapes
             .filter_map(|(id, events)| {
                 let shape = self.get(id)?;
@@ -111,7 +111,7 @@ pub struct FileSummary {
 
 impl FileSummary {
     /// Sets the shapes of the whole lines and of the tail, with their events.
-    pub fn set_shapes(&mut self, whole: &[(ShapeId, u64)], tail: &[(ShapeId, u64)]) {
+    pub fn set_shapes(&mut self, whole: &[(SignatureId, u64)], tail: &[(SignatureId, u64)]) {
         let mut bytes = Vec::with_capacity(1 + 4 * (whole.len() + tail.len()));
         varint::put(&mut bytes, whole.len() as u64);
         for &(id, events) in whole.iter().chain(tail) {
@@ -122,25 +122,25 @@ impl FileSummary {
     }
 
     /// Every shape with its events, the whole lines' then the tail's.
-    pub fn shapes(&self) -> impl Iterator<Item = (ShapeId, u64)> + '_ {
+    pub fn shapes(&self) -> impl Iterator<Item = (SignatureId, u64)> + '_ {
         pairs(&self.shapes).1
     }
 
     /// The shapes of the whole lines.
-    pub fn whole(&self) -> impl Iterator<Item = (ShapeId, u64)> + '_ {
+    pub fn whole(&self) -> impl Iterator<Item = (SignatureId, u64)> + '_ {
         let (whole, pairs) = pairs(&self.shapes);
         pairs.take(whole)
     }
 
     /// The shapes of an unterminated last line.
-    pub fn tail(&self) -> impl Iterator<Item = (ShapeId, u64)> + '_ {
+    pub fn tail(&self) -> impl Iterator<Item = (SignatureId, u64)> + '_ {
         let (whole, pairs) = pairs(&self.shapes);
         pairs.skip(whole)
     }
 
-    /// The shapes as [`ShapeBytes`], shared.
-    pub fn shape_bytes(&self) -> ShapeBytes {
-        ShapeBytes(self.shapes.clone())
+    /// The shapes as [`SignatureBytes`], shared.
+    pub fn signature_bytes(&self) -> SignatureBytes {
+        SignatureBytes(self.shapes.clone())
     }
 
     /// Whether no line of the file is an event.
@@ -151,20 +151,20 @@ impl FileSummary {
 
 /// A file's shapes with their events, shared with its [`FileSummary`].
 #[derive(Debug, Clone)]
-pub struct ShapeBytes(Arc<[u8]>);
+pub struct SignatureBytes(Arc<[u8]>);
 
-impl ShapeBytes {
+impl SignatureBytes {
     /// Every shape with its events (the whole lines' then the tail's).
-    pub fn shapes(&self) -> impl Iterator<Item = (ShapeId, u64)> + '_ {
+    pub fn shapes(&self) -> impl Iterator<Item = (SignatureId, u64)> + '_ {
         pairs(&self.0).1
     }
 }
 
 /// How many of the pairs in `bytes` are the whole lines', and the pairs.
-fn pairs(mut bytes: &[u8]) -> (usize, impl Iterator<Item = (ShapeId, u64)> + '_) {
+fn pairs(mut bytes: &[u8]) -> (usize, impl Iterator<Item = (SignatureId, u64)> + '_) {
     let whole = varint::take(&mut bytes).unwrap_or(0) as usize;
     let pairs = std::iter::from_fn(move || {
-        let id = ShapeId::try_from(varint::take(&mut bytes)?).ok()?;
+        let id = SignatureId::try_from(varint::take(&mut bytes)?).ok()?;
         Some((id, varint::take(&mut bytes)?))
     });
     (whole, pairs)
@@ -173,14 +173,14 @@ fn pairs(mut bytes: &[u8]) -> (usize, impl Iterator<Item = (ShapeId, u64)> + '_)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::infer::pass::Shapes;
+    use crate::infer::stats::ShapeSet;
 
     fn stats(types: &[(&str, u64, &[&str])], tail: &[(&str, u64, &[&str])]) -> FileStats {
         let map = |list: &[(&str, u64, &[&str])]| {
             list.iter()
                 .map(|(name, events, keys)| {
                     let fields: FieldShapes =
-                        keys.iter().map(|k| (k.to_string(), Shapes::from_bits(16))).collect();
+                        keys.iter().map(|k| (k.to_string(), ShapeSet::from_bits(16))).collect();
                     (Arc::from(*name), TypeStats { events: *events, fields: Arc::new(fields) })
                 })
                 .collect()
@@ -198,7 +198,7 @@ mod tests {
 
     #[test]
     fn files_with_the_same_fields_share_a_shape() {
-        let mut table = ShapeTable::default();
+        let mut table = SignatureTable::default();
         let a = table.summarize(&stats(&[("usage", 3, &["model", "tokens"])], &[]));
         let b = table.summarize(&stats(&[("usage", 5, &["model", "tokens"])], &[("usage", 1, &["model"])]));
         assert_eq!(table.len(), 2);
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn a_summary_stands_for_its_stats() {
-        let mut table = ShapeTable::default();
+        let mut table = SignatureTable::default();
         let original = stats(&[("a", 1, &["x"]), ("b", 2, &[])], &[("c", 1, &["y", "z"])]);
         let summary = table.summarize(&original);
         let back = table.stats(&summary);

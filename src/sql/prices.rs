@@ -227,29 +227,6 @@ pub fn register_built_in(ctx: &SessionContext) -> Result<()> {
     register(ctx, &list)
 }
 
-/// `txq prices`: `list` (the built-in list when `None`), printed as any result is.
-pub fn print(
-    list: Option<&PriceList>,
-    format: crate::cli::print::OutputFormat,
-    out: &mut dyn std::io::Write,
-) -> std::result::Result<(), crate::cli::CliError> {
-    use crate::cli::CliError;
-    let built_in;
-    let list = match list {
-        Some(list) => list,
-        None => {
-            built_in = PriceList::embedded().map_err(|e| CliError::Usage(e.to_string()))?;
-            &built_in
-        }
-    };
-    crate::cli::print::write_batches(format, &list.batch.schema(), std::slice::from_ref(&list.batch), out)
-        .map_err(|e| match e {
-            datafusion::arrow::error::ArrowError::IoError(_, io) => CliError::Output(io),
-            other => CliError::Output(std::io::Error::other(other)),
-        })?;
-    out.flush().map_err(CliError::Output)
-}
-
 /// Whether a plan reads the `prices` table.
 pub fn reads_prices(plan: &LogicalPlan) -> bool {
     let mut found = false;

@@ -1,12 +1,8 @@
 //! The canned analyses of `queries/*.sql`, embedded in the binary so that `txq query NAME` works
 //! anywhere: one file per question, its leading `--` comment lines saying what it answers.
 
-use crate::cli::CliError;
-use crate::cli::exec::Runner;
-use crate::cli::print::{OutputFormat, write_batches};
 use datafusion::arrow::array::{RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
-use std::io::Write;
 use std::sync::Arc;
 
 /// One canned analysis.
@@ -67,47 +63,6 @@ pub fn list() -> RecordBatch {
     let names = StringArray::from_iter_values(ALL.iter().map(|q| q.name));
     let about = StringArray::from_iter_values(ALL.iter().map(CannedQuery::about));
     RecordBatch::try_new(schema, vec![Arc::new(names), Arc::new(about)]).expect("two text columns")
-}
-
-/// `txq query --list`: the list, printed as any result is.
-pub fn print_list(format: OutputFormat, out: &mut dyn Write) -> Result<(), CliError> {
-    let batch = list();
-    write_batches(format, &batch.schema(), &[batch], out).map_err(|e| match e {
-        datafusion::arrow::error::ArrowError::IoError(_, io) => CliError::Output(io),
-        other => CliError::Output(std::io::Error::other(other)),
-    })?;
-    out.flush().map_err(CliError::Output)
-}
-
-/// `txq query NAME`: runs the query like any SQL, then, when it priced tokens, names on stderr
-/// the models the `prices` table has no price for.
-pub async fn run(
-    runner: &Runner<'_>,
-    name: &str,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<(), CliError> {
-    let query = find(name).ok_or_else(|| CliError::Usage(unknown(name)))?;
-    runner.run(query.sql, out, err).await?;
-    let plan = runner
-        .ctx
-        .state()
-        .create_logical_plan(query.sql)
-        .await
-        .map_err(|e| CliError::Query(e.to_string()))?;
-    if !runner.quiet && crate::sql::prices::reads_prices(&plan) {
-        let models = crate::sql::prices::unpriced_models(runner.ctx)
-            .await
-            .map_err(|e| CliError::Query(e.to_string()))?;
-        if !models.is_empty() {
-            let models = crate::text::escape::text(&models.join(", ")).into_owned();
-            let _ = writeln!(
-                err,
-                "txq: warning: no price for {models}: their cost is null; give prices with --prices FILE"
-            );
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 
 use crate::scan::ScanTable;
 use crate::scan::files_table::FilesTable;
-use crate::table::corpus::{Corpus, FormatData};
+use crate::sql::memory::MemoryOptions;
+use crate::table::corpus::{Corpus, FormatData, ReadOptions};
 use async_trait::async_trait;
 use datafusion::catalog::view::ViewTable;
 use datafusion::catalog::{MemorySchemaProvider, SchemaProvider, TableProvider};
@@ -18,12 +19,12 @@ pub const CATALOG: &str = "datafusion";
 pub const DEFAULT_SCHEMA: &str = "public";
 
 /// A session whose tables are the corpus's, its statements held to the corpus's memory limit.
-pub async fn session(corpus: &Corpus) -> Result<SessionContext> {
+pub async fn session(corpus: &Corpus, memory: &MemoryOptions) -> Result<SessionContext> {
     let config = SessionConfig::new()
         .with_information_schema(true)
         .with_default_catalog_and_schema(CATALOG, DEFAULT_SCHEMA);
-    let config = crate::sql::memory::with_limits(config, &corpus.options.memory);
-    let runtime = crate::sql::memory::runtime(&corpus.options.memory)?;
+    let config = crate::sql::memory::with_limits(config, memory);
+    let runtime = crate::sql::memory::runtime(memory)?;
     let mut ctx = SessionContext::new_with_config_rt(config, runtime);
     datafusion_functions_json::register_all(&mut ctx)?;
     register_corpus(&ctx, corpus, Arc::new(MemorySchemaProvider::new())).await?;
@@ -214,6 +215,21 @@ impl SchemaProvider for MergedSchema {
 pub struct Engine {
     pub corpus: Corpus,
     pub ctx: SessionContext,
+    /// What the session's statements may hold (and any other session over the corpus's files).
+    pub memory: MemoryOptions,
+}
+
+/// How a corpus is read, and what the statements of a session over it may hold.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub read: ReadOptions,
+    pub memory: MemoryOptions,
+}
+
+impl From<ReadOptions> for Options {
+    fn from(read: ReadOptions) -> Self {
+        Options { read, memory: MemoryOptions::default() }
+    }
 }
 
 /// Why a corpus could not be opened.
@@ -228,14 +244,15 @@ pub enum OpenError {
 /// Finds the transcripts under `paths`, reads them once to learn their tables, and opens a session.
 pub async fn open(
     paths: &[std::path::PathBuf],
-    options: crate::table::corpus::ReadOptions,
+    options: impl Into<Options>,
 ) -> std::result::Result<Engine, OpenError> {
+    let Options { read: options, memory } = options.into();
     let formats = crate::format::all();
     let (discovery, cache) = discover_loading(&formats, paths, |searched| Corpus::cache(&options, searched));
     let cache = cache.unwrap_or_else(crate::infer::cache::InferenceCache::disabled);
     let corpus = Corpus::open_with_cache(formats, discovery?, options, cache).await;
-    let ctx = session(&corpus).await?;
-    Ok(Engine { corpus, ctx })
+    let ctx = session(&corpus, &memory).await?;
+    Ok(Engine { corpus, ctx, memory })
 }
 
 /// Walks `paths` while the cache file is read by `load` (its name depends on the directories
@@ -325,8 +342,9 @@ impl LiveEngine {
     /// Opens the engine over what `places` hold now.
     pub async fn open(
         places: Places,
-        options: crate::table::corpus::ReadOptions,
+        options: impl Into<Options>,
     ) -> std::result::Result<LiveEngine, OpenError> {
+        let Options { read: options, memory } = options.into();
         // A path given that is not there is an error at the start, and left out later.
         let paths = match &places {
             Places::Given(paths) => paths.clone(),
@@ -342,8 +360,15 @@ impl LiveEngine {
         let discovery = discovery?;
         let found = stamps(&discovery);
         let corpus = Corpus::open_keeping(formats, discovery, options.clone(), &mut cache).await;
-        let ctx = session(&corpus).await?;
-        Ok(LiveEngine { engine: Engine { corpus, ctx }, places, options, cache, walked: paths, found })
+        let ctx = session(&corpus, &memory).await?;
+        Ok(LiveEngine {
+            engine: Engine { corpus, ctx, memory },
+            places,
+            options,
+            cache,
+            walked: paths,
+            found,
+        })
     }
 
     /// The inference cache read through (kept in memory only with no cache directory): what

@@ -5,10 +5,9 @@ pub use super::file_events::FileEvents;
 
 use crate::format::Format;
 use crate::infer::cache::{InferenceCache, Lookup};
-use crate::infer::pass::{
-    FileStats, FormatStats, NotATranscript, first_line_of_type, infer_file, not_a_transcript,
-};
-use crate::infer::signature::{FileSummary, ShapeTable};
+use crate::infer::pass::{NotATranscript, first_line_of_type, infer_file, not_a_transcript};
+use crate::infer::signature::{FileSummary, SignatureTable};
+use crate::infer::stats::{FileStats, FormatStats};
 use crate::source::discover::{Discovery, PathHasher, SourceFile};
 use crate::source::prefix::PrefixHash;
 use crate::table::event_table::{EventTable, all_tables};
@@ -19,7 +18,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Settings of the reading, and of the sessions that query what is read.
+/// Settings of the reading.
 #[derive(Debug, Clone)]
 pub struct ReadOptions {
     /// A longer line is reported in `errors` instead of read.
@@ -28,19 +27,12 @@ pub struct ReadOptions {
     pub parallel_files: usize,
     /// Where the inference cache lives; `None` reads every file every time.
     pub cache_dir: Option<PathBuf>,
-    /// The memory a session's statements may hold, and where they spill the rest.
-    pub memory: crate::sql::memory::MemoryOptions,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Self {
-            max_line_bytes: 256 << 20,
-            parallel_files: cores,
-            cache_dir: None,
-            memory: crate::sql::memory::MemoryOptions::default(),
-        }
+        Self { max_line_bytes: 256 << 20, parallel_files: cores, cache_dir: None }
     }
 }
 
@@ -76,7 +68,7 @@ impl FormatData {
     pub fn new(
         format: Format,
         transcripts: Vec<(Arc<SourceFile>, &FileSummary)>,
-        shapes: &ShapeTable,
+        shapes: &SignatureTable,
         not_transcripts: Vec<(Arc<SourceFile>, NotATranscript)>,
         tables: Vec<Arc<EventTable>>,
     ) -> FormatData {
@@ -372,7 +364,7 @@ impl Corpus {
             let mut stats = FormatStats::default();
             for id in shape_order {
                 if let Some(shape) = shapes.get(id) {
-                    stats.add_shape(shape, shape_events[id as usize], true);
+                    stats.add_type(&shape.name, &shape.fields, shape_events[id as usize], true);
                 }
             }
             let tables: Vec<Arc<EventTable>> =

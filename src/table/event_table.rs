@@ -2,7 +2,7 @@
 //! and what the inference pass found in the data.
 
 use crate::format::{Absent, ContextSource, Derive, FieldSpec, Format, Kind, LinesTable, MarkerPart};
-use crate::infer::pass::{FormatStats, Shapes};
+use crate::infer::stats::{FormatStats, ShapeSet};
 use crate::json::Shape;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use std::collections::HashSet;
@@ -87,7 +87,7 @@ impl EventTable {
 }
 
 /// The kind of column a field found only in the data gets, from the shapes of its values.
-pub fn inferred_kind(shapes: Shapes) -> Kind {
+pub fn inferred_kind(shapes: ShapeSet) -> Kind {
     let shapes = shapes.non_null();
     if shapes.is_empty() || shapes.within(&[Shape::Str]) {
         Kind::Str
@@ -165,7 +165,7 @@ impl Columns {
     }
 
     /// Adds the fields found in the data that no document names.
-    fn add_found(&mut self, found: &[(String, Shapes)], skip_key: Option<&str>) {
+    fn add_found(&mut self, found: &[(String, ShapeSet)], skip_key: Option<&str>) {
         for (key, shapes) in found {
             if Some(key.as_str()) == skip_key || self.has_key(key, None) {
                 continue;
@@ -376,8 +376,8 @@ pub fn all_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
 mod tests {
     use super::*;
 
-    fn shapes(list: &[Shape]) -> Shapes {
-        let mut s = Shapes::default();
+    fn shapes(list: &[Shape]) -> ShapeSet {
+        let mut s = ShapeSet::default();
         list.iter().for_each(|x| s.add(*x));
         s
     }

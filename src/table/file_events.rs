@@ -2,7 +2,7 @@
 //! the rows of a statement that needs no value of a line. A file's part is the bytes of its
 //! summary, shared (not copied) with the cache.
 
-use crate::infer::signature::{FileSummary, ShapeBytes, ShapeTable};
+use crate::infer::signature::{FileSummary, SignatureBytes, SignatureTable};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -16,12 +16,15 @@ pub struct FileEvents {
     types: Vec<Arc<str>>,
     /// For each shape (by number), its type in `types`.
     type_of_shape: Vec<u32>,
-    files: Vec<ShapeBytes>,
+    files: Vec<SignatureBytes>,
 }
 
 impl FileEvents {
     /// The events by type of `files`.
-    pub fn new<'a>(files: impl IntoIterator<Item = &'a FileSummary> + Clone, shapes: &ShapeTable) -> Self {
+    pub fn new<'a>(
+        files: impl IntoIterator<Item = &'a FileSummary> + Clone,
+        shapes: &SignatureTable,
+    ) -> Self {
         let mut used = vec![false; shapes.len()];
         for file in files.clone() {
             for (id, _) in file.shapes() {
@@ -42,7 +45,11 @@ impl FileEvents {
                 _ => NO_TYPE,
             })
             .collect();
-        FileEvents { types, type_of_shape, files: files.into_iter().map(FileSummary::shape_bytes).collect() }
+        FileEvents {
+            types,
+            type_of_shape,
+            files: files.into_iter().map(FileSummary::signature_bytes).collect(),
+        }
     }
 
     /// How many files.
@@ -83,10 +90,10 @@ impl FileEvents {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::infer::pass::{FieldShapes, FileStats, TypeStats};
+    use crate::infer::stats::{FieldShapes, FileStats, TypeStats};
     use std::collections::BTreeMap;
 
-    fn summary(shapes: &mut ShapeTable, whole: &[(&str, u64)], tail: &[(&str, u64)]) -> FileSummary {
+    fn summary(shapes: &mut SignatureTable, whole: &[(&str, u64)], tail: &[(&str, u64)]) -> FileSummary {
         let map = |list: &[(&str, u64)]| -> BTreeMap<Arc<str>, TypeStats> {
             list.iter()
                 .map(|(name, events)| {
@@ -104,7 +111,7 @@ mod tests {
 
     #[test]
     fn each_file_counts_its_types_whole_lines_first() {
-        let mut shapes = ShapeTable::default();
+        let mut shapes = SignatureTable::default();
         let files = vec![
             summary(&mut shapes, &[("usage", 3), ("run_start", 1)], &[("usage", 1)]),
             summary(&mut shapes, &[], &[]),
@@ -129,7 +136,7 @@ mod tests {
 
     #[test]
     fn neighbouring_files_keep_their_own_counts() {
-        let mut shapes = ShapeTable::default();
+        let mut shapes = SignatureTable::default();
         let files = vec![summary(&mut shapes, &[("a", 1)], &[]), summary(&mut shapes, &[("a", 2)], &[])];
         let events = FileEvents::new(&files, &shapes);
         assert_eq!(listed(&events, 0), vec![("a".into(), 1)]);

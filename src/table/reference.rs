@@ -2,7 +2,7 @@
 //! `docs/tables.md` says exactly what the code does (a test keeps the file up to date).
 
 use crate::format::{Format, Kind};
-use crate::infer::pass::FormatStats;
+use crate::infer::stats::FormatStats;
 use crate::table::event_table::{
     all_tables, context_and_common, context_columns, errors_table, event_tables, events_table, lines_tables,
 };

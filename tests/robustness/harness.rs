@@ -8,8 +8,9 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use std::path::PathBuf;
 use std::sync::Arc;
 use txq::format::Format;
-use txq::infer::pass::{FormatStats, infer_file};
-use txq::infer::signature::ShapeTable;
+use txq::infer::pass::infer_file;
+use txq::infer::signature::SignatureTable;
+use txq::infer::stats::FormatStats;
 use txq::scan::decode::RowDecoder;
 use txq::scan::{LineReader, ScanSource};
 use txq::source::discover::SourceFile;
@@ -59,7 +60,7 @@ pub fn read_as_every_format(bytes: &[u8], block: usize, max_line_bytes: usize) -
         // Every table is read, transcript or not: any bytes must decode.
         let tables: Vec<_> = all_tables(&format, &stats).into_iter().map(Arc::new).collect();
         let name = format.name;
-        let mut shapes = ShapeTable::default();
+        let mut shapes = SignatureTable::default();
         let summary = shapes.summarize(&file_stats);
         let data = Arc::new(FormatData::new(
             format,

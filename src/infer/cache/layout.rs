@@ -4,8 +4,8 @@
 //! place, makes the whole file unreadable, and the cache starts afresh.
 
 use super::FileEntry;
-use crate::infer::pass::{FieldShapes, Shapes};
-use crate::infer::signature::{FileSummary, ShapeId, ShapeTable, TypeShape};
+use crate::infer::signature::{FileSummary, SignatureId, SignatureTable, TypeSignature};
+use crate::infer::stats::{FieldShapes, ShapeSet};
 use crate::infer::varint;
 use crate::source::discover::PathHasher;
 use std::collections::HashMap;
@@ -32,14 +32,14 @@ pub struct Decoded {
 /// first named) and each directory once, the files in path order.
 pub fn encode(
     formats: &[String],
-    shapes: &ShapeTable,
+    shapes: &SignatureTable,
     entries: &HashMap<OsString, FileEntry, PathHasher>,
 ) -> Vec<u8> {
     let mut paths: Vec<&OsString> = entries.keys().collect();
     paths.sort();
-    // Shapes renumbered, and directories numbered, in path order.
-    let mut renumber: HashMap<ShapeId, ShapeId> = HashMap::new();
-    let mut used: Vec<&TypeShape> = Vec::new();
+    // ShapeSet renumbered, and directories numbered, in path order.
+    let mut renumber: HashMap<SignatureId, SignatureId> = HashMap::new();
+    let mut used: Vec<&TypeSignature> = Vec::new();
     let mut dirs: Vec<&OsStr> = Vec::new();
     let mut rows: Vec<(u64, &OsStr, &FileEntry)> = Vec::with_capacity(paths.len());
     for path in paths {
@@ -52,7 +52,7 @@ pub fn encode(
         for (id, shape) in entry.summary.shapes().filter_map(|(id, _)| Some((id, shapes.get(id)?))) {
             renumber.entry(id).or_insert_with(|| {
                 used.push(shape);
-                used.len() as ShapeId - 1
+                used.len() as SignatureId - 1
             });
         }
         if dirs.last() != Some(&dir.as_os_str()) {
@@ -108,7 +108,7 @@ pub fn encode(
 
 /// The cache in `bytes`, its shapes added to `shapes`; `None` when the bytes are not a whole
 /// cache file of this layout, as written (any byte changed since fails the checksum).
-pub fn decode(bytes: &[u8], shapes: &mut ShapeTable) -> Option<Decoded> {
+pub fn decode(bytes: &[u8], shapes: &mut SignatureTable) -> Option<Decoded> {
     let (checksum, body) = bytes.strip_prefix(MAGIC)?.split_at_checked(CHECKSUM_BYTES)?;
     if u64::from_le_bytes(checksum.try_into().ok()?) != xxh3_64(body) {
         return None;
@@ -117,16 +117,16 @@ pub fn decode(bytes: &[u8], shapes: &mut ShapeTable) -> Option<Decoded> {
     let formats = (0..input.count()?)
         .map(|_| Some(std::str::from_utf8(input.bytes()?).ok()?.to_string()))
         .collect::<Option<Vec<String>>>()?;
-    let mut renumber: Vec<ShapeId> = Vec::new();
+    let mut renumber: Vec<SignatureId> = Vec::new();
     for _ in 0..input.count()? {
         let name: Arc<str> = Arc::from(std::str::from_utf8(input.bytes()?).ok()?);
         let fields = (0..input.count()?)
             .map(|_| {
                 let key = std::str::from_utf8(input.bytes()?).ok()?.to_string();
-                Some((key, Shapes::from_bits(input.byte()?)))
+                Some((key, ShapeSet::from_bits(input.byte()?)))
             })
             .collect::<Option<FieldShapes>>()?;
-        renumber.push(shapes.intern(TypeShape { name, fields: Arc::new(fields) }));
+        renumber.push(shapes.intern(TypeSignature { name, fields: Arc::new(fields) }));
     }
     let dirs = (0..input.count()?).map(|_| input.bytes()).collect::<Option<Vec<&[u8]>>>()?;
     let files = input.count()?;
@@ -240,7 +240,7 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
 
-    fn entry(format: u32, whole: Vec<(ShapeId, u64)>, tail: Vec<(ShapeId, u64)>) -> FileEntry {
+    fn entry(format: u32, whole: Vec<(SignatureId, u64)>, tail: Vec<(SignatureId, u64)>) -> FileEntry {
         let mut summary = FileSummary::default();
         summary.set_shapes(&whole, &tail);
         (summary.complete_bytes, summary.damaged_lines, summary.lines) = (300, 2, 40);
@@ -256,12 +256,13 @@ mod tests {
         }
     }
 
-    fn sample() -> (Vec<String>, ShapeTable, HashMap<OsString, FileEntry, PathHasher>) {
-        let mut shapes = ShapeTable::default();
-        let field = |k: &str, bits| (k.to_string(), Shapes::from_bits(bits));
-        let a = shapes.intern(TypeShape { name: "usage".into(), fields: Arc::new(vec![field("model", 16)]) });
-        let unused = shapes.intern(TypeShape { name: "gone".into(), fields: Arc::new(vec![]) });
-        let b = shapes.intern(TypeShape {
+    fn sample() -> (Vec<String>, SignatureTable, HashMap<OsString, FileEntry, PathHasher>) {
+        let mut shapes = SignatureTable::default();
+        let field = |k: &str, bits| (k.to_string(), ShapeSet::from_bits(bits));
+        let a =
+            shapes.intern(TypeSignature { name: "usage".into(), fields: Arc::new(vec![field("model", 16)]) });
+        let unused = shapes.intern(TypeSignature { name: "gone".into(), fields: Arc::new(vec![]) });
+        let b = shapes.intern(TypeSignature {
             name: "tool_call".into(),
             fields: Arc::new(vec![field("tool", 16), field("input", 32)]),
         });
@@ -276,7 +277,7 @@ mod tests {
         (vec!["rupu".into(), "reeval".into()], shapes, entries)
     }
 
-    fn described(shapes: &ShapeTable, entries: &HashMap<OsString, FileEntry, PathHasher>) -> Vec<String> {
+    fn described(shapes: &SignatureTable, entries: &HashMap<OsString, FileEntry, PathHasher>) -> Vec<String> {
         let mut out: Vec<String> = entries
             .iter()
             .map(|(path, e)| {
@@ -308,7 +309,7 @@ mod tests {
     fn a_cache_reads_back_as_written() {
         let (formats, shapes, entries) = sample();
         let bytes = encode(&formats, &shapes, &entries);
-        let mut read_shapes = ShapeTable::default();
+        let mut read_shapes = SignatureTable::default();
         let decoded = decode(&bytes, &mut read_shapes).expect("decodes");
         assert_eq!(decoded.formats, formats);
         assert_eq!(read_shapes.len(), 2, "the unused shape is not written");
@@ -325,14 +326,14 @@ mod tests {
         let (formats, shapes, entries) = sample();
         let bytes = encode(&formats, &shapes, &entries);
         for end in 0..bytes.len() {
-            assert!(decode(&bytes[..end], &mut ShapeTable::default()).is_none(), "cut at {end}");
+            assert!(decode(&bytes[..end], &mut SignatureTable::default()).is_none(), "cut at {end}");
         }
         for at in 0..bytes.len() * 8 {
             let mut changed = bytes.clone();
             changed[at / 8] ^= 1 << (at % 8);
-            assert!(decode(&changed, &mut ShapeTable::default()).is_none(), "bit {at} flipped");
+            assert!(decode(&changed, &mut SignatureTable::default()).is_none(), "bit {at} flipped");
         }
-        assert!(decode(b"[1,2,3]", &mut ShapeTable::default()).is_none());
+        assert!(decode(b"[1,2,3]", &mut SignatureTable::default()).is_none());
     }
 
     /// Bytes that pass the checksum (written so by a bug, or by chance) must still be read with
@@ -341,16 +342,19 @@ mod tests {
     fn a_checksummed_body_out_of_place_is_refused_or_read_without_panic() {
         let (formats, shapes, entries) = sample();
         let body = encode(&formats, &shapes, &entries).split_off(MAGIC.len() + CHECKSUM_BYTES);
-        assert!(decode(&checksummed(&body), &mut ShapeTable::default()).is_some());
+        assert!(decode(&checksummed(&body), &mut SignatureTable::default()).is_some());
         for end in 0..body.len() {
-            assert!(decode(&checksummed(&body[..end]), &mut ShapeTable::default()).is_none(), "cut at {end}");
+            assert!(
+                decode(&checksummed(&body[..end]), &mut SignatureTable::default()).is_none(),
+                "cut at {end}"
+            );
         }
         let mut rng = crate::generate::rng::Rng::new(5);
         for _ in 0..20_000 {
             let mut changed = body.clone();
             let at = rng.below(changed.len() as u64) as usize;
             changed[at] = rng.below(256) as u8;
-            let _ = decode(&checksummed(&changed), &mut ShapeTable::default());
+            let _ = decode(&checksummed(&changed), &mut SignatureTable::default());
         }
     }
 
@@ -358,6 +362,6 @@ mod tests {
     fn a_damaged_count_of_files_is_refused_before_room_is_reserved() {
         // No formats, shapes or directories, then a file count of 2^63 - 1.
         let body = [0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f];
-        assert!(decode(&checksummed(&body), &mut ShapeTable::default()).is_none());
+        assert!(decode(&checksummed(&body), &mut SignatureTable::default()).is_none());
     }
 }

@@ -7,7 +7,7 @@
 
 mod layout;
 
-use crate::infer::signature::{FileSummary, ShapeTable};
+use crate::infer::signature::{FileSummary, SignatureTable};
 use crate::source::discover::{PathHasher, SourceFile};
 use crate::source::prefix::PrefixHash;
 use object_store::ObjectStore;
@@ -99,7 +99,7 @@ pub struct InferenceCache {
     path: Option<PathBuf>,
     known: KnownFiles,
     /// The shapes the known files name, and those of files read since.
-    shapes: ShapeTable,
+    shapes: SignatureTable,
     changed: bool,
     /// Whether what is read is remembered: on disk (with a `path`), or only in memory.
     remembers: bool,
@@ -131,13 +131,13 @@ impl InferenceCache {
             roots.iter().map(|root| std::fs::canonicalize(root).unwrap_or_else(|_| root.clone())).collect();
         roots.sort();
         let path = dir.join(file_name(&roots));
-        let mut shapes = ShapeTable::default();
+        let mut shapes = SignatureTable::default();
         let known = std::fs::read(&path)
             .ok()
             .and_then(|bytes| layout::decode(&bytes, &mut shapes))
             .map(|d| KnownFiles { formats: d.formats, entries: d.entries })
             .unwrap_or_else(|| {
-                shapes = ShapeTable::default();
+                shapes = SignatureTable::default();
                 KnownFiles::default()
             });
         Self { path: Some(path), known, shapes, changed: false, remembers: true }
@@ -157,11 +157,11 @@ impl InferenceCache {
     }
 
     /// The files known (for lookups) and the shapes (for numbering what is read meanwhile).
-    pub fn parts(&mut self) -> (&KnownFiles, &mut ShapeTable) {
+    pub fn parts(&mut self) -> (&KnownFiles, &mut SignatureTable) {
         (&self.known, &mut self.shapes)
     }
 
-    pub fn shapes(&self) -> &ShapeTable {
+    pub fn shapes(&self) -> &SignatureTable {
         &self.shapes
     }
 

@@ -1,0 +1,22 @@
+//! `txq prices`: the price list the session would use, printed as any result is.
+
+use super::CliError;
+use super::print::{OutputFormat, write_batch};
+use crate::sql::prices::PriceList;
+
+/// `txq prices`: `list` (the built-in list when `None`), printed as any result is.
+pub fn print(
+    list: Option<&PriceList>,
+    format: OutputFormat,
+    out: &mut dyn std::io::Write,
+) -> std::result::Result<(), CliError> {
+    let built_in;
+    let list = match list {
+        Some(list) => list,
+        None => {
+            built_in = PriceList::embedded().map_err(|e| CliError::Usage(e.to_string()))?;
+            &built_in
+        }
+    };
+    write_batch(format, &list.batch, out)
+}
