@@ -87,7 +87,7 @@ fn every_table_reads_back_as_the_generator_wrote(c: &Generated) {
     let result = export(&["--out", out.to_str().unwrap(), c.transcripts().to_str().unwrap()], work.path());
     assert_eq!(result.code, 0, "{}", result.stderr);
     assert!(
-        result.stderr.contains(&format!("exported {} rupu runs to", c.expected.runs.len())),
+        result.stderr.contains(&format!("exported {} to", exported_units(&c.expected))),
         "{}",
         result.stderr
     );
@@ -101,17 +101,18 @@ fn every_table_reads_back_as_the_generator_wrote(c: &Generated) {
 
     // Every table of the schema, with its SQL columns, names and types.
     let columns = c.rows(
-        "select table_name, column_name, data_type from information_schema.columns \
-         where table_schema = 'rupu' order by table_name, ordinal_position",
+        "select table_schema, table_name, column_name, data_type from information_schema.columns \
+         where table_schema in ('rupu', 'rupu_netflow') order by table_name, ordinal_position",
     );
     let mut sql_columns: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for row in &columns {
-        let (table, column, kind) = (
+        let (schema, table, column, kind) = (
+            row["table_schema"].as_str().unwrap(),
             row["table_name"].as_str().unwrap(),
             row["column_name"].as_str().unwrap(),
             row["data_type"].as_str().unwrap(),
         );
-        sql_columns.entry(format!("rupu.{table}")).or_default().push(format!("{column}: {kind}"));
+        sql_columns.entry(format!("{schema}.{table}")).or_default().push(format!("{column}: {kind}"));
     }
     assert_eq!(tables.keys().collect::<Vec<_>>(), sql_columns.keys().collect::<Vec<_>>());
     for (table, dataset) in &tables {
@@ -131,7 +132,32 @@ fn every_table_reads_back_as_the_generator_wrote(c: &Generated) {
 
     // Row counts: each event type, every event, every damaged line, every run.
     let e = &c.expected;
+    // The ledgers' lines, as written: every one an event, of type flow or complete.
+    let ledger_lines: Vec<serde_json::Value> = e
+        .ledgers
+        .iter()
+        .flat_map(|l| {
+            std::fs::read_to_string(c.dir.path().join(l))
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .map(|line| serde_json::from_str(&line).unwrap())
+        .collect();
+    let of_type = |kind: &str| ledger_lines.iter().filter(|l| l["type"] == kind).count();
     for (table, dataset) in &tables {
+        if let Some(name) = table.strip_prefix("rupu_netflow.") {
+            let expected = match name {
+                "events" => ledger_lines.len(),
+                "errors" => 0,
+                "files" => e.ledgers.len(),
+                "flows" => of_type("flow"),
+                kind => of_type(kind),
+            };
+            assert_eq!(rows(dataset), expected, "{table}");
+            continue;
+        }
         let name = table.trim_start_matches("rupu.");
         let expected = match name {
             "events" => e.events_total as usize,
@@ -193,7 +219,7 @@ fn every_table_reads_back_as_the_generator_wrote(c: &Generated) {
     let aborted: BTreeSet<&str> =
         e.runs.iter().filter(|r| r.status == "aborted").map(|r| r.run_id.as_str()).collect();
     assert_eq!(open, aborted, "a run without run_complete is still open");
-    assert_eq!(manifest.units.len(), e.runs.len());
+    assert_eq!(manifest.units.len(), e.runs.len() + e.ledgers_of_no_run());
 }
 
 /// The run id and Hive value of every row of a partitioned table.
@@ -287,6 +313,16 @@ fn row_keys(out: &Path) -> BTreeMap<String, Vec<String>> {
         .collect()
 }
 
+/// What the summary says was exported: the runs, and the ledgers that are units of their own.
+fn exported_units(expected: &txq::generate::Expected) -> String {
+    let runs = format!("{} rupu runs", expected.runs.len());
+    match expected.ledgers_of_no_run() {
+        0 => runs,
+        1 => format!("{runs} and 1 rupu_netflow ledger"),
+        n => format!("{runs} and {n} rupu_netflow ledgers"),
+    }
+}
+
 fn append_line(file: &Path, line: &str) {
     use std::io::Write;
     let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
@@ -331,7 +367,7 @@ fn append_adds_new_runs_and_redoes_whole_those_still_being_written() {
         export(&["--out", out.to_str().unwrap(), "--append", transcripts.to_str().unwrap()], work.path());
     assert_eq!(second.code, 0, "{}", second.stderr);
     let redone = open.len() + 1;
-    let kept = expected.runs.len() - redone;
+    let kept = expected.runs.len() - redone + expected.ledgers_of_no_run();
     assert!(
         second.stderr.contains(&format!(": 2 new, {redone} written again whole (still being written, or changed, last time), {kept} already there")),
         "{}",
@@ -353,7 +389,7 @@ fn append_adds_new_runs_and_redoes_whole_those_still_being_written() {
             .unwrap();
     assert_eq!(manifest.generation, 2);
     assert!(!manifest.unit("rupu", &finishing.run_id).unwrap().open, "finished since");
-    assert_eq!(manifest.units.len(), 14);
+    assert_eq!(manifest.units.len(), 14 + expected.ledgers_of_no_run());
 
     // An append that an interruption cut short leaves files the next one removes.
     std::fs::create_dir_all(out.join(".txq-staging-3/rupu/usage")).unwrap();
@@ -481,4 +517,55 @@ fn copy_to_writes_parquet_csv_and_json_from_e() {
         "a header, then a line a run"
     );
     assert_eq!(std::fs::read_to_string(&json).unwrap().lines().count(), runs);
+}
+
+#[test]
+fn a_runs_netflow_ledger_is_exported_in_its_runs_unit_and_day() {
+    let work = tempfile::tempdir().unwrap();
+    let corpus = work.path().join("corpus");
+    let expected =
+        write_rupu_corpus(&corpus, &RupuOptions { v0_74_percent: 100, ..RupuOptions::default() }).unwrap();
+    let tally = RupuTally::read(&corpus.join(&expected.transcripts_dir));
+    let out = work.path().join("out");
+    let transcripts = corpus.join(&expected.transcripts_dir);
+    let args = ["--out", out.to_str().unwrap(), "--partition-by", "date", transcripts.to_str().unwrap()];
+    let result = export(&args, work.path());
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let alone = expected.ledgers_of_no_run();
+    assert!(expected.ledgers.len() > alone, "the corpus has ledgers of runs");
+
+    // Each ledger of a run is a file of that run's unit; the others are units of their own.
+    let manifest: txq::export::Manifest =
+        serde_json::from_str(&std::fs::read_to_string(out.join(txq::export::MANIFEST_FILE)).unwrap())
+            .unwrap();
+    for ledger in &expected.ledgers {
+        let holders: Vec<&txq::export::UnitRecord> =
+            manifest.units.iter().filter(|u| u.files.iter().any(|f| f.ends_with(ledger.as_str()))).collect();
+        assert_eq!(holders.len(), 1, "{ledger}");
+        let stem = ledger.rsplit('/').next().unwrap().trim_end_matches(".jsonl");
+        let of_run = expected.runs.iter().any(|r| {
+            r.run_id == stem
+                && ledger.ends_with(&format!("netflow/{stem}.jsonl"))
+                && !r.file.contains("/netflow/")
+        });
+        if holders[0].schema == "rupu" {
+            assert!(of_run, "{ledger} joined a run");
+            assert_eq!(holders[0].id, stem, "{ledger} is in its run's unit");
+            assert_eq!(holders[0].files.len(), 2);
+        } else {
+            assert_eq!(holders[0].schema, "rupu_netflow");
+        }
+    }
+    assert_eq!(manifest.units.len(), expected.runs.len() + alone);
+
+    // A ledger's rows lie in the folder of the day its run started.
+    let tables = tables_of(&out);
+    let flows = &tables["rupu_netflow.flow"];
+    assert!(rows(flows) > 0);
+    for (run_id, day) in partitions(flows, "date") {
+        match tally.run_starts.get(&run_id) {
+            Some(start) => assert_eq!(day, start[..10], "{run_id}"),
+            None => assert_eq!(day, "unknown", "{run_id}: a ledger of no run read has no day"),
+        }
+    }
 }

@@ -128,13 +128,12 @@ pub struct Summary {
 impl Summary {
     /// One line saying what was written where.
     pub fn describe(&self, out: &Path, mode: Mode) -> String {
-        let units: Vec<String> = ["rupu", "reeval"]
+        let mut named = HashSet::new();
+        let units: Vec<String> = crate::format::all()
             .iter()
-            .filter_map(|schema| self.written.get(schema).map(|n| (schema, n)))
-            .map(|(schema, n)| match *schema {
-                "rupu" => format!("{n} rupu run{}", if *n == 1 { "" } else { "s" }),
-                _ => format!("{n} {schema} attempt{}", if *n == 1 { "" } else { "s" }),
-            })
+            .filter(|f| named.insert(f.name))
+            .filter_map(|f| self.written.get(f.name).map(|n| (f, n)))
+            .map(|(f, n)| format!("{n} {} {}{}", f.name, f.export.noun(), if *n == 1 { "" } else { "s" }))
             .collect();
         let units = if units.is_empty() { "nothing".to_string() } else { units.join(" and ") };
         let mut line = format!(

@@ -2,7 +2,7 @@
 //! those `--tables` names (`usage` means that table in every schema that has it, `reeval.tool`
 //! one table), each with its columns.
 
-use super::units::has_transcripts;
+use super::units::{has_transcripts, unique_formats};
 use crate::sql::session::{CATALOG, Engine};
 use datafusion::arrow::datatypes::SchemaRef;
 use std::collections::BTreeSet;
@@ -37,7 +37,7 @@ impl ExportTable {
 pub async fn all(engine: &Engine) -> datafusion::error::Result<Vec<ExportTable>> {
     let catalog = engine.ctx.catalog(CATALOG).expect("the session's catalog");
     let mut tables = Vec::new();
-    for schema in ["rupu", "reeval"] {
+    for schema in unique_formats(&engine.corpus).into_iter().map(|f| f.name) {
         let Some(provider) = catalog.schema(schema).filter(|_| has_transcripts(&engine.corpus, schema))
         else {
             continue;

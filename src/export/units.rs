@@ -1,97 +1,86 @@
-//! The units an export adds, skips or redoes whole: a rupu run (its transcript), or a reeval
-//! attempt (its transcript and the raw stream beside it); whether each is still open; the
-//! partition values of its rows; and a corpus narrowed to some units.
+//! The units an export adds, skips or redoes whole, as each format's description cuts them (a
+//! transcript, with the files that join it); whether each is still open; the partition values of
+//! its rows; and a corpus narrowed to some units.
 
+use crate::format::{ExportUnits, Format};
 use crate::sql::session::Engine;
 use crate::table::corpus::Corpus;
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::error::Result;
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// One unit of the corpus.
 #[derive(Debug, Clone)]
 pub struct Unit {
     pub schema: &'static str,
-    /// Stable across exports: `run_<ULID>` for rupu, `runs|history/<runId>/<eval>/<cell>/<n>` for
-    /// reeval.
+    /// Stable across exports, as the format's description makes it.
     pub id: String,
     /// Its files, as the `file` column spells them.
     pub files: Vec<String>,
     pub bytes: u64,
-    /// Still being written: a rupu run with no run_complete, a reeval attempt with a turn that has
-    /// no turn-end (status aborted in `runs` and `attempts`).
+    /// Still being written, as the format's description tells (a run with no end yet).
     pub open: bool,
     pub run_id: String,
-    /// The UTC day it started: rupu's run_start.started_at, the first ts of a reeval attempt.
+    /// The UTC day it started.
     pub date: Option<String>,
 }
 
-/// Per unit: its transcript, id, run, whether still open, and start day; the same five columns
-/// for each schema.
-/// Every transcript is a unit, whether or not `runs` has a row for it.
-const RUPU_UNITS: &str = "select f.file, f.run_id as id, f.run_id, \
-    coalesce(r.status, 'aborted') = 'aborted' as open, cast(cast(r.started_at as date) as varchar) as day \
-    from rupu.files f left join rupu.runs r on r.file = f.file where f.transcript";
-const REEVAL_UNITS: &str = "select a.file, \
-    case when a.history then 'history' else 'runs' end || '/' || a.run_id || '/' || a.eval || '/' \
-      || a.cell || '/' || cast(a.attempt as varchar) as id, \
-    a.run_id, a.status = 'aborted' as open, cast(cast(t.first_ts as date) as varchar) as day \
-    from reeval.attempts a left join (select file, min(ts) as first_ts from reeval.events group by file) t \
-    on t.file = a.file";
-
-/// Every unit of the formats that have transcripts.
+/// Every unit of the formats that have transcripts, as each format's description cuts them.
 pub async fn find(engine: &Engine) -> Result<Vec<Unit>> {
-    let sizes: HashMap<String, u64> = engine
-        .corpus
+    let corpus = &engine.corpus;
+    let sizes: HashMap<String, u64> = corpus
         .formats
         .iter()
         .flat_map(|d| d.files.iter().map(|f| (crate::text::escape::path_text(&f.path).into_owned(), f.size)))
         .collect();
     let mut units = Vec::new();
-    for (schema, sql) in [("rupu", RUPU_UNITS), ("reeval", REEVAL_UNITS)] {
-        if !has_transcripts(&engine.corpus, schema) {
-            continue;
-        }
-        for batch in engine.ctx.sql(sql).await?.collect().await? {
-            units.extend(rows(schema, &batch)?);
-        }
-    }
-    let raw_by_folder: HashMap<String, String> = engine
-        .corpus
-        .formats
-        .iter()
-        .filter(|d| d.format.lines_table.is_some())
-        .flat_map(|d| d.files.iter())
-        .map(|f| crate::text::escape::path_text(&f.path).into_owned())
-        .map(|file| (folder_of(&file), file))
-        .collect();
-    let mut attached = HashSet::new();
-    for unit in units.iter_mut().filter(|u| u.schema == "reeval") {
-        if let Some(raw) = raw_by_folder.get(&folder_of(&unit.files[0])) {
-            unit.files.push(raw.clone());
-            attached.insert(raw.clone());
+    for format in unique_formats(corpus) {
+        if let ExportUnits::Rows { sql, .. } = format.export
+            && has_transcripts(corpus, format.name)
+        {
+            for batch in engine.ctx.sql(sql).await?.collect().await? {
+                units.extend(rows(format.name, &batch)?);
+            }
         }
     }
-    // A raw stream with no transcript beside it is a unit of its own.
-    for raw in raw_by_folder.into_values().filter(|raw| !attached.contains(raw)) {
-        let id = format!("raw/{raw}");
-        units.push(Unit {
-            schema: "reeval",
-            id,
-            files: vec![raw],
-            bytes: 0,
-            open: false,
-            run_id: String::new(),
-            date: None,
-        });
+    for data in corpus.formats.iter().filter(|d| !d.files.is_empty()) {
+        let ExportUnits::Joins { schema, key, alone, .. } = data.format.export else { continue };
+        let by_key: HashMap<PathBuf, usize> = units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| u.schema == schema)
+            .filter_map(|(i, u)| Some((key(Path::new(u.files.first()?))?, i)))
+            .collect();
+        for file in &data.files {
+            let name = crate::text::escape::path_text(&file.path).into_owned();
+            match key(Path::new(&name)).and_then(|k| by_key.get(&k)) {
+                Some(&i) => units[i].files.push(name),
+                None => units.push(Unit {
+                    schema: data.format.name,
+                    id: format!("{alone}/{name}"),
+                    files: vec![name],
+                    bytes: 0,
+                    open: false,
+                    run_id: String::new(),
+                    date: None,
+                }),
+            }
+        }
     }
     for unit in &mut units {
         unit.bytes = unit.files.iter().map(|f| sizes.get(f).copied().unwrap_or(0)).sum();
     }
     Ok(units)
+}
+
+/// The formats of the corpus, the first of each schema only (a schema's formats share its units'
+/// rules), in the order of the corpus.
+pub fn unique_formats(corpus: &Corpus) -> Vec<&Format> {
+    let mut seen = HashSet::new();
+    corpus.formats.iter().map(|d| &d.format).filter(|f| seen.insert(f.name)).collect()
 }
 
 /// Whether any format of a schema has files.
@@ -117,11 +106,6 @@ fn rows(schema: &'static str, batch: &RecordBatch) -> Result<Vec<Unit>> {
             date: dates[row].clone(),
         })
         .collect())
-}
-
-/// The folder a file lies in, as text.
-fn folder_of(file: &str) -> String {
-    Path::new(file).parent().map(|p| p.display().to_string()).unwrap_or_default()
 }
 
 /// What each file's rows are partitioned by: its unit's start day, or its unit's run.

@@ -47,6 +47,39 @@ pub struct Format {
     /// Instead of a table per type: one table of every line (a stream of parts that need no
     /// type), with its own errors table.
     pub lines_table: Option<LinesTable>,
+    /// How `txq export` cuts this format's files into units, each exported, kept or redone whole.
+    pub export: ExportUnits,
+}
+
+/// The units of an export: what is exported, kept or redone whole, and what its rows are
+/// partitioned by.
+#[derive(Debug, Clone, Copy)]
+pub enum ExportUnits {
+    /// Each row of `sql`, a query over the format's tables with the columns `file, id, run_id,
+    /// open, day`, is a unit: a transcript, its id (stable across exports), its run, whether it
+    /// is still being written, and the UTC day it began. Every transcript must have a row.
+    Rows {
+        sql: &'static str,
+        /// What a unit is called, in the export's summary (`run`, `attempt`).
+        noun: &'static str,
+    },
+    /// Each file joins the unit of format `schema` whose transcript has the same `key` (a
+    /// transcript's raw stream beside it, a run's ledger); a file with none is a unit of its
+    /// own, with the id `<alone>/<file>`.
+    Joins {
+        schema: &'static str,
+        key: fn(&std::path::Path) -> Option<std::path::PathBuf>,
+        alone: &'static str,
+        noun: &'static str,
+    },
+}
+
+impl ExportUnits {
+    pub fn noun(&self) -> &'static str {
+        match self {
+            ExportUnits::Rows { noun, .. } | ExportUnits::Joins { noun, .. } => noun,
+        }
+    }
 }
 
 /// A format read as one table of whole lines.

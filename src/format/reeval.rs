@@ -3,8 +3,8 @@
 
 use super::build::{event, field, strs};
 use super::{
-    Absent, ContextColumn, ContextSource, Derive, Envelope, EventSpec, FieldSpec, FieldsAt, FileMatch,
-    Format, Kind, LinesTable, MarkerPart, Naming, View,
+    Absent, ContextColumn, ContextSource, Derive, Envelope, EventSpec, ExportUnits, FieldSpec, FieldsAt,
+    FileMatch, Format, Kind, LinesTable, MarkerPart, Naming, View,
 };
 use Kind::{Bool, Int, Json, Str, Timestamp};
 
@@ -70,6 +70,7 @@ pub fn format() -> Format {
         events: events(),
         views: vec![attempts_view()],
         lines_table: None,
+        export: ExportUnits::Rows { sql: EXPORT_UNITS, noun: "attempt" },
     }
 }
 
@@ -99,7 +100,22 @@ pub fn raw_format() -> Format {
             line_column: "part",
             errors_name: "raw_errors",
         }),
+        export: ExportUnits::Joins { schema: "reeval", key: folder_of, alone: "raw", noun: "attempt" },
     }
+}
+
+/// An export unit per attempt: its id names the tree that keeps it, so that the same attempt
+/// kept in both trees is two units.
+const EXPORT_UNITS: &str = "select a.file, \
+    case when a.history then 'history' else 'runs' end || '/' || a.run_id || '/' || a.eval || '/' \
+      || a.cell || '/' || cast(a.attempt as varchar) as id, \
+    a.run_id, a.status = 'aborted' as open, cast(cast(t.first_ts as date) as varchar) as day \
+    from reeval.attempts a left join (select file, min(ts) as first_ts from reeval.events group by file) t \
+    on t.file = a.file";
+
+/// A raw stream belongs to the attempt whose transcript lies in its folder.
+fn folder_of(file: &std::path::Path) -> Option<std::path::PathBuf> {
+    file.parent().map(std::path::Path::to_path_buf)
 }
 
 fn marker(part: MarkerPart, kind: Kind, about: &'static str) -> FieldSpec {

@@ -2,8 +2,8 @@
 
 use super::build::{event, field, flag, list, strs};
 use super::{
-    Absent, ContextColumn, ContextSource, Early, Envelope, EventSpec, FieldSpec, FieldsAt, FileMatch, Format,
-    Kind, Naming, View,
+    Absent, ContextColumn, ContextSource, Early, Envelope, EventSpec, ExportUnits, FieldSpec, FieldsAt,
+    FileMatch, Format, Kind, Naming, View,
 };
 use Kind::{Bool, Count, Int, Json, Str, Timestamp};
 
@@ -62,6 +62,7 @@ pub fn format() -> Format {
         events: events(),
         views: vec![runs_view()],
         lines_table: None,
+        export: ExportUnits::Rows { sql: EXPORT_UNITS, noun: "run" },
     }
 }
 
@@ -457,3 +458,8 @@ pub(super) fn flow_fields() -> Vec<FieldSpec> {
         field("duration_ms", Int, "how long the flow took"),
     ]
 }
+/// An export unit per transcript, whether or not `runs` has a row for it: a run with no
+/// `run_complete` (aborted) is still being written.
+const EXPORT_UNITS: &str = "select f.file, f.run_id as id, f.run_id, \
+    coalesce(r.status, 'aborted') = 'aborted' as open, cast(cast(r.started_at as date) as varchar) as day \
+    from rupu.files f left join rupu.runs r on r.file = f.file where f.transcript";

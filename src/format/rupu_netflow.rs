@@ -4,8 +4,8 @@
 
 use super::build::{event, field};
 use super::{
-    Beside, ContextColumn, ContextSource, Envelope, EventSpec, FieldsAt, FileMatch, Format, Kind, Naming,
-    View,
+    Beside, ContextColumn, ContextSource, Envelope, EventSpec, ExportUnits, FieldsAt, FileMatch, Format,
+    Kind, Naming, View,
 };
 use Kind::{Int, Str};
 
@@ -41,6 +41,7 @@ pub fn format() -> Format {
         events: events(),
         views: vec![flows_view()],
         lines_table: None,
+        export: ExportUnits::Joins { schema: "rupu", key: run_of, alone: "netflow", noun: "ledger" },
     }
 }
 
@@ -98,5 +99,35 @@ LEFT JOIN completes c ON c.file = f.file AND c.id = f.id
             ),
             ("file", "path of the ledger"),
         ],
+    }
+}
+/// A ledger belongs to the run of its name: `<project>/.rupu/netflow/<run_id>.jsonl` to
+/// `<project>/.rupu/transcripts/<run_id>.jsonl`, or to `transcripts/archive/<run_id>.jsonl` once
+/// rupu archived the run; both are keyed `<project>/.rupu/<run_id>` (the folder above the nearest
+/// `transcripts` or `netflow` folder, then the run).
+fn run_of(file: &std::path::Path) -> Option<std::path::PathBuf> {
+    let mut folder = file.parent()?;
+    while !matches!(folder.file_name()?.to_str()?, "transcripts" | "netflow") {
+        folder = folder.parent()?;
+    }
+    Some(folder.parent()?.join(file.file_stem()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ledger_is_keyed_as_its_runs_transcript_is_archived_or_not() {
+        use std::path::Path;
+        let key = |p: &str| run_of(Path::new(p)).map(|k| k.display().to_string());
+        assert_eq!(key("p/.rupu/netflow/run_1.jsonl").as_deref(), Some("p/.rupu/run_1"));
+        assert_eq!(key("p/.rupu/transcripts/run_1.jsonl"), key("p/.rupu/netflow/run_1.jsonl"));
+        assert_eq!(key("p/.rupu/transcripts/archive/run_1.jsonl"), key("p/.rupu/netflow/run_1.jsonl"));
+        assert_eq!(
+            key("p/.rupu/transcripts/netflow/run_1.jsonl").as_deref(),
+            Some("p/.rupu/transcripts/run_1")
+        );
+        assert_eq!(key("run_1.jsonl"), None);
     }
 }
