@@ -11,60 +11,60 @@ pub struct Args {
     /// Transcript directories (searched recursively) or files. Default: ./.rupu/transcripts if it
     /// exists, else ~/.rupu/transcripts.
     #[arg(value_name = "PATH")]
-    pub paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
 
     /// Run SQL (several statements separated by `;` allowed); repeatable, run in order.
     #[arg(short = 'e', long = "execute", value_name = "SQL")]
-    pub execute: Vec<String>,
+    pub(crate) execute: Vec<String>,
 
     /// Run the SQL in FILE; repeatable, run after every -e.
     #[arg(short = 'f', long = "file", value_name = "FILE")]
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
 
     /// How results are written.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table, global = true)]
-    pub format: OutputFormat,
+    pub(crate) format: OutputFormat,
 
     /// Lines longer than this (bytes, or a size: 64M) are listed in `errors` instead of read;
     /// at least 1K.
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_line_limit)]
-    pub max_line_bytes: usize,
+    pub(crate) max_line_bytes: usize,
 
     /// Memory that sorts, joins and aggregations may hold before they spill to disk (2G, 512M,
     /// 1.5GiB, bytes). Default: half the machine's memory (or its container's).
     #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit, global = true)]
-    pub memory_limit: Option<u64>,
+    pub(crate) memory_limit: Option<u64>,
 
     /// Where to write spill files (a fresh directory inside it, removed after). Default: the
     /// system's temporary directory ($TMPDIR, else /tmp).
     #[arg(long, value_name = "DIR", global = true)]
-    pub spill_dir: Option<PathBuf>,
+    pub(crate) spill_dir: Option<PathBuf>,
 
     /// Read every file whole, without the inference cache (in $TXQ_CACHE_DIR, else ~/.cache/txq).
     #[arg(long)]
-    pub no_cache: bool,
+    pub(crate) no_cache: bool,
 
     /// Say nothing on stderr but errors.
     #[arg(short, long, global = true)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 
     /// Prices for the `prices` table: a CSV like prices/prices.csv (default: $TXQ_PRICES, else
     /// the built-in list).
     #[arg(long, value_name = "FILE", global = true)]
-    pub prices: Option<PathBuf>,
+    pub(crate) prices: Option<PathBuf>,
 
     /// Show at most this many rows of a table, counting the rest (0: all). Default: 40 in the
     /// shell, all with -e, -f or stdin. Other formats write every row.
     #[arg(long, value_name = "N", global = true)]
-    pub maxrows: Option<usize>,
+    pub(crate) maxrows: Option<usize>,
 
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub(crate) command: Option<Command>,
 }
 
 /// What txq does besides running SQL.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Open the interactive SQL shell (what txq does with no SQL given on a terminal).
     Shell {
         /// Transcript directories or files, as for txq itself.
@@ -153,11 +153,11 @@ fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 /// The rows of a table the shell shows unless `--maxrows` says otherwise.
-pub const SHELL_MAX_ROWS: usize = 40;
+pub(crate) const SHELL_MAX_ROWS: usize = 40;
 
 /// The smallest `--max-line-bytes`: a smaller limit would make ordinary events (a `run_start`,
 /// a `usage`: a few hundred bytes) damaged lines, which is a mistyped flag, not a wish.
-pub const MIN_LINE_LIMIT: usize = 1024;
+pub(crate) const MIN_LINE_LIMIT: usize = 1024;
 
 fn parse_line_limit(s: &str) -> Result<usize, String> {
     let bytes = crate::sql::memory::parse_size(s)?;

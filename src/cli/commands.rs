@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 /// A meta-command, as typed at the prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MetaCommand {
+pub(crate) enum MetaCommand {
     Help,
     ListTables,
     Describe(String),
@@ -34,10 +34,10 @@ pub enum MetaCommand {
 }
 
 /// How a meta-command is written and what it does, for `\?` and tab completion.
-pub struct CommandHelp {
-    pub name: &'static str,
-    pub args: &'static str,
-    pub about: &'static str,
+pub(crate) struct CommandHelp {
+    pub(crate) name: &'static str,
+    pub(crate) args: &'static str,
+    pub(crate) about: &'static str,
 }
 
 const fn help(name: &'static str, args: &'static str, about: &'static str) -> CommandHelp {
@@ -45,7 +45,7 @@ const fn help(name: &'static str, args: &'static str, about: &'static str) -> Co
 }
 
 /// Every meta-command.
-pub const COMMANDS: &[CommandHelp] = &[
+pub(crate) const COMMANDS: &[CommandHelp] = &[
     help("\\?", "", "list the meta-commands"),
     help("\\d", "", "list the tables, with their rows where known"),
     help("\\dt", "", "as \\d"),

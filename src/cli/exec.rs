@@ -15,7 +15,7 @@ use std::io::Write;
 
 /// Why running SQL failed.
 #[derive(Debug, thiserror::Error)]
-pub enum ExecError {
+pub(crate) enum ExecError {
     #[error("{0}")]
     Sql(#[from] DataFusionError),
     #[error("{0}")]
@@ -32,26 +32,31 @@ impl From<datafusion::arrow::error::ArrowError> for ExecError {
 }
 
 /// A session ready to run SQL against a corpus.
-pub struct Runner<'a> {
-    pub ctx: &'a SessionContext,
-    pub corpus: &'a Corpus,
-    pub format: OutputFormat,
-    pub quiet: bool,
+pub(crate) struct Runner<'a> {
+    pub(crate) ctx: &'a SessionContext,
+    pub(crate) corpus: &'a Corpus,
+    pub(crate) format: OutputFormat,
+    pub(crate) quiet: bool,
     /// In the shell, how results are fitted to the terminal, with a footer on `err`; `None`
     /// writes them whole, as scripts want them.
-    pub screen: Option<Screen>,
+    pub(crate) screen: Option<Screen>,
     /// Warnings this session has given already, not given again (the shell's); `None` gives
     /// each every time.
-    pub warned: Option<&'a std::cell::RefCell<std::collections::HashSet<String>>>,
+    pub(crate) warned: Option<&'a std::cell::RefCell<std::collections::HashSet<String>>>,
     /// Where the statement being run is shown as it reads (the shell's progress line).
-    pub progress: Option<&'a super::progress::Progress>,
+    pub(crate) progress: Option<&'a super::progress::Progress>,
     /// Without a screen, the rows of a table written at most (0: all); the rest are counted.
-    pub max_rows: usize,
+    pub(crate) max_rows: usize,
 }
 
 impl Runner<'_> {
     /// Runs every statement in `sql`, printing each result to `out`; stops at the first failure.
-    pub async fn run(&self, sql: &str, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), ExecError> {
+    pub(crate) async fn run(
+        &self,
+        sql: &str,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) -> Result<(), ExecError> {
         let statements = DFParser::parse_sql_with_dialect(sql, &GenericDialect {})?;
         for statement in statements {
             let mut plan = None;
@@ -136,7 +141,7 @@ impl Runner<'_> {
 
     /// Writes one result in the session's format: whole, or fitted to the screen (saying then
     /// what was shown).
-    pub fn write_result(
+    pub(crate) fn write_result(
         &self,
         schema: &datafusion::arrow::datatypes::SchemaRef,
         batches: &[datafusion::arrow::record_batch::RecordBatch],

@@ -9,17 +9,17 @@ use std::path::Path;
 
 /// The flags of `txq export`.
 #[derive(Debug, Clone, Copy)]
-pub struct Flags<'a> {
-    pub out: &'a Path,
-    pub tables: &'a [String],
-    pub partition_by: Option<PartitionBy>,
-    pub overwrite: bool,
-    pub append: bool,
-    pub quiet: bool,
+pub(crate) struct Flags<'a> {
+    pub(crate) out: &'a Path,
+    pub(crate) tables: &'a [String],
+    pub(crate) partition_by: Option<PartitionBy>,
+    pub(crate) overwrite: bool,
+    pub(crate) append: bool,
+    pub(crate) quiet: bool,
 }
 
 /// Runs `txq export` on an open corpus.
-pub async fn run(engine: &Engine, flags: Flags<'_>) -> Result<(), CliError> {
+pub(crate) async fn run(engine: &Engine, flags: Flags<'_>) -> Result<(), CliError> {
     let mode = match (flags.overwrite, flags.append) {
         (true, _) => Mode::Overwrite,
         (_, true) => Mode::Append,

@@ -5,24 +5,24 @@ use std::path::Path;
 
 /// What to write.
 #[derive(Debug, Clone)]
-pub struct Options {
-    pub runs: usize,
+pub(crate) struct Options {
+    pub(crate) runs: usize,
     /// reeval runs written beside them.
-    pub reeval_runs: usize,
+    pub(crate) reeval_runs: usize,
     /// About this many bytes, instead of `runs` runs.
-    pub size: Option<u64>,
-    pub seed: u64,
-    pub damage: bool,
-    pub tool_output_bytes: (usize, usize),
+    pub(crate) size: Option<u64>,
+    pub(crate) seed: u64,
+    pub(crate) damage: bool,
+    pub(crate) tool_output_bytes: (usize, usize),
     /// The share of runs written as rupu v0.74 writes them.
-    pub v0_74_percent: u64,
+    pub(crate) v0_74_percent: u64,
 }
 
 /// Runs of a pilot corpus that measures how many bytes a run takes.
 const PILOT_RUNS: usize = 60;
 
 /// Writes the corpus into `out`, saying on stderr what it wrote.
-pub fn run(out: &Path, options: &Options) -> Result<(), String> {
+pub(crate) fn run(out: &Path, options: &Options) -> Result<(), String> {
     let mut rupu = RupuOptions {
         seed: options.seed,
         runs: options.runs,
@@ -56,7 +56,7 @@ pub fn run(out: &Path, options: &Options) -> Result<(), String> {
 }
 
 /// The reeval part of a generated corpus.
-pub fn sample_reeval_options(options: &Options) -> ReevalOptions {
+pub(crate) fn sample_reeval_options(options: &Options) -> ReevalOptions {
     ReevalOptions { seed: options.seed, runs: options.reeval_runs, damage: options.damage, raw: true }
 }
 

@@ -96,21 +96,21 @@ fn lex(sql: &str) -> Lexed<'_> {
 }
 
 /// Whether a meta-command (`\d`, `.tables`): a line that starts with `\` or `.`.
-pub fn is_meta_command(input: &str) -> bool {
+pub(crate) fn is_meta_command(input: &str) -> bool {
     let input = input.trim_start();
     input.starts_with('\\') || input.starts_with('.')
 }
 
 /// Whether the input is `exit` or `quit` (with or without `;`): what leaves the shell, as in
 /// psql and datafusion-cli.
-pub fn is_quit(input: &str) -> bool {
+pub(crate) fn is_quit(input: &str) -> bool {
     let word = input.trim().trim_end_matches(';').trim_end();
     word.eq_ignore_ascii_case("exit") || word.eq_ignore_ascii_case("quit")
 }
 
 /// Whether the input is ready to run: nothing, a meta-command, `exit` or `quit`, or SQL whose
 /// last code is a `;` outside any string, quoted name or comment.
-pub fn is_complete(input: &str) -> bool {
+pub(crate) fn is_complete(input: &str) -> bool {
     if input.trim().is_empty() || is_meta_command(input) || is_quit(input) {
         return true;
     }
@@ -132,7 +132,7 @@ window with";
 /// there): functions, schemas, and each table under every name it is written as (`usage`,
 /// `rupu.usage`) with its columns.
 #[derive(Debug, Default)]
-pub struct Names {
+pub(crate) struct Names {
     functions: Vec<String>,
     schemas: Vec<String>,
     tables: BTreeMap<String, Vec<String>>,
@@ -143,7 +143,7 @@ const TABLE_KEYWORDS: &[&str] = &["from", "join", "into", "table", "update", "de
 
 impl Names {
     /// Reads the names in `ctx`'s catalog.
-    pub async fn of(ctx: &SessionContext) -> Names {
+    pub(crate) async fn of(ctx: &SessionContext) -> Names {
         let mut names = Names::default();
         let state = ctx.state();
         names.functions = state
@@ -173,7 +173,7 @@ impl Names {
     }
 
     /// Whether `ctx` now has tables these names do not (or lost some), after `create` or `drop`.
-    pub fn outdated(&self, ctx: &SessionContext) -> bool {
+    pub(crate) fn outdated(&self, ctx: &SessionContext) -> bool {
         let Some(public) = ctx.catalog(CATALOG).and_then(|c| c.schema(DEFAULT_SCHEMA)) else { return false };
         let now = public.table_names();
         now.len() != self.tables.keys().filter(|k| !k.contains('.')).count()
@@ -201,7 +201,7 @@ impl Names {
     }
 
     /// The completions of the word that ends at `pos` in `line`, and where that word starts.
-    pub fn complete_sql(&self, line: &str, pos: usize) -> (usize, Vec<String>) {
+    pub(crate) fn complete_sql(&self, line: &str, pos: usize) -> (usize, Vec<String>) {
         let before = &line[..pos];
         if lex(before).inside != Inside::Code {
             return (pos, Vec::new());
@@ -266,14 +266,14 @@ fn starting_with(candidates: Vec<String>, prefix: &str) -> Vec<String> {
 }
 
 /// The rustyline helper of the shell.
-pub struct ShellHelper {
-    pub names: Names,
+pub(crate) struct ShellHelper {
+    pub(crate) names: Names,
     files: FilenameCompleter,
     brackets: MatchingBracketHighlighter,
 }
 
 impl ShellHelper {
-    pub fn new(names: Names) -> Self {
+    pub(crate) fn new(names: Names) -> Self {
         Self { names, files: FilenameCompleter::new(), brackets: MatchingBracketHighlighter::new() }
     }
 

@@ -35,7 +35,7 @@ pub struct Interrupts {
 static WATCHED: OnceLock<Option<Arc<Interrupts>>> = OnceLock::new();
 
 /// The Ctrl-Cs, watched from the first call on (`None` if the signal cannot be watched).
-pub fn watch() -> Option<&'static Interrupts> {
+pub(crate) fn watch() -> Option<&'static Interrupts> {
     WATCHED.get_or_init(start).as_deref()
 }
 
@@ -104,12 +104,12 @@ fn start() -> Option<Arc<Interrupts>> {
 
 impl Interrupts {
     /// The Ctrl-Cs met so far.
-    pub fn seen(&self) -> u64 {
+    pub(crate) fn seen(&self) -> u64 {
         self.count.load(Ordering::SeqCst)
     }
 
     /// Resolves at the first Ctrl-C after the `seen`th.
-    pub async fn after(&self, seen: u64) {
+    pub(crate) async fn after(&self, seen: u64) {
         loop {
             let notified = self.notify.notified();
             tokio::pin!(notified);
@@ -123,7 +123,7 @@ impl Interrupts {
 
     /// For a script: from now on, a Ctrl-C whose statement has not stopped within a second ends
     /// the process (with [`EXIT_CODE`] and [`MESSAGE`]).
-    pub fn exit_on_stall(&self) {
+    pub(crate) fn exit_on_stall(&self) {
         self.stall_exit.store(ARMED, Ordering::SeqCst);
     }
 
@@ -140,7 +140,7 @@ pub fn watched() -> Option<&'static Interrupts> {
 }
 
 /// Resolves at the next Ctrl-C after this call; never when Ctrl-C is not watched.
-pub fn next() -> impl std::future::Future<Output = ()> + 'static {
+pub(crate) fn next() -> impl std::future::Future<Output = ()> + 'static {
     let watched = watch().map(|interrupts| (interrupts, interrupts.seen()));
     async move {
         match watched {

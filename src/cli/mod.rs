@@ -2,18 +2,18 @@
 //! every way it can end.
 
 pub mod args;
-pub mod commands;
-pub mod exec;
-pub mod export;
-pub mod generate;
-pub mod helper;
+pub(crate) mod commands;
+pub(crate) mod exec;
+pub(crate) mod export;
+pub(crate) mod generate;
+pub(crate) mod helper;
 pub mod interrupt;
-pub mod prices;
-pub mod print;
-pub mod progress;
-pub mod query;
-pub mod screen;
-pub mod shell;
+pub(crate) mod prices;
+pub(crate) mod print;
+pub(crate) mod progress;
+pub(crate) mod query;
+pub(crate) mod screen;
+pub(crate) mod shell;
 
 use crate::source::discover::{DiscoveryError, default_paths};
 use crate::sql::session::{LiveEngine, OpenError, Places};

@@ -5,7 +5,7 @@ use super::print::{OutputFormat, write_batch};
 use crate::sql::prices::PriceList;
 
 /// `txq prices`: `list` (the built-in list when `None`), printed as any result is.
-pub fn print(
+pub(crate) fn print(
     list: Option<&PriceList>,
     format: OutputFormat,
     out: &mut dyn std::io::Write,

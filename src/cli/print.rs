@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 /// How results are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum OutputFormat {
+pub(crate) enum OutputFormat {
     /// An aligned table with a header.
     #[default]
     Table,
@@ -39,7 +39,7 @@ impl std::str::FromStr for OutputFormat {
 }
 
 /// Writes one statement's result in `format`.
-pub fn write_batches(
+pub(crate) fn write_batches(
     format: OutputFormat,
     schema: &SchemaRef,
     batches: &[RecordBatch],
@@ -53,7 +53,7 @@ pub fn write_batches(
 }
 
 /// Writes one batch made by txq itself (a list) in `format`, flushed.
-pub fn write_batch(
+pub(crate) fn write_batch(
     format: OutputFormat,
     batch: &RecordBatch,
     out: &mut dyn Write,
@@ -69,7 +69,7 @@ pub fn write_batch(
 /// One statement's result written batch by batch as the batches come, so that a large result
 /// passes through instead of being held; the table format holds the text of its first rows only,
 /// to align them.
-pub struct ResultWriter<'a> {
+pub(crate) struct ResultWriter<'a> {
     schema: SchemaRef,
     rows: u64,
     kind: Writing<'a>,
@@ -77,9 +77,9 @@ pub struct ResultWriter<'a> {
 
 /// What a [`ResultWriter`] wrote: the result's rows, and how many of them it wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Written {
-    pub rows: u64,
-    pub shown: u64,
+pub(crate) struct Written {
+    pub(crate) rows: u64,
+    pub(crate) shown: u64,
 }
 
 enum Writing<'a> {
@@ -90,7 +90,7 @@ enum Writing<'a> {
 }
 
 impl<'a> ResultWriter<'a> {
-    pub fn new(format: OutputFormat, schema: &SchemaRef, out: &'a mut dyn Write) -> Self {
+    pub(crate) fn new(format: OutputFormat, schema: &SchemaRef, out: &'a mut dyn Write) -> Self {
         let kind = match format {
             OutputFormat::Table => Writing::Table(Box::new(TableWriter::new(schema, out))),
             OutputFormat::Csv | OutputFormat::Tsv => {
@@ -114,14 +114,14 @@ impl<'a> ResultWriter<'a> {
     }
 
     /// In the table format, at most `max_rows` rows written (0: all), the rest counted only.
-    pub fn with_max_rows(mut self, max_rows: usize) -> Self {
+    pub(crate) fn with_max_rows(mut self, max_rows: usize) -> Self {
         if let Writing::Table(table) = &mut self.kind {
             table.max_rows = max_rows;
         }
         self
     }
 
-    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), ArrowError> {
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), ArrowError> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
@@ -141,7 +141,7 @@ impl<'a> ResultWriter<'a> {
     }
 
     /// Ends the result: a table, the header of an empty CSV, the end of the JSON array.
-    pub fn finish(self) -> Result<Written, ArrowError> {
+    pub(crate) fn finish(self) -> Result<Written, ArrowError> {
         let mut shown = self.rows;
         match self.kind {
             Writing::Table(table) => shown = table.finish()?,

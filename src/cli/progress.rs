@@ -16,7 +16,7 @@ const QUIET: Duration = Duration::from_secs(1);
 const TICK: Duration = Duration::from_millis(200);
 
 /// The progress line of one run of SQL.
-pub struct Progress {
+pub(crate) struct Progress {
     /// False when stderr is not a terminal: nothing is shown.
     enabled: bool,
     started: Instant,
@@ -31,7 +31,7 @@ struct State {
 }
 
 impl Progress {
-    pub fn new(enabled: bool) -> Self {
+    pub(crate) fn new(enabled: bool) -> Self {
         let now = Instant::now();
         Self {
             enabled,
@@ -42,7 +42,7 @@ impl Progress {
     }
 
     /// The statement running now (`None` between statements).
-    pub fn running(&self, plan: Option<Arc<dyn ExecutionPlan>>) {
+    pub(crate) fn running(&self, plan: Option<Arc<dyn ExecutionPlan>>) {
         *self.plan.lock().unwrap_or_else(|e| e.into_inner()) = plan;
     }
 
@@ -53,7 +53,7 @@ impl Progress {
     }
 
     /// Shows (or rewrites) the line, once nothing has been written for a while.
-    pub fn show(&self) {
+    pub(crate) fn show(&self) {
         if !self.enabled {
             return;
         }
@@ -69,18 +69,18 @@ impl Progress {
     }
 
     /// Clears the line if it is shown.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         clear(&mut state);
     }
 
     /// `out`, clearing this line before each write.
-    pub fn clearing<'a>(&'a self, out: &'a mut dyn Write) -> Clearing<'a> {
+    pub(crate) fn clearing<'a>(&'a self, out: &'a mut dyn Write) -> Clearing<'a> {
         Clearing { out, progress: self }
     }
 
     /// Rewrites the line on a thread of its own until the returned ticker is dropped.
-    pub fn ticker(self: &Arc<Self>) -> Ticker {
+    pub(crate) fn ticker(self: &Arc<Self>) -> Ticker {
         let stop = Arc::new(AtomicBool::new(false));
         let (progress, stopped) = (self.clone(), stop.clone());
         let thread = std::thread::Builder::new()
@@ -123,7 +123,7 @@ fn line(elapsed: Duration, read: crate::scan::ScanProgress) -> String {
 }
 
 /// Stops the progress thread when dropped.
-pub struct Ticker {
+pub(crate) struct Ticker {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -139,7 +139,7 @@ impl Drop for Ticker {
 }
 
 /// A writer that clears the progress line before it writes.
-pub struct Clearing<'a> {
+pub(crate) struct Clearing<'a> {
     out: &'a mut dyn Write,
     progress: &'a Progress,
 }

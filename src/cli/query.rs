@@ -8,13 +8,13 @@ use crate::sql::queries::{find, list, unknown};
 use std::io::Write;
 
 /// `txq query --list`: the list, printed as any result is.
-pub fn print_list(format: OutputFormat, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn print_list(format: OutputFormat, out: &mut dyn Write) -> Result<(), CliError> {
     write_batch(format, &list(), out)
 }
 
 /// `txq query NAME`: runs the query like any SQL, then, when it priced tokens, names on stderr
 /// the models the `prices` table has no price for.
-pub async fn run(
+pub(crate) async fn run(
     runner: &Runner<'_>,
     name: &str,
     out: &mut dyn Write,

@@ -15,15 +15,15 @@ use unicode_width::UnicodeWidthChar;
 
 /// How the shell shows results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Screen {
+pub(crate) struct Screen {
     /// Rows shown at most in a table (0: all).
-    pub max_rows: usize,
+    pub(crate) max_rows: usize,
     /// Columns of the terminal.
-    pub width: usize,
+    pub(crate) width: usize,
     /// One field per line instead of a table.
-    pub expanded: bool,
+    pub(crate) expanded: bool,
     /// The footer says how long the statement took.
-    pub timing: bool,
+    pub(crate) timing: bool,
 }
 
 /// No column is cut narrower than this, unless its values are narrower.
@@ -34,25 +34,25 @@ const MIN_COLUMN_WIDTH: usize = 8;
 const WHOLE_VALUE_WIDTH: usize = 16;
 
 /// How a null is shown in a table or one field per line: apart from `''`, which shows as nothing.
-pub const NULL: &str = "∅";
+pub(crate) const NULL: &str = "∅";
 
 /// What of a result was shown, for the footer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shown {
-    pub rows: usize,
-    pub shown_rows: usize,
+pub(crate) struct Shown {
+    pub(crate) rows: usize,
+    pub(crate) shown_rows: usize,
     /// Columns left out because the terminal is too narrow for them.
-    pub hidden_columns: usize,
+    pub(crate) hidden_columns: usize,
 }
 
 impl Shown {
     /// Whether rows or columns were left out.
-    pub fn is_cut(&self) -> bool {
+    pub(crate) fn is_cut(&self) -> bool {
         self.shown_rows < self.rows || self.hidden_columns > 0
     }
 
     /// `1234 rows (40 shown, \maxrows N for more) in 312 ms`.
-    pub fn footer(&self, elapsed: Option<Duration>) -> String {
+    pub(crate) fn footer(&self, elapsed: Option<Duration>) -> String {
         let mut text = format!("{} row{}", self.rows, if self.rows == 1 { "" } else { "s" });
         let mut notes = Vec::new();
         if self.shown_rows < self.rows {
@@ -73,7 +73,7 @@ impl Shown {
 }
 
 /// `12 ms`, `1.52 s`.
-pub fn duration(d: Duration) -> String {
+pub(crate) fn duration(d: Duration) -> String {
     if d < Duration::from_secs(1) {
         format!("{} ms", d.as_millis())
     } else {
@@ -84,13 +84,13 @@ pub fn duration(d: Duration) -> String {
 impl Screen {
     /// Whether nothing is to be fitted: every row, every column, as a table (results sent to a
     /// file), so that the table can be written as it comes, as a script's is.
-    pub fn holds_everything(&self) -> bool {
+    pub(crate) fn holds_everything(&self) -> bool {
         self.max_rows == 0 && self.width == usize::MAX && !self.expanded
     }
 
     /// Writes a result: the table format fitted to the screen (or one field per line), any other
     /// format whole.
-    pub fn write(
+    pub(crate) fn write(
         &self,
         format: OutputFormat,
         schema: &SchemaRef,
@@ -290,7 +290,7 @@ fn write_table(
 /// Writes each row as a block for a person to read at a terminal `total` columns wide: the
 /// first column's value alone on a line, then each other column's wrapped at the width and
 /// indented (`txq query --list`: a long description per name reads badly as a table row).
-pub fn write_blocks(batch: &RecordBatch, total: usize, out: &mut dyn Write) -> Result<(), ArrowError> {
+pub(crate) fn write_blocks(batch: &RecordBatch, total: usize, out: &mut dyn Write) -> Result<(), ArrowError> {
     let rows = cells(std::slice::from_ref(batch), batch.num_rows())?;
     let indent = "    ";
     let options = textwrap::Options::new(total.saturating_sub(1).max(20))

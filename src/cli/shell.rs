@@ -31,7 +31,7 @@ const PROMPT: &str = "txq> ";
 const CONTINUATION_PROMPT: &str = "  ...> ";
 
 /// What the shell does after an input.
-pub enum Flow {
+pub(crate) enum Flow {
     Continue,
     Quit,
     /// Run this SQL (from `\i FILE`).
@@ -39,14 +39,14 @@ pub enum Flow {
 }
 
 /// The shell's state: the session, and how results are shown and where they go.
-pub struct Shell {
+pub(crate) struct Shell {
     /// The session over the corpus, taking in what changed on disk before each statement.
-    pub live: LiveEngine,
+    pub(crate) live: LiveEngine,
     /// Bumped each time the corpus is read again (so completion learns the new names).
     generation: u64,
-    pub format: OutputFormat,
-    pub quiet: bool,
-    pub screen: Screen,
+    pub(crate) format: OutputFormat,
+    pub(crate) quiet: bool,
+    pub(crate) screen: Screen,
     /// Where results go after `\o FILE`; the terminal when `None`.
     output: Option<BufWriter<File>>,
     /// Warnings given already: each is given once a session.
@@ -91,7 +91,7 @@ fn report(e: &CliError) {
 }
 
 impl Shell {
-    pub fn new(live: LiveEngine, format: OutputFormat, quiet: bool, max_rows: usize) -> Self {
+    pub(crate) fn new(live: LiveEngine, format: OutputFormat, quiet: bool, max_rows: usize) -> Self {
         let screen = Screen { max_rows, width: 80, expanded: false, timing: true };
         // The warnings of the start were given already.
         let given = live.engine.corpus.warnings.iter().cloned().collect();
@@ -107,11 +107,11 @@ impl Shell {
         }
     }
 
-    pub fn ctx(&self) -> &SessionContext {
+    pub(crate) fn ctx(&self) -> &SessionContext {
         &self.live.engine.ctx
     }
 
-    pub fn corpus(&self) -> &Corpus {
+    pub(crate) fn corpus(&self) -> &Corpus {
         &self.live.engine.corpus
     }
 
@@ -137,7 +137,7 @@ impl Shell {
     }
 
     /// Reads and runs input until `\q`, `exit`, `quit`, Ctrl-D, or Ctrl-C twice at an empty prompt.
-    pub async fn run(mut self) -> Result<(), CliError> {
+    pub(crate) async fn run(mut self) -> Result<(), CliError> {
         let terminal_error = |e: ReadlineError| CliError::Usage(format!("cannot use the terminal: {e}"));
         let mut editor = editor().map_err(terminal_error)?;
         editor.set_helper(Some(ShellHelper::new(Names::of(self.ctx()).await)));
@@ -311,7 +311,7 @@ impl Shell {
 
     /// Writes a table of the shell's own (`\?`, `\d`) where results go, under a heading; every
     /// row of it (`\maxrows` limits query results only).
-    pub fn show(&mut self, batch: &RecordBatch, heading: Option<&str>) -> Result<(), CliError> {
+    pub(crate) fn show(&mut self, batch: &RecordBatch, heading: Option<&str>) -> Result<(), CliError> {
         let mut file = self.output.take();
         let mut runner = self.runner(file.is_some());
         runner.screen = runner.screen.map(|screen| Screen { max_rows: 0, ..screen });
@@ -326,7 +326,7 @@ impl Shell {
     }
 
     /// Sends results to `path` from now on, or back to the terminal.
-    pub fn redirect(&mut self, path: Option<&Path>) -> Result<(), CliError> {
+    pub(crate) fn redirect(&mut self, path: Option<&Path>) -> Result<(), CliError> {
         if let Some(mut file) = self.output.take() {
             file.flush().map_err(CliError::Output)?;
         }
@@ -366,7 +366,7 @@ fn save_history(editor: &mut Editor<ShellHelper, FileHistory>, path: &Path) -> r
 }
 impl Shell {
     /// Does what a meta-command says.
-    pub async fn execute(&mut self, command: MetaCommand) -> Result<Flow, CliError> {
+    pub(crate) async fn execute(&mut self, command: MetaCommand) -> Result<Flow, CliError> {
         let shell = self;
         let mut terminal = std::io::stderr();
         let say = |terminal: &mut std::io::Stderr, text: String| {

@@ -25,23 +25,23 @@ pub struct UnitRecord {
     /// Its files, as the `file` column spells them.
     pub files: Vec<String>,
     /// Their total size when exported.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Still being written when exported: its rows are in `*-open-*` files, redone next time.
     pub open: bool,
     /// The export that wrote its rows.
-    pub generation: u32,
+    pub(crate) generation: u32,
 }
 
 /// What OUT holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
-    pub txq_export: u32,
+    pub(crate) txq_export: u32,
     /// Exports into OUT so far; data files are named after the one that wrote them.
     pub generation: u32,
     /// `date`, `run`, or none.
-    pub partition_by: Option<String>,
+    pub(crate) partition_by: Option<String>,
     /// True when every table was exported (no `--tables`).
-    pub all_tables: bool,
+    pub(crate) all_tables: bool,
     /// `schema.table` → its columns as `name: type`.
     pub tables: BTreeMap<String, Vec<String>>,
     /// `schema.table` → its folder in OUT, `<schema>/<table>` as [`super::paths::folder_name`]
@@ -52,7 +52,7 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    pub fn new(partition_by: Option<String>, all_tables: bool) -> Self {
+    pub(crate) fn new(partition_by: Option<String>, all_tables: bool) -> Self {
         Self {
             txq_export: VERSION,
             generation: 0,
@@ -64,12 +64,12 @@ impl Manifest {
         }
     }
 
-    pub fn path(out: &Path) -> PathBuf {
+    pub(crate) fn path(out: &Path) -> PathBuf {
         out.join(FILE_NAME)
     }
 
     /// The manifest in `out`, if there is one. A manifest that is a link is refused.
-    pub fn read(out: &Path) -> Result<Option<Self>, String> {
+    pub(crate) fn read(out: &Path) -> Result<Option<Self>, String> {
         let path = Self::path(out);
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
             return Err(format!(
@@ -95,7 +95,7 @@ impl Manifest {
     }
 
     /// Writes the manifest into `out` under a temporary name, then renames it into place.
-    pub fn write(&self, out: &Root) -> Result<(), ExportError> {
+    pub(crate) fn write(&self, out: &Root) -> Result<(), ExportError> {
         let partial = PathBuf::from(format!("{FILE_NAME}.partial"));
         let text = serde_json::to_string_pretty(self).map_err(|e| ExportError::Write(e.to_string()))?;
         out.remove_file(&partial)?;
@@ -106,7 +106,7 @@ impl Manifest {
     }
 
     /// Records a table exported: its columns and its folder.
-    pub fn record_table(&mut self, table: &ExportTable) {
+    pub(crate) fn record_table(&mut self, table: &ExportTable) {
         self.tables.insert(table.qualified(), table.signature());
         self.folders.insert(table.qualified(), table.folder().to_string_lossy().replace('\\', "/"));
     }
@@ -116,7 +116,7 @@ impl Manifest {
     }
 
     /// Records `unit`, in place of an earlier record of it.
-    pub fn record(&mut self, unit: UnitRecord) {
+    pub(crate) fn record(&mut self, unit: UnitRecord) {
         match self.units.iter_mut().find(|u| u.schema == unit.schema && u.id == unit.id) {
             Some(old) => *old = unit,
             None => self.units.push(unit),

@@ -36,7 +36,7 @@ use units::Unit;
 
 /// What the Hive folders of an export are named after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PartitionBy {
+pub(crate) enum PartitionBy {
     /// `date=YYYY-MM-DD`: the UTC day the run (rupu) or attempt (reeval) started.
     Date,
     /// `run=<run_id>`: the rupu run, or the reeval run (folder) the attempt belongs to.
@@ -44,7 +44,7 @@ pub enum PartitionBy {
 }
 
 impl PartitionBy {
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             PartitionBy::Date => "date",
             PartitionBy::Run => "run",
@@ -58,7 +58,7 @@ impl PartitionBy {
 
 /// What to do with an OUT that already holds an export.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// OUT must not exist (or be an empty folder).
     Create,
     /// Replace the export in OUT.
@@ -68,19 +68,19 @@ pub enum Mode {
 }
 
 #[derive(Debug, Clone)]
-pub struct ExportOptions {
-    pub out: PathBuf,
+pub(crate) struct ExportOptions {
+    pub(crate) out: PathBuf,
     /// Table names (`usage`, `reeval.tool`); empty for every table.
-    pub tables: Vec<String>,
-    pub partition_by: Option<PartitionBy>,
-    pub mode: Mode,
+    pub(crate) tables: Vec<String>,
+    pub(crate) partition_by: Option<PartitionBy>,
+    pub(crate) mode: Mode,
     /// Draw the progress line on stderr.
-    pub show_progress: bool,
+    pub(crate) show_progress: bool,
 }
 
 /// Why an export failed.
 #[derive(Debug, thiserror::Error)]
-pub enum ExportError {
+pub(crate) enum ExportError {
     /// Asked for something that cannot be done.
     #[error("{0}")]
     Usage(String),
@@ -109,25 +109,25 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
 
 /// What an export did.
 #[derive(Debug, Clone, Default)]
-pub struct Summary {
-    pub tables: usize,
-    pub rows: u64,
-    pub files: u64,
-    pub bytes: u64,
+pub(crate) struct Summary {
+    pub(crate) tables: usize,
+    pub(crate) rows: u64,
+    pub(crate) files: u64,
+    pub(crate) bytes: u64,
     /// Units written, by schema.
-    pub written: BTreeMap<&'static str, usize>,
+    pub(crate) written: BTreeMap<&'static str, usize>,
     /// Of those, units OUT held before and that were written again whole.
-    pub redone: usize,
+    pub(crate) redone: usize,
     /// Units OUT already held and kept.
-    pub kept: usize,
-    pub elapsed: Duration,
+    pub(crate) kept: usize,
+    pub(crate) elapsed: Duration,
     /// Problems met on the way (unreadable transcripts, changed ones).
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Summary {
     /// One line saying what was written where.
-    pub fn describe(&self, out: &Path, mode: Mode) -> String {
+    pub(crate) fn describe(&self, out: &Path, mode: Mode) -> String {
         let mut named = HashSet::new();
         let units: Vec<String> = crate::format::all()
             .iter()
@@ -187,7 +187,7 @@ fn existing(out: &Path) -> Result<Existing, ExportError> {
 }
 
 /// Exports the engine's corpus as `options` say.
-pub async fn export(engine: &Engine, options: &ExportOptions) -> Result<Summary, ExportError> {
+pub(crate) async fn export(engine: &Engine, options: &ExportOptions) -> Result<Summary, ExportError> {
     let started = Instant::now();
     let all = tables::all(engine).await?;
     let progress = Arc::new(Progress::default());

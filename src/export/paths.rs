@@ -26,7 +26,7 @@ const EMPTY_NAME_FOLDER: &str = "%";
 /// a name whose folder would be longer than 120 bytes keeps its first 100 bytes (never half an
 /// escape), then `~` and 16 hex digits of the SHA-256 of the whole name (`~` is in no other
 /// folder name).
-pub fn folder_name(name: &str) -> String {
+pub(crate) fn folder_name(name: &str) -> String {
     if name.is_empty() {
         return EMPTY_NAME_FOLDER.to_string();
     }
@@ -62,7 +62,7 @@ pub fn folder_name(name: &str) -> String {
 }
 
 /// A table's folder below the export's root: `<schema>/<table>`, each named by [`folder_name`].
-pub fn table_folder(schema: &str, table: &str) -> PathBuf {
+pub(crate) fn table_folder(schema: &str, table: &str) -> PathBuf {
     Path::new(&folder_name(schema)).join(folder_name(table))
 }
 
@@ -71,16 +71,16 @@ pub fn table_folder(schema: &str, table: &str) -> PathBuf {
 /// below it. The root itself is the user's (OUT may be a link they made); what is below it is
 /// not trusted.
 #[derive(Debug, Clone)]
-pub struct Root {
+pub(crate) struct Root {
     path: PathBuf,
 }
 
 impl Root {
-    pub fn new(path: impl Into<PathBuf>) -> Self {
+    pub(crate) fn new(path: impl Into<PathBuf>) -> Self {
         Self { path: path.into() }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -88,7 +88,7 @@ impl Root {
     /// every folder on the way that exists a folder, not a symbolic link. The last component is
     /// not checked: what is done with it says whether it may be a link (it may be removed or
     /// renamed, never written through).
-    pub fn join(&self, relative: &Path) -> Result<PathBuf, ExportError> {
+    pub(crate) fn join(&self, relative: &Path) -> Result<PathBuf, ExportError> {
         let names = plain_names(relative)?;
         let mut path = self.path.clone();
         for (i, name) in names.iter().enumerate() {
@@ -123,7 +123,7 @@ impl Root {
     }
 
     /// Makes the folder `relative` and those on the way, each a real folder (none a link).
-    pub fn create_dir_all(&self, relative: &Path) -> Result<PathBuf, ExportError> {
+    pub(crate) fn create_dir_all(&self, relative: &Path) -> Result<PathBuf, ExportError> {
         let mut path = self.path.clone();
         for name in plain_names(relative)? {
             path.push(name);
@@ -145,7 +145,7 @@ impl Root {
 
     /// Creates the new file `relative`, its folders first. It must not exist: a file is never
     /// opened over an old one, nor through a link of that name.
-    pub fn create_file(&self, relative: &Path) -> Result<File, ExportError> {
+    pub(crate) fn create_file(&self, relative: &Path) -> Result<File, ExportError> {
         if let Some(parent) = relative.parent().filter(|p| !p.as_os_str().is_empty()) {
             self.create_dir_all(parent)?;
         }
@@ -155,7 +155,7 @@ impl Root {
 
     /// Renames `relative` to `to` below `target`, making the folders `to` is in; a link named
     /// `relative` is renamed itself, and one at `to` replaced.
-    pub fn rename(&self, relative: &Path, target: &Root, to: &Path) -> Result<(), ExportError> {
+    pub(crate) fn rename(&self, relative: &Path, target: &Root, to: &Path) -> Result<(), ExportError> {
         let from = self.join(relative)?;
         if let Some(parent) = to.parent().filter(|p| !p.as_os_str().is_empty()) {
             target.create_dir_all(parent)?;
@@ -165,7 +165,7 @@ impl Root {
     }
 
     /// Removes the file (or link: never what it points to) `relative`; nothing if it is gone.
-    pub fn remove_file(&self, relative: &Path) -> Result<(), ExportError> {
+    pub(crate) fn remove_file(&self, relative: &Path) -> Result<(), ExportError> {
         let path = self.join(relative)?;
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != ErrorKind::NotFound => Err(io_error(&path, e)),
@@ -175,7 +175,7 @@ impl Root {
 
     /// Removes the folder `relative` and all it holds, no link followed (a link at `relative`
     /// is removed itself).
-    pub fn remove_dir_all(&self, relative: &Path) -> Result<(), ExportError> {
+    pub(crate) fn remove_dir_all(&self, relative: &Path) -> Result<(), ExportError> {
         let path = self.join(relative)?;
         std::fs::remove_dir_all(&path).map_err(|e| io_error(&path, e))
     }
@@ -183,13 +183,13 @@ impl Root {
     /// Every entry below the folder `relative` (the root when empty) that is not a folder (files,
     /// and links, which are not followed), relative to the root, in name order; none when it
     /// does not exist. The folder itself must be a folder, not a link.
-    pub fn entries_below(&self, relative: &Path) -> Result<Vec<PathBuf>, ExportError> {
+    pub(crate) fn entries_below(&self, relative: &Path) -> Result<Vec<PathBuf>, ExportError> {
         Ok(self.walk(relative)?.into_iter().map(|(path, _)| path).collect())
     }
 
     /// The files below the folder `relative`, relative to the root; an error naming the first
     /// link below it, as for a link on the way to it.
-    pub fn files_below(&self, relative: &Path) -> Result<Vec<PathBuf>, ExportError> {
+    pub(crate) fn files_below(&self, relative: &Path) -> Result<Vec<PathBuf>, ExportError> {
         let mut files = Vec::new();
         for (path, kind) in self.walk(relative)? {
             if kind.is_symlink() {

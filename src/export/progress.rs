@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 /// Counters shared by every writer of an export.
 #[derive(Debug, Default)]
-pub struct Progress {
+pub(crate) struct Progress {
     rows: AtomicU64,
     bytes: AtomicU64,
     files: AtomicU64,
@@ -17,37 +17,37 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn add_rows(&self, n: u64) {
+    pub(crate) fn add_rows(&self, n: u64) {
         self.rows.fetch_add(n, Ordering::Relaxed);
     }
 
-    pub fn add_bytes(&self, n: u64) {
+    pub(crate) fn add_bytes(&self, n: u64) {
         self.bytes.fetch_add(n, Ordering::Relaxed);
     }
 
-    pub fn add_file(&self) {
+    pub(crate) fn add_file(&self) {
         self.files.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn rows(&self) -> u64 {
+    pub(crate) fn rows(&self) -> u64 {
         self.rows.load(Ordering::Relaxed)
     }
 
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
     }
 
-    pub fn files(&self) -> u64 {
+    pub(crate) fn files(&self) -> u64 {
         self.files.load(Ordering::Relaxed)
     }
 
-    pub fn start_table(&self, name: &str, index: usize, total: usize) {
+    pub(crate) fn start_table(&self, name: &str, index: usize, total: usize) {
         *self.table.lock().unwrap_or_else(|e| e.into_inner()) = (name.to_string(), index, total);
     }
 
     /// One line: the table at hand (its name escaped: it comes from the data), then rows, files
     /// and bytes written, and the time so far.
-    pub fn line(&self, elapsed: Duration) -> String {
+    pub(crate) fn line(&self, elapsed: Duration) -> String {
         let (table, index, total) = self.table.lock().unwrap_or_else(|e| e.into_inner()).clone();
         format!(
             "exporting {} ({index}/{total}): {} rows, {} files, {} written, {:.1}s",
@@ -61,13 +61,13 @@ impl Progress {
 }
 
 /// Redraws the progress line on stderr four times a second until finished, then clears it.
-pub struct ProgressLine {
+pub(crate) struct ProgressLine {
     stop: std::sync::mpsc::Sender<()>,
     thread: std::thread::JoinHandle<()>,
 }
 
 impl ProgressLine {
-    pub fn start(progress: std::sync::Arc<Progress>, started: Instant) -> Self {
+    pub(crate) fn start(progress: std::sync::Arc<Progress>, started: Instant) -> Self {
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             let mut err = std::io::stderr();
@@ -83,14 +83,14 @@ impl ProgressLine {
     }
 
     /// Stops redrawing and clears the line.
-    pub fn finish(self) {
+    pub(crate) fn finish(self) {
         let _ = self.stop.send(());
         let _ = self.thread.join();
     }
 }
 
 /// `1234567` as `1,234,567`.
-pub fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, digit) in digits.chars().enumerate() {
@@ -103,7 +103,7 @@ pub fn thousands(n: u64) -> String {
 }
 
 /// Bytes in B, KB, MB or GB (powers of 1024), one decimal above bytes.
-pub fn human_bytes(n: u64) -> String {
+pub(crate) fn human_bytes(n: u64) -> String {
     let units = ["KB", "MB", "GB", "TB"];
     if n < 1024 {
         return format!("{n} B");

@@ -18,7 +18,7 @@ use std::path::Path;
 
 /// What became of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pruned {
+pub(crate) enum Pruned {
     /// It held none of the rows.
     Untouched,
     /// It held only those rows, and is gone.
@@ -29,7 +29,11 @@ pub enum Pruned {
 
 /// Removes from the Parquet file `relative` of `root` every row whose `file` column is in
 /// `files`.
-pub fn remove_rows(root: &Root, relative: &Path, files: &HashSet<String>) -> Result<Pruned, ExportError> {
+pub(crate) fn remove_rows(
+    root: &Root,
+    relative: &Path,
+    files: &HashSet<String>,
+) -> Result<Pruned, ExportError> {
     let path = root.join(relative)?;
     let open = || {
         File::open(&path)

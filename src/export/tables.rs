@@ -9,32 +9,32 @@ use std::collections::BTreeSet;
 
 /// A table to export.
 #[derive(Debug, Clone)]
-pub struct ExportTable {
-    pub schema: &'static str,
-    pub name: String,
-    pub columns: SchemaRef,
+pub(crate) struct ExportTable {
+    pub(crate) schema: &'static str,
+    pub(crate) name: String,
+    pub(crate) columns: SchemaRef,
 }
 
 impl ExportTable {
     /// `schema.table`.
-    pub fn qualified(&self) -> String {
+    pub(crate) fn qualified(&self) -> String {
         format!("{}.{}", self.schema, self.name)
     }
 
     /// Its folder below the export's root: `<schema>/<table>`, named safely
     /// ([`super::paths::folder_name`]), whatever the table's name holds.
-    pub fn folder(&self) -> std::path::PathBuf {
+    pub(crate) fn folder(&self) -> std::path::PathBuf {
         super::paths::table_folder(self.schema, &self.name)
     }
 
     /// The columns as `name: type`, as the manifest keeps them.
-    pub fn signature(&self) -> Vec<String> {
+    pub(crate) fn signature(&self) -> Vec<String> {
         self.columns.fields().iter().map(|f| format!("{}: {}", f.name(), f.data_type())).collect()
     }
 }
 
 /// Every table of the schemas with transcripts, in schema then name order.
-pub async fn all(engine: &Engine) -> datafusion::error::Result<Vec<ExportTable>> {
+pub(crate) async fn all(engine: &Engine) -> datafusion::error::Result<Vec<ExportTable>> {
     let catalog = engine.ctx.catalog(CATALOG).expect("the session's catalog");
     let mut tables = Vec::new();
     for schema in unique_formats(&engine.corpus).into_iter().map(|f| f.name) {
@@ -54,7 +54,7 @@ pub async fn all(engine: &Engine) -> datafusion::error::Result<Vec<ExportTable>>
 }
 
 /// The tables `names` asks for, out of `all`; every name must find one.
-pub fn named(all: &[ExportTable], names: &[String]) -> Result<Vec<ExportTable>, String> {
+pub(crate) fn named(all: &[ExportTable], names: &[String]) -> Result<Vec<ExportTable>, String> {
     let mut chosen = BTreeSet::new();
     for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
         let found: Vec<usize> =

@@ -14,22 +14,22 @@ use std::sync::Arc;
 
 /// One unit of the corpus.
 #[derive(Debug, Clone)]
-pub struct Unit {
-    pub schema: &'static str,
+pub(crate) struct Unit {
+    pub(crate) schema: &'static str,
     /// Stable across exports, as the format's description makes it.
-    pub id: String,
+    pub(crate) id: String,
     /// Its files, as the `file` column spells them.
-    pub files: Vec<String>,
-    pub bytes: u64,
+    pub(crate) files: Vec<String>,
+    pub(crate) bytes: u64,
     /// Still being written, as the format's description tells (a run with no end yet).
-    pub open: bool,
-    pub run_id: String,
+    pub(crate) open: bool,
+    pub(crate) run_id: String,
     /// The UTC day it started.
-    pub date: Option<String>,
+    pub(crate) date: Option<String>,
 }
 
 /// Every unit of the formats that have transcripts, as each format's description cuts them.
-pub async fn find(engine: &Engine) -> Result<Vec<Unit>> {
+pub(crate) async fn find(engine: &Engine) -> Result<Vec<Unit>> {
     let corpus = &engine.corpus;
     let sizes: HashMap<String, u64> = corpus
         .formats
@@ -78,13 +78,13 @@ pub async fn find(engine: &Engine) -> Result<Vec<Unit>> {
 
 /// The formats of the corpus, the first of each schema only (a schema's formats share its units'
 /// rules), in the order of the corpus.
-pub fn unique_formats(corpus: &Corpus) -> Vec<&Format> {
+pub(crate) fn unique_formats(corpus: &Corpus) -> Vec<&Format> {
     let mut seen = HashSet::new();
     corpus.formats.iter().map(|d| &d.format).filter(|f| seen.insert(f.name)).collect()
 }
 
 /// Whether any format of a schema has files.
-pub fn has_transcripts(corpus: &Corpus, schema: &str) -> bool {
+pub(crate) fn has_transcripts(corpus: &Corpus, schema: &str) -> bool {
     corpus.formats.iter().any(|d| d.format.name == schema && !d.files.is_empty())
 }
 
@@ -109,7 +109,7 @@ fn rows(schema: &'static str, batch: &RecordBatch) -> Result<Vec<Unit>> {
 }
 
 /// What each file's rows are partitioned by: its unit's start day, or its unit's run.
-pub fn partition_values(units: &[&Unit], by_run: bool) -> HashMap<String, String> {
+pub(crate) fn partition_values(units: &[&Unit], by_run: bool) -> HashMap<String, String> {
     let mut values = HashMap::new();
     for unit in units {
         let value =
@@ -130,7 +130,7 @@ const DAYS_AT_ONCE: usize = 16;
 /// The units in the batches they are read in: by date, up to [`DAYS_AT_ONCE`] days of runs at a
 /// time (the transcripts come in path order, which visits a day once per folder and scan
 /// partition); otherwise all at once. No batch is empty.
-pub fn batches(mut units: Vec<&Unit>, by_date: bool) -> Vec<Vec<&Unit>> {
+pub(crate) fn batches(mut units: Vec<&Unit>, by_date: bool) -> Vec<Vec<&Unit>> {
     if units.is_empty() {
         return Vec::new();
     }
@@ -156,7 +156,7 @@ pub fn batches(mut units: Vec<&Unit>, by_date: bool) -> Vec<Vec<&Unit>> {
 
 /// `corpus` narrowed to the files of `units`: every table of a session over it holds only their
 /// rows (views included), with the same columns as over the whole corpus.
-pub fn narrowed(corpus: &Corpus, units: &[&Unit]) -> Corpus {
+pub(crate) fn narrowed(corpus: &Corpus, units: &[&Unit]) -> Corpus {
     let keep: HashSet<&str> = units.iter().flat_map(|u| u.files.iter().map(String::as_str)).collect();
     let formats = corpus
         .formats

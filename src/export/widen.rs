@@ -29,7 +29,7 @@ fn file_schema(root: &Root, relative: &Path) -> Result<SchemaRef, ExportError> {
 /// files that lack some of them. `before` is the manifest's record of the table's columns
 /// (`name: type`), which must agree with the table now on every column's type, as the files
 /// must.
-pub fn dataset_columns(
+pub(crate) fn dataset_columns(
     out: &Root,
     table: &ExportTable,
     before: &[String],
@@ -92,7 +92,7 @@ fn type_changed(out: &Root, table: &ExportTable, column: &str, was: &str, now: &
 
 /// Whether two schemas have the same columns, in the same order, of the same types and
 /// nullability.
-pub fn same_columns(a: &Schema, b: &Schema) -> bool {
+pub(crate) fn same_columns(a: &Schema, b: &Schema) -> bool {
     a.fields().len() == b.fields().len()
         && a.fields().iter().zip(b.fields()).all(|(x, y)| {
             x.name() == y.name() && x.data_type() == y.data_type() && x.is_nullable() == y.is_nullable()
@@ -100,7 +100,7 @@ pub fn same_columns(a: &Schema, b: &Schema) -> bool {
 }
 
 /// `batch` with the columns of `schema`: its own where it has them (by name), null elsewhere.
-pub fn to_columns(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, ExportError> {
+pub(crate) fn to_columns(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, ExportError> {
     let columns: Vec<ArrayRef> = schema
         .fields()
         .iter()
@@ -114,7 +114,7 @@ pub fn to_columns(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch
 
 /// Rewrites the file `relative` of `root` with the columns of `schema`, under a temporary name
 /// that then replaces it.
-pub fn widen_file(root: &Root, relative: &Path, schema: &SchemaRef) -> Result<(), ExportError> {
+pub(crate) fn widen_file(root: &Root, relative: &Path, schema: &SchemaRef) -> Result<(), ExportError> {
     let path = root.join(relative)?;
     let file = File::open(&path).map_err(|e| ExportError::Write(format!("{}: {e}", escape::path(&path))))?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)?.build()?;

@@ -27,18 +27,18 @@ const BUFFERED_BYTES: usize = 64 << 20;
 /// Not Hive's `__HIVE_DEFAULT_PARTITION__`: pyarrow reads that as null, and then pandas cannot
 /// put a table's partitions together ("Cannot yet unify dictionaries with nulls"). A word every
 /// reader takes as text, and no day or run id spells.
-pub const UNKNOWN_PARTITION: &str = "unknown";
+pub(crate) const UNKNOWN_PARTITION: &str = "unknown";
 
 /// How rows are split into folders: the folder key, and each transcript's value, by the path in
 /// the `file` column.
 #[derive(Debug, Clone)]
-pub struct Partitioning {
-    pub key: &'static str,
-    pub by_file: Arc<HashMap<String, String>>,
+pub(crate) struct Partitioning {
+    pub(crate) key: &'static str,
+    pub(crate) by_file: Arc<HashMap<String, String>>,
 }
 
 /// The properties every exported file is written with.
-pub fn properties() -> WriterProperties {
+pub(crate) fn properties() -> WriterProperties {
     WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).expect("zstd level 3 exists")))
         .set_created_by(format!("txq {}", env!("CARGO_PKG_VERSION")))
@@ -54,7 +54,7 @@ struct OpenFile {
 
 /// Writes one stream of a table's batches under the folder `dir` of `root`, naming files
 /// `<prefix><n>.parquet`.
-pub struct TableWriter {
+pub(crate) struct TableWriter {
     root: Root,
     dir: PathBuf,
     prefix: String,
@@ -65,11 +65,11 @@ pub struct TableWriter {
     next: usize,
     progress: Arc<Progress>,
     /// The files finished so far.
-    pub written: Vec<PathBuf>,
+    pub(crate) written: Vec<PathBuf>,
 }
 
 impl TableWriter {
-    pub fn new(
+    pub(crate) fn new(
         root: Root,
         dir: PathBuf,
         prefix: String,
@@ -96,7 +96,7 @@ impl TableWriter {
     }
 
     /// Writes a batch, each run of rows of one partition to that partition's file.
-    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), ExportError> {
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), ExportError> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
@@ -115,7 +115,7 @@ impl TableWriter {
     }
 
     /// Finishes every open file.
-    pub fn finish(mut self) -> Result<Vec<PathBuf>, ExportError> {
+    pub(crate) fn finish(mut self) -> Result<Vec<PathBuf>, ExportError> {
         while !self.open.is_empty() {
             self.close(0)?;
         }
@@ -196,7 +196,7 @@ impl TableWriter {
 
 /// Writes the new file `relative` of `root`, holding no rows, only `schema`: what an empty
 /// table exports as.
-pub fn write_empty(root: &Root, relative: &Path, schema: SchemaRef) -> Result<(), ExportError> {
+pub(crate) fn write_empty(root: &Root, relative: &Path, schema: SchemaRef) -> Result<(), ExportError> {
     let sink = root.create_file(relative)?;
     ArrowWriter::try_new(BufWriter::new(sink), schema, Some(properties()))?.close()?;
     Ok(())
@@ -204,7 +204,7 @@ pub fn write_empty(root: &Root, relative: &Path, schema: SchemaRef) -> Result<()
 
 /// A partition value as a Hive folder name: characters other than letters, digits, `.`, `_`
 /// and `-` written as `%XX`.
-pub fn hive_escape(value: &str) -> String {
+pub(crate) fn hive_escape(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for byte in value.bytes() {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-') {

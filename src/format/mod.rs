@@ -3,9 +3,9 @@
 //!
 //! One generic scan ([`crate::scan`]) reads every format; a format adds nothing but a description.
 
-pub mod reeval;
+pub(crate) mod reeval;
 pub mod rupu;
-pub mod rupu_netflow;
+pub(crate) mod rupu_netflow;
 
 use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use std::sync::Arc;
@@ -16,45 +16,45 @@ pub struct Format {
     /// The SQL schema its tables live in (`rupu`, `reeval`).
     pub name: &'static str,
     /// One line for `\d` and the docs.
-    pub about: &'static str,
+    pub(crate) about: &'static str,
     /// Directories searched when txq is given no path, relative to the working directory
     /// (`~/` means the home directory). The first one that exists of each group wins.
-    pub default_roots: &'static [&'static [&'static str]],
+    pub(crate) default_roots: &'static [&'static [&'static str]],
     /// Which files under a searched directory belong to this format.
-    pub files: FileMatch,
+    pub(crate) files: FileMatch,
     /// What a search that found nothing looked for, in words (`None`: a search is not for this
     /// format's files alone, as for files beside another's).
-    pub looked_for: Option<&'static str>,
+    pub(crate) looked_for: Option<&'static str>,
     /// Where this format's files lie beside another format's directory, so that searching that
     /// directory searches this one too (rupu's netflow ledgers beside its transcripts).
-    pub beside: Option<Beside>,
+    pub(crate) beside: Option<Beside>,
     /// Where a line's type and fields are.
-    pub envelope: Envelope,
+    pub(crate) envelope: Envelope,
     /// How a type is written as a table name.
-    pub table_naming: Naming,
+    pub(crate) table_naming: Naming,
     /// How a field key is written as a column name.
-    pub column_naming: Naming,
+    pub(crate) column_naming: Naming,
     /// A file in which no line has this type is not a transcript (rupu's step logs, netflow ledgers).
-    pub required_type: Option<&'static str>,
+    pub(crate) required_type: Option<&'static str>,
     /// Columns every event table of this format carries, taken from the file or its position.
-    pub context: Vec<ContextColumn>,
+    pub(crate) context: Vec<ContextColumn>,
     /// Fields every event carries whatever its type (reeval's `turn`, `ts`, `durationMs`).
-    pub common_fields: Vec<FieldSpec>,
+    pub(crate) common_fields: Vec<FieldSpec>,
     /// The documented event types and their fields.
     pub events: Vec<EventSpec>,
     /// Derived tables, as SQL over the event tables of this format.
-    pub views: Vec<View>,
+    pub(crate) views: Vec<View>,
     /// Instead of a table per type: one table of every line (a stream of parts that need no
     /// type), with its own errors table.
     pub lines_table: Option<LinesTable>,
     /// How `txq export` cuts this format's files into units, each exported, kept or redone whole.
-    pub export: ExportUnits,
+    pub(crate) export: ExportUnits,
 }
 
 /// The units of an export: what is exported, kept or redone whole, and what its rows are
 /// partitioned by.
 #[derive(Debug, Clone, Copy)]
-pub enum ExportUnits {
+pub(crate) enum ExportUnits {
     /// Each row of `sql`, a query over the format's tables with the columns `file, id, run_id,
     /// open, day`, is a unit: a transcript, its id (stable across exports), its run, whether it
     /// is still being written, and the UTC day it began. Every transcript must have a row.
@@ -75,7 +75,7 @@ pub enum ExportUnits {
 }
 
 impl ExportUnits {
-    pub fn noun(&self) -> &'static str {
+    pub(crate) fn noun(&self) -> &'static str {
         match self {
             ExportUnits::Rows { noun, .. } | ExportUnits::Joins { noun, .. } => noun,
         }
@@ -85,26 +85,26 @@ impl ExportUnits {
 /// A format read as one table of whole lines.
 #[derive(Debug, Clone)]
 pub struct LinesTable {
-    pub name: &'static str,
-    pub about: &'static str,
+    pub(crate) name: &'static str,
+    pub(crate) about: &'static str,
     /// The column holding the whole line as JSON text.
-    pub line_column: &'static str,
+    pub(crate) line_column: &'static str,
     /// The table of its damaged lines.
-    pub errors_name: &'static str,
+    pub(crate) errors_name: &'static str,
 }
 
 /// A directory of a format's files beside a directory another format searches: when a directory
 /// named `searched` is searched, its sibling named `folder` is searched too, if it exists
 /// (`.rupu/transcripts` → `.rupu/netflow`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Beside {
-    pub searched: &'static str,
-    pub folder: &'static str,
+pub(crate) struct Beside {
+    pub(crate) searched: &'static str,
+    pub(crate) folder: &'static str,
 }
 
 /// Which files a format reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileMatch {
+pub(crate) enum FileMatch {
     /// Any file with this extension (`jsonl`).
     Extension(&'static str),
     /// Files with exactly this name (`transcript.jsonl`).
@@ -115,7 +115,7 @@ pub enum FileMatch {
 
 impl FileMatch {
     /// Whether a file of this name, in a folder of this name, belongs to the format.
-    pub fn matches(&self, file_name: &str, folder: Option<&str>) -> bool {
+    pub(crate) fn matches(&self, file_name: &str, folder: Option<&str>) -> bool {
         let has_extension =
             |ext: &str| file_name.rsplit_once('.').is_some_and(|(stem, e)| !stem.is_empty() && e == ext);
         match self {
@@ -129,7 +129,7 @@ impl FileMatch {
 
     /// Which claims first when two formats' rules match a file: an exact name, then a folder,
     /// then an extension alone.
-    pub fn claim_rank(&self) -> u8 {
+    pub(crate) fn claim_rank(&self) -> u8 {
         match self {
             FileMatch::Name(_) => 0,
             FileMatch::InFolder { .. } => 1,
@@ -140,16 +140,16 @@ impl FileMatch {
 
 /// Where a line's type and fields are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Envelope {
+pub(crate) struct Envelope {
     /// The top-level key whose string value is the event type.
-    pub type_key: &'static str,
+    pub(crate) type_key: &'static str,
     /// Where the event's fields are.
-    pub fields: FieldsAt,
+    pub(crate) fields: FieldsAt,
 }
 
 impl Envelope {
     /// The key the fields are under, if they are under one.
-    pub fn fields_key(&self) -> Option<&'static str> {
+    pub(crate) fn fields_key(&self) -> Option<&'static str> {
         match self.fields {
             FieldsAt::Under(key) => Some(key),
             FieldsAt::Beside => None,
@@ -159,7 +159,7 @@ impl Envelope {
 
 /// Where an event's fields are within its line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldsAt {
+pub(crate) enum FieldsAt {
     /// In the object under this top-level key (`{"type": .., "data": {..}}`).
     Under(&'static str),
     /// Beside the type, in the line's own object (`{"type": .., "turn": 0, ..}`).
@@ -209,32 +209,32 @@ pub struct EventSpec {
     /// The type as written in the data.
     pub type_name: &'static str,
     /// What the event records.
-    pub about: &'static str,
+    pub(crate) about: &'static str,
     /// A path of object keys below the fields (`["flow"]` for rupu's `net_flow`), whose object's
     /// keys are the columns instead.
-    pub fields_path: &'static [&'static str],
+    pub(crate) fields_path: &'static [&'static str],
     /// The documented fields.
-    pub fields: Vec<FieldSpec>,
+    pub(crate) fields: Vec<FieldSpec>,
 }
 
 /// A documented field.
 #[derive(Debug, Clone)]
-pub struct FieldSpec {
+pub(crate) struct FieldSpec {
     /// The key as written in the data.
-    pub key: &'static str,
+    pub(crate) key: &'static str,
     /// Its type.
-    pub kind: Kind,
+    pub(crate) kind: Kind,
     /// The value a missing key stands for.
-    pub absent: Absent,
+    pub(crate) absent: Absent,
     /// What it means.
-    pub about: &'static str,
+    pub(crate) about: &'static str,
     /// A column computed from this key's value rather than the value itself.
-    pub derive: Option<Derive>,
+    pub(crate) derive: Option<Derive>,
 }
 
 /// A column computed from a field's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Derive {
+pub(crate) enum Derive {
     /// From a truncation marker `<prefix><omitted> of <total> characters, sha256 <hash>]` inside
     /// a text value (reeval's tool output over 128 KB).
     TruncationMarker { prefix: &'static str, part: MarkerPart },
@@ -242,7 +242,7 @@ pub enum Derive {
 
 /// Which part of a truncation marker a column holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MarkerPart {
+pub(crate) enum MarkerPart {
     /// Whether the value carries the marker (boolean; null when the value is null).
     Present,
     /// The whole value's length in characters (bigint; null without a marker).
@@ -251,7 +251,7 @@ pub enum MarkerPart {
     Sha256,
 }
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Absent {
+pub(crate) enum Absent {
     /// Unknown: SQL null.
     Null,
     /// Never missing: a missing key or null is damage, read as null and listed in `errors`.
@@ -264,11 +264,11 @@ pub enum Absent {
 
 /// The largest value of a [`Kind::Count`] column: 2<sup>32</sup> − 1, four billion tokens, far
 /// beyond any call or run; 2<sup>31</sup> of them still sum within a bigint.
-pub const MAX_COUNT: i64 = (1 << 32) - 1;
+pub(crate) const MAX_COUNT: i64 = (1 << 32) - 1;
 
 /// The type of a field's values.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A JSON integer, as Int64 (`1.0` and `1e2` are integers too).
     Int,
     /// A count of tokens, as Int64: a whole number from 0 to [`MAX_COUNT`]; any other value is
@@ -292,7 +292,7 @@ pub enum Kind {
 
 impl Kind {
     /// The Arrow type of the column.
-    pub fn data_type(&self) -> DataType {
+    pub(crate) fn data_type(&self) -> DataType {
         match self {
             Kind::Int | Kind::Count => DataType::Int64,
             Kind::Float => DataType::Float64,
@@ -310,7 +310,7 @@ impl Kind {
     }
 
     /// The SQL-ish name shown in `\d` and the docs.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Kind::Int => "bigint".into(),
             Kind::Count => "bigint (a count)".into(),
@@ -330,18 +330,18 @@ impl Kind {
 
 /// A column every event table of a format carries.
 #[derive(Debug, Clone)]
-pub struct ContextColumn {
+pub(crate) struct ContextColumn {
     /// The column name.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Where its value comes from.
-    pub source: ContextSource,
+    pub(crate) source: ContextSource,
     /// What it means.
-    pub about: &'static str,
+    pub(crate) about: &'static str,
 }
 
 /// Where a context column's value comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ContextSource {
+pub(crate) enum ContextSource {
     /// The file name without its extension (text).
     FileStem,
     /// The file's path as found (text).
@@ -364,7 +364,7 @@ pub enum ContextSource {
 
 impl ContextSource {
     /// The Arrow type of the column.
-    pub fn data_type(&self) -> DataType {
+    pub(crate) fn data_type(&self) -> DataType {
         match self {
             ContextSource::FileStem | ContextSource::FilePath | ContextSource::Ancestor(_) => DataType::Utf8,
             ContextSource::LineNumber | ContextSource::AncestorInt(_) | ContextSource::LastSeen { .. } => {
@@ -381,55 +381,55 @@ impl ContextSource {
 /// a span (after `event`, before its `end`) falls in that span; one between spans falls in the
 /// span about to begin: the last `end` line's `field` + 1, or 0 before the first span.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Early {
+pub(crate) struct Early {
     /// The type whose line ends a span (`turn_end`).
-    pub end: &'static str,
+    pub(crate) end: &'static str,
     /// The types written early (`net_flow`).
-    pub types: &'static [&'static str],
+    pub(crate) types: &'static [&'static str],
 }
 
 /// A derived table, defined in SQL over the format's own tables.
 #[derive(Debug, Clone)]
-pub struct View {
+pub(crate) struct View {
     /// The table name.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// What one row is.
-    pub about: &'static str,
+    pub(crate) about: &'static str,
     /// The query; table names in it are resolved in the format's schema.
-    pub sql: &'static str,
+    pub(crate) sql: &'static str,
     /// Each column and what it means, in the order of the query.
-    pub columns: &'static [(&'static str, &'static str)],
+    pub(crate) columns: &'static [(&'static str, &'static str)],
 }
 
 /// Builders for the descriptions, so they read as tables of fields.
 pub(crate) mod build {
     use super::{Absent, EventSpec, FieldSpec, Kind};
 
-    pub fn event(type_name: &'static str, about: &'static str, fields: Vec<FieldSpec>) -> EventSpec {
+    pub(crate) fn event(type_name: &'static str, about: &'static str, fields: Vec<FieldSpec>) -> EventSpec {
         EventSpec { type_name, about, fields_path: &[], fields }
     }
 
-    pub fn field(key: &'static str, kind: Kind, about: &'static str) -> FieldSpec {
+    pub(crate) fn field(key: &'static str, kind: Kind, about: &'static str) -> FieldSpec {
         FieldSpec { key, kind, absent: Absent::Null, about, derive: None }
     }
 
     /// A boolean flag omitted when false.
-    pub fn flag(key: &'static str, about: &'static str) -> FieldSpec {
+    pub(crate) fn flag(key: &'static str, about: &'static str) -> FieldSpec {
         FieldSpec { key, kind: Kind::Bool, absent: Absent::Bool(false), about, derive: None }
     }
 
-    pub fn list(kind: Kind) -> Kind {
+    pub(crate) fn list(kind: Kind) -> Kind {
         Kind::List(Box::new(kind))
     }
 
-    pub fn strs() -> Kind {
+    pub(crate) fn strs() -> Kind {
         list(Kind::Str)
     }
 }
 
 /// What a search of the paths looked for, in words: `rupu transcripts (...) and reeval attempts
 /// (...)`.
-pub fn looked_for(formats: &[Format]) -> String {
+pub(crate) fn looked_for(formats: &[Format]) -> String {
     let wanted: Vec<&str> = formats.iter().filter_map(|f| f.looked_for).collect();
     match wanted.split_last() {
         None => String::from("transcripts"),

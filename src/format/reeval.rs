@@ -48,7 +48,7 @@ fn attempt_context() -> Vec<ContextColumn> {
 }
 
 /// The reeval format.
-pub fn format() -> Format {
+pub(crate) fn format() -> Format {
     Format {
         name: "reeval",
         about: "reeval attempt transcripts: .reeval/runs/<runId>/<eval>/<cell>/<n>/transcript.jsonl and the same under evals/.history",
@@ -75,7 +75,7 @@ pub fn format() -> Format {
 }
 
 /// `transcript.raw.jsonl`: every stream part the harness adapter sent, one per line.
-pub fn raw_format() -> Format {
+pub(crate) fn raw_format() -> Format {
     Format {
         name: "reeval",
         about: "reeval raw stream parts: transcript.raw.jsonl beside an attempt's transcript.jsonl",

@@ -11,7 +11,7 @@ use Kind::{Int, Str};
 
 /// The ledger format: its own schema, `rupu_netflow`, so that its `events`, `errors` and `files`
 /// stand apart from the transcripts'.
-pub fn format() -> Format {
+pub(crate) fn format() -> Format {
     Format {
         name: "rupu_netflow",
         about: "rupu netflow ledgers: <project>/.rupu/netflow/<run_id>.jsonl, read with the transcripts \

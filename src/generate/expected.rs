@@ -60,7 +60,7 @@ pub struct ExpectedRun {
     pub total_tokens: Option<i64>,
     pub duration_ms: Option<i64>,
     /// Valid events in the file (damaged, empty and truncated lines excluded).
-    pub events: u64,
+    pub(crate) events: u64,
 }
 
 /// The answers txq's SQL must reproduce over a generated corpus.
@@ -103,7 +103,7 @@ pub struct Expected {
     /// sorted.
     pub truncated_tails: Vec<String>,
     /// Empty lines over all transcripts (skipped silently).
-    pub empty_lines: u64,
+    pub(crate) empty_lines: u64,
     /// Valid events over all agent transcripts (the sum of `events_by_type`).
     pub events_total: u64,
 }
@@ -112,17 +112,17 @@ pub struct Expected {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExpectedFlow {
     /// The run that made it (`flow.ctx.run_id`).
-    pub run_id: String,
-    pub host: String,
-    pub outcome: String,
-    pub bytes_out: Option<i64>,
+    pub(crate) run_id: String,
+    pub(crate) host: String,
+    pub(crate) outcome: String,
+    pub(crate) bytes_out: Option<i64>,
     /// The final size: the ledger's `complete` line where it has one, else `flow.bytes_in`.
-    pub bytes_in: Option<i64>,
+    pub(crate) bytes_in: Option<i64>,
     /// `flow.bytes_in` as the flow record declares it.
-    pub declared_bytes_in: Option<i64>,
+    pub(crate) declared_bytes_in: Option<i64>,
     /// `body_complete`, or a `complete` line in a ledger that is read.
-    pub confirmed: bool,
-    pub in_transcript: bool,
+    pub(crate) confirmed: bool,
+    pub(crate) in_transcript: bool,
     pub in_ledger: bool,
 }
 
@@ -131,7 +131,7 @@ pub struct ExpectedFlow {
 /// was made, and for a streamed call the body's final (bytes_in, duration_ms), written to the
 /// ledger later.
 #[derive(Debug, Clone)]
-pub struct FlowMeta {
+pub(crate) struct FlowMeta {
     pub(super) record: Value,
     pub(super) turn: Option<i64>,
     pub(super) completed: Option<(i64, i64)>,
@@ -163,7 +163,7 @@ impl FlowMeta {
 
 /// What `network_egress` answers per (host, outcome): flows, bytes_out, bytes_in,
 /// unconfirmed_bytes_in, unconfirmed_flows.
-pub type Egress = BTreeMap<(String, String), (i64, i64, i64, i64, i64)>;
+pub(crate) type Egress = BTreeMap<(String, String), (i64, i64, i64, i64, i64)>;
 
 /// Reading state within one transcript while its lines are tallied.
 #[derive(Default)]

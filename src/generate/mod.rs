@@ -4,10 +4,10 @@
 //! `write_rupu_corpus(dir, &RupuOptions::default())` writes `dir/.rupu/transcripts/…` and
 //! returns an [`Expected`] tallied from the lines as they were written, never by reading back.
 
-pub mod expected;
-pub mod reeval;
+pub(crate) mod expected;
+pub(crate) mod reeval;
 pub mod rng;
-pub mod rupu;
+pub(crate) mod rupu;
 
 pub use expected::{Expected, ExpectedRun};
 pub use reeval::{ExpectedAttempt, ReevalExpected, ReevalOptions, write_reeval_corpus};

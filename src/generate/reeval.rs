@@ -27,9 +27,9 @@ use serde_json::{Value, json};
 use super::rng::{Rng, rfc3339};
 
 /// Where reeval keeps each run's attempts, relative to the corpus dir.
-pub const RUNS_DIR: &str = ".reeval/runs";
+pub(crate) const RUNS_DIR: &str = ".reeval/runs";
 /// Where reeval keeps recorded runs, relative to the corpus dir.
-pub const HISTORY_DIR: &str = "evals/.history";
+pub(crate) const HISTORY_DIR: &str = "evals/.history";
 /// 2026-09-26T17:40:57.860Z, the first run's start.
 const CORPUS_START_MS: u64 = 1_790_444_457_860;
 

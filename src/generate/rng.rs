@@ -21,7 +21,7 @@ impl Rng {
         Self::new(mixer.next_u64())
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -35,7 +35,7 @@ impl Rng {
     }
 
     /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+    pub(crate) fn range(&mut self, lo: i64, hi: i64) -> i64 {
         lo + self.below((hi - lo) as u64 + 1) as i64
     }
 
@@ -55,13 +55,13 @@ impl Rng {
     }
 
     /// `len` lowercase hex digits.
-    pub fn hex(&mut self, len: usize) -> String {
+    pub(crate) fn hex(&mut self, len: usize) -> String {
         (0..len).map(|_| char::from(b"0123456789abcdef"[self.below(16) as usize])).collect()
     }
 
     /// A 26-character ULID: 48 bits of `unix_ms` then 80 random bits, Crockford base32, so ULIDs
     /// made at later times sort after earlier ones.
-    pub fn ulid(&mut self, unix_ms: u64) -> String {
+    pub(crate) fn ulid(&mut self, unix_ms: u64) -> String {
         let random = (u128::from(self.next_u64()) << 16) ^ u128::from(self.next_u64() >> 48);
         let value = (u128::from(unix_ms & 0xFFFF_FFFF_FFFF) << 80) | (random & ((1 << 80) - 1));
         (0..26).rev().map(|digit| char::from(CROCKFORD[((value >> (5 * digit)) & 31) as usize])).collect()
@@ -69,7 +69,7 @@ impl Rng {
 }
 
 /// `unix_ms` as RFC 3339 UTC, `2026-10-07T09:14:03Z`, with `.mmm` when `with_millis`.
-pub fn rfc3339(unix_ms: u64, with_millis: bool) -> String {
+pub(crate) fn rfc3339(unix_ms: u64, with_millis: bool) -> String {
     let secs = unix_ms / 1000;
     let (year, month, day) = civil_from_days((secs / 86_400) as i64);
     let clock = secs % 86_400;

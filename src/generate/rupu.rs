@@ -45,7 +45,7 @@ impl Default for RupuOptions {
 
 /// Where the netflow ledgers of v0.74 runs go, relative to the corpus dir (beside the
 /// transcripts).
-pub const NETFLOW_DIR: &str = ".rupu/netflow";
+pub(crate) const NETFLOW_DIR: &str = ".rupu/netflow";
 
 /// Run roles by index. The showcase run writes every event type (plus an unknown one and an
 /// undocumented field); the version 1 run is a readonly fixer without a schema key; the others

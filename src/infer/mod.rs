@@ -6,4 +6,4 @@ pub mod cache;
 pub mod pass;
 pub mod signature;
 pub mod stats;
-pub mod varint;
+pub(crate) mod varint;

@@ -128,7 +128,7 @@ impl std::fmt::Display for NotATranscript {
 /// Why a file with these contents is not a transcript of `format`, or `None` when it is: a
 /// file with no line of the format's required type anywhere is something else (rupu's step logs
 /// and netflow ledgers), whatever else it holds, as rupu's own readers take it.
-pub fn not_a_transcript(
+pub(crate) fn not_a_transcript(
     format: &Format,
     file: &FileSummary,
     shapes: &SignatureTable,
@@ -148,7 +148,7 @@ pub fn not_a_transcript(
 }
 
 /// The first line of `file` whose event is of type `type_name` (for a warning that points at it).
-pub async fn first_line_of_type(
+pub(crate) async fn first_line_of_type(
     store: Arc<dyn ObjectStore>,
     format: &Format,
     file: &SourceFile,
@@ -215,7 +215,7 @@ fn observe(format: &Format, line: &[u8], types: &mut BTreeMap<Arc<str>, TypeStat
 }
 
 /// Follows `path` down nested objects; `None` when a step is missing or not an object.
-pub fn descend<'a>(
+pub(crate) fn descend<'a>(
     mut object: crate::json::RawObject<'a>,
     path: &[&str],
 ) -> Option<crate::json::RawObject<'a>> {

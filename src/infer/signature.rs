@@ -8,13 +8,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// A shape's number in its [`SignatureTable`].
-pub type SignatureId = u32;
+pub(crate) type SignatureId = u32;
 
 /// A type as one file's events showed it: its name and its fields with their values' shapes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct TypeSignature {
-    pub name: Arc<str>,
-    pub fields: Arc<FieldShapes>,
+pub(crate) struct TypeSignature {
+    pub(crate) name: Arc<str>,
+    pub(crate) fields: Arc<FieldShapes>,
 }
 
 /// Every shape met, each once.
@@ -26,7 +26,7 @@ pub struct SignatureTable {
 
 impl SignatureTable {
     /// The number of a shape, added when new.
-    pub fn intern(&mut self, shape: TypeSignature) -> SignatureId {
+    pub(crate) fn intern(&mut self, shape: TypeSignature) -> SignatureId {
         if let Some(&id) = self.index.get(&shape) {
             return id;
         }
@@ -36,16 +36,12 @@ impl SignatureTable {
         id
     }
 
-    pub fn get(&self, id: SignatureId) -> Option<&TypeSignature> {
+    pub(crate) fn get(&self, id: SignatureId) -> Option<&TypeSignature> {
         self.shapes.get(id as usize)
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.shapes.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.shapes.is_empty()
     }
 
     /// What a read of a file found, by shape.
@@ -72,7 +68,7 @@ impl SignatureTable {
 
     /// The stats a summary stands for (to extend them with a read of what was appended). Its
     /// shapes are this table's.
-    pub fn stats(&self, summary: &FileSummary) -> FileStats {
+    pub(crate) fn stats(&self, summary: &FileSummary) -> FileStats {
         FileStats {
             types: self.by_name(summary.whole()),
             tail_types: self.by_name(summary.tail()),
@@ -103,15 +99,15 @@ pub struct FileSummary {
     /// file is a few dozen bytes here, not a few hundred: a cache holds tens of thousands, and
     /// the corpus shares them.)
     shapes: Arc<[u8]>,
-    pub complete_bytes: u64,
-    pub damaged_lines: u64,
-    pub lines: u64,
-    pub max_line_bytes: u64,
+    pub(crate) complete_bytes: u64,
+    pub(crate) damaged_lines: u64,
+    pub(crate) lines: u64,
+    pub(crate) max_line_bytes: u64,
 }
 
 impl FileSummary {
     /// Sets the shapes of the whole lines and of the tail, with their events.
-    pub fn set_shapes(&mut self, whole: &[(SignatureId, u64)], tail: &[(SignatureId, u64)]) {
+    pub(crate) fn set_shapes(&mut self, whole: &[(SignatureId, u64)], tail: &[(SignatureId, u64)]) {
         let mut bytes = Vec::with_capacity(1 + 4 * (whole.len() + tail.len()));
         varint::put(&mut bytes, whole.len() as u64);
         for &(id, events) in whole.iter().chain(tail) {
@@ -122,40 +118,40 @@ impl FileSummary {
     }
 
     /// Every shape with its events, the whole lines' then the tail's.
-    pub fn shapes(&self) -> impl Iterator<Item = (SignatureId, u64)> + '_ {
+    pub(crate) fn shapes(&self) -> impl Iterator<Item = (SignatureId, u64)> + '_ {
         pairs(&self.shapes).1
     }
 
     /// The shapes of the whole lines.
-    pub fn whole(&self) -> impl Iterator<Item = (SignatureId, u64)> + '_ {
+    pub(crate) fn whole(&self) -> impl Iterator<Item = (SignatureId, u64)> + '_ {
         let (whole, pairs) = pairs(&self.shapes);
         pairs.take(whole)
     }
 
     /// The shapes of an unterminated last line.
-    pub fn tail(&self) -> impl Iterator<Item = (SignatureId, u64)> + '_ {
+    pub(crate) fn tail(&self) -> impl Iterator<Item = (SignatureId, u64)> + '_ {
         let (whole, pairs) = pairs(&self.shapes);
         pairs.skip(whole)
     }
 
     /// The shapes as [`SignatureBytes`], shared.
-    pub fn signature_bytes(&self) -> SignatureBytes {
+    pub(crate) fn signature_bytes(&self) -> SignatureBytes {
         SignatureBytes(self.shapes.clone())
     }
 
     /// Whether no line of the file is an event.
-    pub fn holds_no_event(&self) -> bool {
+    pub(crate) fn holds_no_event(&self) -> bool {
         self.shapes().next().is_none()
     }
 }
 
 /// A file's shapes with their events, shared with its [`FileSummary`].
 #[derive(Debug, Clone)]
-pub struct SignatureBytes(Arc<[u8]>);
+pub(crate) struct SignatureBytes(Arc<[u8]>);
 
 impl SignatureBytes {
     /// Every shape with its events (the whole lines' then the tail's).
-    pub fn shapes(&self) -> impl Iterator<Item = (SignatureId, u64)> + '_ {
+    pub(crate) fn shapes(&self) -> impl Iterator<Item = (SignatureId, u64)> + '_ {
         pairs(&self.0).1
     }
 }

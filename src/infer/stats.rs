@@ -8,55 +8,52 @@ use std::sync::Arc;
 
 /// The set of shapes a field's values took.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct ShapeSet(u8);
+pub(crate) struct ShapeSet(u8);
 
 impl ShapeSet {
-    pub fn add(&mut self, shape: Shape) {
+    pub(crate) fn add(&mut self, shape: Shape) {
         self.0 |= 1 << shape as u8;
     }
-    pub fn union(&mut self, other: ShapeSet) {
+    pub(crate) fn union(&mut self, other: ShapeSet) {
         self.0 |= other.0;
     }
     fn union_of(self, other: ShapeSet) -> ShapeSet {
         ShapeSet(self.0 | other.0)
     }
     /// The set as one byte (for the cache).
-    pub fn bits(self) -> u8 {
+    pub(crate) fn bits(self) -> u8 {
         self.0
     }
-    pub fn from_bits(bits: u8) -> ShapeSet {
+    pub(crate) fn from_bits(bits: u8) -> ShapeSet {
         ShapeSet(bits)
     }
-    pub fn contains(&self, shape: Shape) -> bool {
-        self.0 & (1 << shape as u8) != 0
-    }
     /// The shapes other than null.
-    pub fn non_null(&self) -> ShapeSet {
+    pub(crate) fn non_null(&self) -> ShapeSet {
         ShapeSet(self.0 & !(1 << Shape::Null as u8))
     }
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0 == 0
     }
     fn only(shape: Shape) -> ShapeSet {
         ShapeSet(1 << shape as u8)
     }
     /// Whether every value fits in one of the `allowed` shapes.
-    pub fn within(&self, allowed: &[Shape]) -> bool {
+    pub(crate) fn within(&self, allowed: &[Shape]) -> bool {
         let mask = allowed.iter().fold(0u8, |m, s| m | ShapeSet::only(*s).0);
         self.non_null().0 & !mask == 0
     }
 }
 
 /// Each key found among a type's fields, in the order first seen, with its values' shapes.
-pub type FieldShapes = Vec<(String, ShapeSet)>;
+pub(crate) type FieldShapes = Vec<(String, ShapeSet)>;
 
 /// What one event type looked like in the data.
 #[derive(Debug, Clone, Default)]
-pub struct TypeStats {
+pub(crate) struct TypeStats {
     /// How many valid events of the type.
-    pub events: u64,
+    pub(crate) events: u64,
     /// Its fields: shared between the files whose fields look the same (as the cache reads them).
-    pub fields: Arc<FieldShapes>,
+    pub(crate) fields: Arc<FieldShapes>,
 }
 
 impl TypeStats {
@@ -96,25 +93,25 @@ fn merge_fields_into(mine: &mut Arc<FieldShapes>, other: &FieldShapes) {
 #[derive(Debug, Clone, Default)]
 pub struct FileStats {
     /// Event types by name as written, in the whole lines.
-    pub types: BTreeMap<Arc<str>, TypeStats>,
+    pub(crate) types: BTreeMap<Arc<str>, TypeStats>,
     /// The event of an unterminated last line, if it is whole JSON: kept apart, since the next
     /// read of a growing file reads that line again.
-    pub tail_types: BTreeMap<Arc<str>, TypeStats>,
+    pub(crate) tail_types: BTreeMap<Arc<str>, TypeStats>,
     /// The offset just past the last newline: what later reads of a growing file can skip.
-    pub complete_bytes: u64,
+    pub(crate) complete_bytes: u64,
     /// Damaged lines (the cut-off last line of a file is not damage).
-    pub damaged_lines: u64,
+    pub(crate) damaged_lines: u64,
     /// Lines read (damaged ones included).
     pub lines: u64,
     /// The line limit of the read: a longer line was damage.
-    pub max_line_bytes: usize,
+    pub(crate) max_line_bytes: usize,
     /// A problem that stopped the read (the file is then left out).
     pub unreadable: Option<String>,
 }
 
 impl FileStats {
     /// Adds what a read of the bytes after `complete_bytes` found; the old tail is read again.
-    pub fn extend(&mut self, later: FileStats) {
+    pub(crate) fn extend(&mut self, later: FileStats) {
         for (name, stats) in later.types {
             self.types.entry(name).or_default().merge(&stats);
         }
@@ -129,14 +126,20 @@ impl FileStats {
 /// What a format's files hold, all together.
 #[derive(Debug, Clone, Default)]
 pub struct FormatStats {
-    pub types: BTreeMap<Arc<str>, TypeStats>,
+    pub(crate) types: BTreeMap<Arc<str>, TypeStats>,
 }
 
 impl FormatStats {
     /// Adds a file's events of one type with these fields; the fields are merged when
     /// `merge_fields` (a signature met before is merged already: tens of thousands of files share
     /// a handful of signatures).
-    pub fn add_type(&mut self, name: &Arc<str>, fields: &FieldShapes, events: u64, merge_fields: bool) {
+    pub(crate) fn add_type(
+        &mut self,
+        name: &Arc<str>,
+        fields: &FieldShapes,
+        events: u64,
+        merge_fields: bool,
+    ) {
         let mine = match self.types.get_mut(name) {
             Some(mine) => mine,
             None => self.types.entry(name.clone()).or_default(),

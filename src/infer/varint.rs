@@ -2,7 +2,7 @@
 //! numbers (most counts, indexes and sizes) take one or two bytes.
 
 /// Appends `n`.
-pub fn put(out: &mut Vec<u8>, mut n: u64) {
+pub(crate) fn put(out: &mut Vec<u8>, mut n: u64) {
     while n >= 0x80 {
         out.push((n as u8) | 0x80);
         n >>= 7;
@@ -12,7 +12,7 @@ pub fn put(out: &mut Vec<u8>, mut n: u64) {
 
 /// Takes a number from the front of `input`; `None` (input unchanged) when it is cut off or
 /// longer than 64 bits.
-pub fn take(input: &mut &[u8]) -> Option<u64> {
+pub(crate) fn take(input: &mut &[u8]) -> Option<u64> {
     if let Some((&byte, rest)) = input.split_first()
         && byte < 0x80
     {

@@ -11,10 +11,10 @@ use std::fmt;
 
 /// The text of one valid JSON value, as written (no whitespace around it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Raw<'a>(&'a str);
+pub(crate) struct Raw<'a>(&'a str);
 
 impl<'a> Raw<'a> {
-    pub fn get(&self) -> &'a str {
+    pub(crate) fn get(&self) -> &'a str {
         self.0
     }
 }
@@ -27,13 +27,13 @@ impl<'a> From<&'a RawValue> for Raw<'a> {
 
 /// The keys and raw values of one JSON object, in the order written.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct RawObject<'a> {
-    pub entries: Vec<(Cow<'a, str>, Raw<'a>)>,
+pub(crate) struct RawObject<'a> {
+    pub(crate) entries: Vec<(Cow<'a, str>, Raw<'a>)>,
 }
 
 impl<'a> RawObject<'a> {
     /// The raw value of `key` (the first one, if the key repeats).
-    pub fn get(&self, key: &str) -> Option<Raw<'a>> {
+    pub(crate) fn get(&self, key: &str) -> Option<Raw<'a>> {
         self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
     }
 }
@@ -65,7 +65,7 @@ fn raw_entries<'de, M: MapAccess<'de>>(mut map: M) -> Result<RawObject<'de>, M::
 
 /// Parses JSON text into a value whose objects keep the first value of a repeated key, as every
 /// other reading of a line does (serde_json's own `Value` keeps the last).
-pub fn value(text: &str) -> serde_json::Result<serde_json::Value> {
+pub(crate) fn value(text: &str) -> serde_json::Result<serde_json::Value> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let FirstWins(value) = serde::Deserialize::deserialize(&mut deserializer)?;
     deserializer.end()?;
@@ -126,7 +126,7 @@ impl<'de> serde::Deserialize<'de> for FirstWins {
 
 /// Why a line is not an event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Damage {
+pub(crate) enum Damage {
     /// Not valid JSON (or not UTF-8 where JSON needs it).
     Malformed(String),
     /// Valid JSON, but not an object.
@@ -160,7 +160,7 @@ impl fmt::Display for Damage {
 
 /// The shape of a JSON value, told from its first byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Shape {
+pub(crate) enum Shape {
     Null,
     Bool,
     Int,
@@ -172,7 +172,7 @@ pub enum Shape {
 
 impl Shape {
     /// The shape of a raw (already validated) JSON value.
-    pub fn of(raw: &Raw<'_>) -> Shape {
+    pub(crate) fn of(raw: &Raw<'_>) -> Shape {
         let text = raw.get();
         match text.as_bytes().first() {
             Some(b'n') => Shape::Null,
@@ -186,7 +186,7 @@ impl Shape {
     }
 
     /// The shape's name with its article, for messages.
-    pub fn article(&self) -> &'static str {
+    pub(crate) fn article(&self) -> &'static str {
         match self {
             Shape::Null => "null",
             Shape::Bool => "a boolean",
@@ -201,7 +201,7 @@ impl Shape {
 
 /// The type of a line written the usual way, `{"<type_key>":"<type>"...`, without parsing it;
 /// `None` when the line starts any other way (then only a full parse can tell).
-pub fn quick_type<'a>(line: &'a [u8], type_key: &str) -> Option<&'a str> {
+pub(crate) fn quick_type<'a>(line: &'a [u8], type_key: &str) -> Option<&'a str> {
     let rest = line.strip_prefix(b"{\"")?;
     let rest = rest.strip_prefix(type_key.as_bytes())?;
     let rest = rest.strip_prefix(b"\":\"")?;
@@ -214,17 +214,17 @@ pub fn quick_type<'a>(line: &'a [u8], type_key: &str) -> Option<&'a str> {
 
 /// A line split into its event type and its fields.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Event<'a> {
-    pub type_name: Cow<'a, str>,
+pub(crate) struct Event<'a> {
+    pub(crate) type_name: Cow<'a, str>,
     /// The event's fields, when asked for.
-    pub fields: RawObject<'a>,
+    pub(crate) fields: RawObject<'a>,
     /// The event's fields as JSON text (`{}` when the line has none).
-    pub fields_text: &'a str,
+    pub(crate) fields_text: &'a str,
 }
 
 /// What of an event's fields a reader needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Want {
+pub(crate) enum Want {
     /// Each field's key and raw value.
     Fields,
     /// Only the fields' JSON text (cheaper where the fields are nested under a key).
@@ -327,7 +327,7 @@ impl<'de> Visitor<'de> for NestedSeed<'_> {
 
 /// Parses a line as an event: an object with a string `type_key`, its fields either under
 /// `fields_key` (`Some("data")`) or beside the type (`None`).
-pub fn parse_event<'a>(
+pub(crate) fn parse_event<'a>(
     line: &'a [u8],
     type_key: &str,
     fields_key: Option<&str>,
@@ -374,7 +374,7 @@ fn parse_event_serde<'a>(
 }
 
 /// Parses a line that must be a JSON object.
-pub fn parse_line_object(line: &[u8]) -> Result<RawObject<'_>, Damage> {
+pub(crate) fn parse_line_object(line: &[u8]) -> Result<RawObject<'_>, Damage> {
     match scanner::line_object(line) {
         Some(object) => Ok(object),
         None => parse_line_object_serde(line),
@@ -449,7 +449,7 @@ fn malformed(e: &serde_json::Error) -> Damage {
 
 /// Whether a line that is no JSON value could be the start of one, cut off at its end: what a
 /// crash leaves of a write, or a write still under way.
-pub fn is_cut_off(line: &[u8]) -> bool {
+pub(crate) fn is_cut_off(line: &[u8]) -> bool {
     serde_json::from_slice::<serde::de::IgnoredAny>(line)
         .is_err_and(|e| e.classify() == serde_json::error::Category::Eof)
 }
@@ -457,7 +457,7 @@ pub fn is_cut_off(line: &[u8]) -> bool {
 /// The value of a JSON string, unescaped (borrowed when it holds no escape); `None` for a value
 /// that is not a string. A lone surrogate escape (`\ud83d`: what JavaScript writes of a string
 /// cut through an emoji) is U+FFFD, the rest of the text kept.
-pub fn string(raw: Raw<'_>) -> Option<Cow<'_, str>> {
+pub(crate) fn string(raw: Raw<'_>) -> Option<Cow<'_, str>> {
     let text = raw.get();
     let inner = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))?;
     if !inner.contains('\\') {
@@ -515,12 +515,12 @@ fn unescape_lossy(inner: &str) -> Option<String> {
 }
 
 /// Parses JSON text that must be an object (spaces around it allowed).
-pub fn parse_object_text(text: &str) -> Option<RawObject<'_>> {
+pub(crate) fn parse_object_text(text: &str) -> Option<RawObject<'_>> {
     scanner::object(text).or_else(|| serde_json::from_str(text).ok())
 }
 
 /// Parses a raw value that must be an object (or null, read as an empty object).
-pub fn parse_object(raw: Raw<'_>) -> Result<RawObject<'_>, Shape> {
+pub(crate) fn parse_object(raw: Raw<'_>) -> Result<RawObject<'_>, Shape> {
     match Shape::of(&raw) {
         Shape::Object => scanner::object(raw.get())
             .map_or_else(|| serde_json::from_str(raw.get()).map_err(|_| Shape::Object), Ok),

@@ -18,17 +18,17 @@ use std::sync::Arc;
 
 /// What a line offers to the columns of a table.
 #[derive(Debug, Default)]
-pub struct LineValues<'a> {
-    pub line: u64,
+pub(crate) struct LineValues<'a> {
+    pub(crate) line: u64,
     /// The turn it falls in (for `LastSeen` context columns).
-    pub turn: Option<i64>,
-    pub type_name: Option<&'a str>,
+    pub(crate) turn: Option<i64>,
+    pub(crate) type_name: Option<&'a str>,
     /// The event's fields (after the format's envelope and the type's fields path).
-    pub fields: Option<&'a RawObject<'a>>,
+    pub(crate) fields: Option<&'a RawObject<'a>>,
     /// The event's fields as JSON text.
-    pub fields_text: Option<&'a str>,
-    pub problem: Option<&'a str>,
-    pub excerpt: Option<&'a str>,
+    pub(crate) fields_text: Option<&'a str>,
+    pub(crate) problem: Option<&'a str>,
+    pub(crate) excerpt: Option<&'a str>,
 }
 
 /// A context value, fixed for a whole file.
@@ -43,7 +43,7 @@ enum FileValue {
 
 /// The context values of one file, for the context columns of its format.
 #[derive(Debug, Clone, Default)]
-pub struct FileContext {
+pub(crate) struct FileContext {
     values: Vec<FileValue>,
 }
 
@@ -55,7 +55,7 @@ fn text_of(path: &std::path::Path) -> String {
 
 impl FileContext {
     /// Evaluates `columns`' file-level sources for `file`.
-    pub fn new(columns: &[Column], file: &SourceFile) -> Self {
+    pub(crate) fn new(columns: &[Column], file: &SourceFile) -> Self {
         let ancestor =
             |n: usize| file.path.ancestors().nth(n).and_then(|p| p.file_name()).map(|s| text_of(s.as_ref()));
         let components: Vec<String> = file
@@ -378,7 +378,7 @@ fn truncation_marker<'a>(text: &'a str, prefix: &str) -> Option<(i64, &'a str)> 
 }
 
 /// The first `max` characters of `text`.
-pub fn excerpt(text: &str, max: usize) -> &str {
+pub(crate) fn excerpt(text: &str, max: usize) -> &str {
     match text.char_indices().nth(max) {
         Some((end, _)) => &text[..end],
         None => text,
@@ -387,9 +387,9 @@ pub fn excerpt(text: &str, max: usize) -> &str {
 
 /// A problem with one value of a row.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ValueProblem {
-    pub column: String,
-    pub why: String,
+pub(crate) struct ValueProblem {
+    pub(crate) column: String,
+    pub(crate) why: String,
 }
 
 /// Builds record batches of one table's projected columns, row by row.
@@ -409,7 +409,7 @@ impl RowDecoder {
 
     /// A decoder of every column that holds no room ahead: for checking values, one per type of
     /// a file that may hold tens of thousands.
-    pub fn checker(table: &EventTable) -> Self {
+    pub(crate) fn checker(table: &EventTable) -> Self {
         Self::with_room(table, None, 0)
     }
 
@@ -429,21 +429,21 @@ impl RowDecoder {
         Self { schema, columns, context: FileContext::default(), rows: 0 }
     }
 
-    pub fn schema(&self) -> &SchemaRef {
+    pub(crate) fn schema(&self) -> &SchemaRef {
         &self.schema
     }
 
     /// Sets the file whose lines follow.
-    pub fn start_file(&mut self, context: FileContext) {
+    pub(crate) fn start_file(&mut self, context: FileContext) {
         self.context = context;
     }
 
-    pub fn rows(&self) -> usize {
+    pub(crate) fn rows(&self) -> usize {
         self.rows
     }
 
     /// Appends one row; problems with its values are pushed to `problems`.
-    pub fn push(&mut self, values: &LineValues<'_>, problems: &mut Vec<ValueProblem>) {
+    pub(crate) fn push(&mut self, values: &LineValues<'_>, problems: &mut Vec<ValueProblem>) {
         self.rows += 1;
         for (index, column, builder) in &mut self.columns {
             let text = |s: Option<&str>, b: &mut Builder| match (b, s) {

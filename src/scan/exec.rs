@@ -36,16 +36,16 @@ use tokio::sync::mpsc::Sender;
 
 /// What a query asks of a scan.
 #[derive(Debug, Clone)]
-pub struct ScanConfig {
-    pub projection: Option<Vec<usize>>,
+pub(crate) struct ScanConfig {
+    pub(crate) projection: Option<Vec<usize>>,
     /// Rows enough for the query, when it says so.
-    pub limit: Option<usize>,
-    pub batch_size: usize,
+    pub(crate) limit: Option<usize>,
+    pub(crate) batch_size: usize,
 }
 
 /// Reads one table's rows from the files of its format.
 #[derive(Debug)]
-pub struct ScanExec {
+pub(crate) struct ScanExec {
     source: Arc<ScanSource>,
     config: ScanConfig,
     partitions: Vec<Vec<Arc<SourceFile>>>,
@@ -62,21 +62,21 @@ pub struct ScanExec {
 }
 
 /// The names of the scan's metrics.
-pub mod metric {
-    pub const FILES_READ: &str = "files_read";
-    pub const BYTES_READ: &str = "bytes_read";
-    pub const DAMAGED_LINES: &str = "damaged_lines";
-    pub const NULLED_VALUES: &str = "nulled_values";
+pub(crate) mod metric {
+    pub(crate) const FILES_READ: &str = "files_read";
+    pub(crate) const BYTES_READ: &str = "bytes_read";
+    pub(crate) const DAMAGED_LINES: &str = "damaged_lines";
+    pub(crate) const NULLED_VALUES: &str = "nulled_values";
 }
 
 /// The counters of one partition of a scan.
 #[derive(Debug, Clone)]
 pub(super) struct ScanCounters {
-    pub output_rows: Count,
-    pub files_read: Count,
-    pub bytes_read: Count,
-    pub damaged_lines: Count,
-    pub nulled_values: Count,
+    pub(crate) output_rows: Count,
+    pub(crate) files_read: Count,
+    pub(crate) bytes_read: Count,
+    pub(crate) damaged_lines: Count,
+    pub(crate) nulled_values: Count,
 }
 
 impl ScanCounters {
@@ -96,10 +96,10 @@ impl ScanCounters {
 
 /// How far the scans of a running plan have got.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ScanProgress {
-    pub files: u64,
-    pub bytes: u64,
-    pub rows: u64,
+pub(crate) struct ScanProgress {
+    pub(crate) files: u64,
+    pub(crate) bytes: u64,
+    pub(crate) rows: u64,
 }
 
 /// Every scan in `plan` (a plan being run or run), its children first.
@@ -113,7 +113,7 @@ fn scans_of<'a>(plan: &'a Arc<dyn ExecutionPlan>, out: &mut Vec<&'a ScanExec>) {
 }
 
 /// What the scans of `plan` have read so far, from their metrics.
-pub fn progress_of(plan: &Arc<dyn ExecutionPlan>) -> ScanProgress {
+pub(crate) fn progress_of(plan: &Arc<dyn ExecutionPlan>) -> ScanProgress {
     let mut scans = Vec::new();
     scans_of(plan, &mut scans);
     let mut progress = ScanProgress::default();
@@ -128,7 +128,7 @@ pub fn progress_of(plan: &Arc<dyn ExecutionPlan>) -> ScanProgress {
 }
 
 /// The problems the scans of `plan` met, each once however many scans met it.
-pub fn problems_of(plan: &Arc<dyn ExecutionPlan>) -> Vec<Problem> {
+pub(crate) fn problems_of(plan: &Arc<dyn ExecutionPlan>) -> Vec<Problem> {
     let mut scans = Vec::new();
     scans_of(plan, &mut scans);
     let mut problems: Vec<Problem> = scans.iter().flat_map(|scan| scan.problems()).collect();
@@ -139,7 +139,7 @@ pub fn problems_of(plan: &Arc<dyn ExecutionPlan>) -> Vec<Problem> {
 
 impl ScanExec {
     /// A scan of `files` (the format's files that the query's per-file filters keep).
-    pub fn new(
+    pub(crate) fn new(
         source: Arc<ScanSource>,
         files: Vec<Arc<SourceFile>>,
         config: ScanConfig,
@@ -167,13 +167,13 @@ impl ScanExec {
 
     /// The scan, counting the damage of `files` too (damaged files of the format that hold none
     /// of its rows).
-    pub fn with_damaged_elsewhere(mut self, files: Vec<Arc<SourceFile>>) -> Self {
+    pub(crate) fn with_damaged_elsewhere(mut self, files: Vec<Arc<SourceFile>>) -> Self {
         self.damaged_elsewhere = files;
         self
     }
 
     /// The problems this scan has met so far.
-    pub fn problems(&self) -> Vec<Problem> {
+    pub(crate) fn problems(&self) -> Vec<Problem> {
         self.source.problems.problems()
     }
 }

@@ -19,14 +19,14 @@ use std::sync::{Arc, OnceLock};
 
 /// A format's `files` table.
 #[derive(Debug)]
-pub struct FilesTable {
+pub(crate) struct FilesTable {
     data: Arc<FormatData>,
     schema: SchemaRef,
     rows: OnceLock<Arc<MemTable>>,
 }
 
 impl FilesTable {
-    pub fn new(data: Arc<FormatData>) -> Result<Self> {
+    pub(crate) fn new(data: Arc<FormatData>) -> Result<Self> {
         let schema = rows(&data, 0)?.schema();
         Ok(Self { data, schema, rows: OnceLock::new() })
     }

@@ -83,16 +83,16 @@ impl LineReader {
     }
 
     /// The reader, counting in `nulled` each value read as null.
-    pub fn counting_nulls(mut self, nulled: datafusion::physical_plan::metrics::Count) -> Self {
+    pub(crate) fn counting_nulls(mut self, nulled: datafusion::physical_plan::metrics::Count) -> Self {
         self.nulled = Some(nulled);
         self
     }
 
-    pub fn row_bytes(&self) -> u64 {
+    pub(crate) fn row_bytes(&self) -> u64 {
         self.row_bytes
     }
 
-    pub fn clear_row_bytes(&mut self) {
+    pub(crate) fn clear_row_bytes(&mut self) {
         self.row_bytes = 0;
     }
 

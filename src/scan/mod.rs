@@ -3,11 +3,11 @@
 
 pub mod decode;
 mod exec;
-pub mod files_table;
+pub(crate) mod files_table;
 mod line_reader;
 mod prune;
 
-pub use exec::{ScanExec, ScanProgress, problems_of, progress_of};
+pub(crate) use exec::{ScanExec, ScanProgress, problems_of, progress_of};
 /// The per-line reading of a scan, public for the fuzz targets and property tests.
 pub use line_reader::LineReader;
 
@@ -36,13 +36,13 @@ pub struct ScanSource {
 
 /// One event table (or `events`, or `errors`) of one format, as a DataFusion table.
 #[derive(Debug)]
-pub struct ScanTable {
+pub(crate) struct ScanTable {
     source: Arc<ScanSource>,
     schema: SchemaRef,
 }
 
 impl ScanTable {
-    pub fn new(corpus: &Corpus, data: &Arc<FormatData>, table: &Arc<EventTable>) -> Self {
+    pub(crate) fn new(corpus: &Corpus, data: &Arc<FormatData>, table: &Arc<EventTable>) -> Self {
         let source = ScanSource {
             data: data.clone(),
             table: table.clone(),
@@ -51,10 +51,6 @@ impl ScanTable {
             problems: corpus.problems.clone(),
         };
         Self { schema: table.schema(), source: Arc::new(source) }
-    }
-
-    pub fn table(&self) -> &Arc<EventTable> {
-        &self.source.table
     }
 }
 

@@ -27,7 +27,7 @@ fn per_file(source: &ColumnSource) -> bool {
 }
 
 /// Whether `filter` reads only columns with one value per file.
-pub fn is_per_file(table: &EventTable, filter: &Expr) -> bool {
+pub(crate) fn is_per_file(table: &EventTable, filter: &Expr) -> bool {
     let columns = filter.column_refs();
     !columns.is_empty()
         && columns.iter().all(|c| table.columns.iter().any(|t| t.name == c.name && per_file(&t.source)))
@@ -35,7 +35,7 @@ pub fn is_per_file(table: &EventTable, filter: &Expr) -> bool {
 
 /// The files whose per-file values pass every per-file filter. A filter that cannot be evaluated
 /// rejects nothing: the query applies it to the rows anyway.
-pub fn prune(
+pub(crate) fn prune(
     state: &dyn Session,
     table: &EventTable,
     files: &[Arc<SourceFile>],

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// The hasher of maps keyed by paths: SipHash over tens of thousands of long paths was a tenth
 /// of a start.
-pub type PathHasher = foldhash::fast::RandomState;
+pub(crate) type PathHasher = foldhash::fast::RandomState;
 
 /// A file found for a format.
 #[derive(Debug, Clone)]
@@ -33,9 +33,9 @@ pub struct SourceFile {
 pub struct Discovery {
     pub files: Vec<Vec<SourceFile>>,
     /// The directories searched.
-    pub searched: Vec<PathBuf>,
+    pub(crate) searched: Vec<PathBuf>,
     /// Non-fatal problems: unreadable directories, symlink loops.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Why discovery found nothing to read.
@@ -294,7 +294,7 @@ fn inode_and_changed(_: &std::fs::Metadata) -> (Option<u64>, Option<u64>) {
 impl SourceFile {
     /// Whether the file is still what it was when found: the same size, modification time,
     /// inode and status change time.
-    pub fn unchanged(&self) -> bool {
+    pub(crate) fn unchanged(&self) -> bool {
         std::fs::metadata(&self.canonical).is_ok_and(|meta| {
             let (inode, changed) = inode_and_changed(&meta);
             self.modified.is_some()

@@ -47,7 +47,7 @@ impl LineSplitter {
     }
 
     /// The first bytes of the line not ended yet, if any (at most a few hundred).
-    pub fn pending(&self) -> Option<&[u8]> {
+    pub(crate) fn pending(&self) -> Option<&[u8]> {
         (!self.carry.is_empty() && !self.at_start).then(|| &self.carry[..self.carry.len().min(HEAD_BYTES)])
     }
 

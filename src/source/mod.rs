@@ -4,5 +4,5 @@
 
 pub mod discover;
 pub mod lines;
-pub mod prefix;
+pub(crate) mod prefix;
 pub mod read;

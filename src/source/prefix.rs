@@ -37,7 +37,7 @@ impl std::fmt::Debug for PrefixHash {
 impl PrefixHash {
     /// Feeds the next `block` of the file; `complete` is the offset in the file at which its
     /// whole lines end now (within this block when they end later than before).
-    pub fn feed(&mut self, block: &[u8], complete: u64) {
+    pub(crate) fn feed(&mut self, block: &[u8], complete: u64) {
         let start = self.fed;
         self.fed += block.len() as u64;
         // Where in this block the whole lines end, when that is later than before.
@@ -58,7 +58,7 @@ impl PrefixHash {
 
     /// The hash of the file's first `complete` bytes, when this hash has it: `complete` is 0,
     /// the end of what was fed, or where the whole lines ended at the last `feed` that moved it.
-    pub fn digest_of(&self, complete: u64) -> Option<u64> {
+    pub(crate) fn digest_of(&self, complete: u64) -> Option<u64> {
         match complete {
             0 => Some(Xxh3Default::new().digest()),
             _ if complete == self.complete => Some(self.at_complete.digest()),
@@ -69,7 +69,7 @@ impl PrefixHash {
 
     /// The hash of `file`'s first `len` bytes, read again in blocks; `None` when they cannot all
     /// be read. Its state goes on from there.
-    pub async fn of_prefix(store: &Arc<dyn ObjectStore>, file: &SourceFile, len: u64) -> Option<Self> {
+    pub(crate) async fn of_prefix(store: &Arc<dyn ObjectStore>, file: &SourceFile, len: u64) -> Option<Self> {
         let reader = BlockReader::open(store.clone(), file).ok()?;
         let mut hash = Self::default();
         while hash.fed < len {

@@ -10,7 +10,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::sync::{Arc, OnceLock};
 
 /// How many bytes one read asks for.
-pub const BLOCK_BYTES: u64 = 4 << 20;
+pub(crate) const BLOCK_BYTES: u64 = 4 << 20;
 
 /// The store of this machine's files, one per process: its files are read on the reader's own
 /// thread (see [`BlockReader`]).
@@ -20,7 +20,7 @@ pub fn local_store() -> Arc<dyn ObjectStore> {
 }
 
 /// Reads one file's first `size` bytes in blocks.
-pub struct BlockReader {
+pub(crate) struct BlockReader {
     source: Source,
     offset: u64,
     size: u64,
@@ -39,12 +39,16 @@ enum Source {
 
 impl BlockReader {
     /// A reader of `file` from the local file system store.
-    pub fn open(store: Arc<dyn ObjectStore>, file: &SourceFile) -> Result<Self, String> {
+    pub(crate) fn open(store: Arc<dyn ObjectStore>, file: &SourceFile) -> Result<Self, String> {
         Self::open_at(store, file, 0)
     }
 
     /// A reader of `file` from byte `offset` on.
-    pub fn open_at(store: Arc<dyn ObjectStore>, file: &SourceFile, offset: u64) -> Result<Self, String> {
+    pub(crate) fn open_at(
+        store: Arc<dyn ObjectStore>,
+        file: &SourceFile,
+        offset: u64,
+    ) -> Result<Self, String> {
         let source = match Arc::ptr_eq(&store, &local_store()) {
             true => Source::Local(std::fs::File::open(&file.canonical).map_err(|e| e.to_string())?),
             false => Source::Store {
@@ -56,7 +60,7 @@ impl BlockReader {
     }
 
     /// Reads `range` of the file at once.
-    pub async fn read_range(&self, range: std::ops::Range<u64>) -> Result<Bytes, object_store::Error> {
+    pub(crate) async fn read_range(&self, range: std::ops::Range<u64>) -> Result<Bytes, object_store::Error> {
         match &self.source {
             Source::Local(file) => read_local(file, range),
             Source::Store { store, location } => store.get_range(location, range).await,
@@ -64,7 +68,7 @@ impl BlockReader {
     }
 
     /// The next block, or `None` at the end.
-    pub async fn next_block(&mut self) -> Result<Option<Bytes>, object_store::Error> {
+    pub(crate) async fn next_block(&mut self) -> Result<Option<Bytes>, object_store::Error> {
         if self.offset >= self.size {
             return Ok(None);
         }

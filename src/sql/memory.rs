@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The limit where the machine's memory cannot be read.
-pub const FALLBACK_LIMIT: u64 = 2 << 30;
+pub(crate) const FALLBACK_LIMIT: u64 = 2 << 30;
 
 /// The words every error of a refused reservation starts with (how the command line finds them
 /// inside DataFusion's wrappings).
-pub const EXHAUSTED: &str = "the statement needs more memory than --memory-limit";
+pub(crate) const EXHAUSTED: &str = "the statement needs more memory than --memory-limit";
 
 /// How much memory statements may hold, and where they spill what does not fit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +37,7 @@ impl Default for MemoryOptions {
 
 /// Half the memory of the machine, or of the control group txq runs in when that is less
 /// (a container's limit); [`FALLBACK_LIMIT`] where neither can be read.
-pub fn default_limit() -> u64 {
+pub(crate) fn default_limit() -> u64 {
     let machine = read_meminfo_total(Path::new("/proc/meminfo"));
     let group = cgroup_limit(Path::new("/sys/fs/cgroup"));
     match (machine, group) {
@@ -70,7 +70,7 @@ fn cgroup_limit(root: &Path) -> Option<u64> {
 /// Parses a size: a number (decimals allowed) and an optional unit. `K`, `M`, `G`, `T` and
 /// `KiB`, `MiB`, `GiB`, `TiB` are powers of 1024; `KB`, `MB`, `GB`, `TB` powers of 1000 (as GNU
 /// `sort -S` reads them); no unit or `B` is bytes. Case and a space before the unit do not matter.
-pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
+pub(crate) fn parse_size(text: &str) -> std::result::Result<u64, String> {
     let s = text.trim();
     let split = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
     let (number, unit) = s.split_at(split);
@@ -102,7 +102,7 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
 }
 
 /// A size as people read it: `64 MiB`, `1.5 GiB`, `300 bytes`.
-pub fn describe_size(bytes: u64) -> String {
+pub(crate) fn describe_size(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if bytes < 1024 {
         return format!("{bytes} bytes");
@@ -122,7 +122,7 @@ pub fn describe_size(bytes: u64) -> String {
 
 /// The runtime of a session held to `options`: a pool of `limit` bytes ([`LimitedPool`]) and
 /// spill files in a directory of its own.
-pub fn runtime(options: &MemoryOptions) -> Result<Arc<RuntimeEnv>> {
+pub(crate) fn runtime(options: &MemoryOptions) -> Result<Arc<RuntimeEnv>> {
     let mode = match &options.spill_dir {
         Some(dir) => DiskManagerMode::Directories(vec![dir.clone()]),
         None => DiskManagerMode::OsTmpDirectory,
@@ -146,7 +146,7 @@ pub fn runtime(options: &MemoryOptions) -> Result<Arc<RuntimeEnv>> {
 ///   limit, 64 at least): a sort spills its runs in batches, and merging them takes two
 ///   batches of each run at once, which at 8192 rows of large tool outputs is more than a
 ///   small limit.
-pub fn with_limits(config: SessionConfig, options: &MemoryOptions) -> SessionConfig {
+pub(crate) fn with_limits(config: SessionConfig, options: &MemoryOptions) -> SessionConfig {
     let rows = (options.limit / ROW_SHARE).clamp(64, 8192) as usize;
     let rows = rows.min(config.batch_size());
     let mut config = config.with_batch_size(rows).with_repartition_sorts(false);
@@ -262,7 +262,7 @@ impl MemoryPool for LimitedPool {
 
 /// The message of an error that is, at its root, a refused reservation: the pool's own words
 /// (DataFusion wraps them in advice about its own settings, which txq does not read).
-pub fn exhausted_message(e: &DataFusionError) -> Option<String> {
+pub(crate) fn exhausted_message(e: &DataFusionError) -> Option<String> {
     let DataFusionError::ResourcesExhausted(message) = e.find_root() else {
         return None;
     };

@@ -3,6 +3,6 @@
 //! ([`queries`]).
 
 pub mod memory;
-pub mod prices;
+pub(crate) mod prices;
 pub mod queries;
 pub mod session;

@@ -15,21 +15,21 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// The table's name, in the default schema.
-pub const TABLE: &str = "prices";
+pub(crate) const TABLE: &str = "prices";
 /// The environment variable naming a prices file.
-pub const ENV: &str = "TXQ_PRICES";
+pub(crate) const ENV: &str = "TXQ_PRICES";
 const EMBEDDED: &str = include_str!("../../prices/prices.csv");
 
 /// Why a prices file could not be used.
 #[derive(Debug, thiserror::Error)]
 #[error("{file}: {why}")]
-pub struct PricesError {
-    pub file: String,
-    pub why: String,
+pub(crate) struct PricesError {
+    pub(crate) file: String,
+    pub(crate) why: String,
 }
 
 /// The price columns (US dollars per million tokens), in the order of the table.
-pub const PRICE_COLUMNS: [&str; 8] = [
+pub(crate) const PRICE_COLUMNS: [&str; 8] = [
     "input",
     "output",
     "cached_input",
@@ -41,7 +41,7 @@ pub const PRICE_COLUMNS: [&str; 8] = [
 ];
 
 /// The table's columns, in the order the built-in CSV has them.
-pub fn schema() -> SchemaRef {
+pub(crate) fn schema() -> SchemaRef {
     let price = |name: &str| Field::new(name, DataType::Float64, true);
     let mut fields =
         vec![Field::new("model", DataType::Utf8, true), Field::new("provider", DataType::Utf8, true)];
@@ -55,19 +55,19 @@ pub fn schema() -> SchemaRef {
 
 /// A list of prices and where it came from.
 #[derive(Debug, Clone)]
-pub struct PriceList {
-    pub source: String,
-    pub batch: RecordBatch,
+pub(crate) struct PriceList {
+    pub(crate) source: String,
+    pub(crate) batch: RecordBatch,
 }
 
 impl PriceList {
     /// The list built into txq.
-    pub fn embedded() -> Result<Self, PricesError> {
+    pub(crate) fn embedded() -> Result<Self, PricesError> {
         Self::parse("built-in prices", EMBEDDED)
     }
 
     /// The built-in list with a prices file's rows laid over it (see [`Self::overlaid`]).
-    pub fn from_file(path: &Path) -> Result<Self, PricesError> {
+    pub(crate) fn from_file(path: &Path) -> Result<Self, PricesError> {
         let source = crate::text::escape::path(path);
         let text = std::fs::read_to_string(path)
             .map_err(|e| PricesError { file: source.clone(), why: format!("cannot read: {e}") })?;
@@ -78,7 +78,7 @@ impl PriceList {
     /// The list the command line asks for: the built-in list with `flag`'s file laid over it,
     /// else with the file `$TXQ_PRICES` names; `None` when neither is given (the built-in list
     /// stays).
-    pub fn chosen(flag: Option<&Path>) -> Result<Option<Self>, PricesError> {
+    pub(crate) fn chosen(flag: Option<&Path>) -> Result<Option<Self>, PricesError> {
         match (flag, std::env::var_os(ENV).filter(|v| !v.is_empty())) {
             (Some(path), _) => Self::from_file(path).map(Some),
             (None, Some(path)) => Self::from_file(Path::new(&path)).map(Some),
@@ -90,7 +90,7 @@ impl PriceList {
     /// columns of [`schema`] in any order, one row per model, prices as decimal numbers (empty
     /// for none), `long_context_above` as a whole number of tokens, dates as YYYY-MM-DD. The
     /// columns it does not name are null.
-    pub fn parse(source: &str, text: &str) -> Result<Self, PricesError> {
+    pub(crate) fn parse(source: &str, text: &str) -> Result<Self, PricesError> {
         let invalid = |why: String| PricesError { file: source.to_string(), why };
         let full = schema();
         let known = || full.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(",");
@@ -140,7 +140,7 @@ impl PriceList {
     /// keeps each value `over` leaves null (a column the file does not name, or an empty cell)
     /// and takes the others; a model this list lacks is added as `over` has it. Models keep
     /// this list's order, new ones after it in `over`'s.
-    pub fn overlaid(&self, over: &PriceList) -> Result<Self, PricesError> {
+    pub(crate) fn overlaid(&self, over: &PriceList) -> Result<Self, PricesError> {
         let invalid = |why: String| PricesError { file: over.source.clone(), why };
         let models = |batch: &RecordBatch| -> Vec<String> {
             batch.column(0).as_string::<i32>().iter().map(|m| m.unwrap_or_default().to_string()).collect()
@@ -213,7 +213,7 @@ fn check(batch: &RecordBatch) -> Result<(), String> {
 }
 
 /// Makes `list` the session's `prices` table, in place of any before it.
-pub fn register(ctx: &SessionContext, list: &PriceList) -> Result<()> {
+pub(crate) fn register(ctx: &SessionContext, list: &PriceList) -> Result<()> {
     let table = MemTable::try_new(list.batch.schema(), vec![vec![list.batch.clone()]])?;
     ctx.deregister_table(TABLE)?;
     ctx.register_table(TABLE, Arc::new(table))?;
@@ -221,14 +221,14 @@ pub fn register(ctx: &SessionContext, list: &PriceList) -> Result<()> {
 }
 
 /// Makes the built-in list the session's `prices` table.
-pub fn register_built_in(ctx: &SessionContext) -> Result<()> {
+pub(crate) fn register_built_in(ctx: &SessionContext) -> Result<()> {
     let list =
         PriceList::embedded().map_err(|e| datafusion::error::DataFusionError::Internal(e.to_string()))?;
     register(ctx, &list)
 }
 
 /// Whether a plan reads the `prices` table.
-pub fn reads_prices(plan: &LogicalPlan) -> bool {
+pub(crate) fn reads_prices(plan: &LogicalPlan) -> bool {
     let mut found = false;
     let _ = plan.apply_with_subqueries(|node| {
         if let LogicalPlan::TableScan(scan) = node
@@ -243,7 +243,7 @@ pub fn reads_prices(plan: &LogicalPlan) -> bool {
 }
 
 /// The models of rupu's `usage` that the `prices` table has no row for, in name order.
-pub async fn unpriced_models(ctx: &SessionContext) -> Result<Vec<String>> {
+pub(crate) async fn unpriced_models(ctx: &SessionContext) -> Result<Vec<String>> {
     let sql = "select distinct model from rupu.usage \
                where model is not null and model not in (select model from prices where model is not null) \
                order by model";

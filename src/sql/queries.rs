@@ -36,7 +36,7 @@ pub const ALL: &[CannedQuery] = canned![
 
 impl CannedQuery {
     /// What the query answers: its header comment, as one line of text.
-    pub fn about(&self) -> String {
+    pub(crate) fn about(&self) -> String {
         let lines = self.sql.lines().map_while(|line| line.strip_prefix("--"));
         lines.map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
     }
@@ -49,13 +49,13 @@ pub fn find(name: &str) -> Option<&'static CannedQuery> {
 }
 
 /// What to say when no canned query has that name.
-pub fn unknown(name: &str) -> String {
+pub(crate) fn unknown(name: &str) -> String {
     let names: Vec<&str> = ALL.iter().map(|q| q.name).collect();
     format!("no canned query {name:?}: `txq query --list` lists them ({})", names.join(", "))
 }
 
 /// The list `txq query --list` prints: each query's name and what it answers.
-pub fn list() -> RecordBatch {
+pub(crate) fn list() -> RecordBatch {
     let schema = Arc::new(Schema::new(vec![
         Field::new("name", DataType::Utf8, false),
         Field::new("answers", DataType::Utf8, false),

@@ -14,9 +14,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 /// The catalog every schema lives in.
-pub const CATALOG: &str = "datafusion";
+pub(crate) const CATALOG: &str = "datafusion";
 /// The schema unqualified names resolve in.
-pub const DEFAULT_SCHEMA: &str = "public";
+pub(crate) const DEFAULT_SCHEMA: &str = "public";
 
 /// A session whose tables are the corpus's, its statements held to the corpus's memory limit.
 pub async fn session(corpus: &Corpus, memory: &MemoryOptions) -> Result<SessionContext> {
@@ -35,7 +35,7 @@ pub async fn session(corpus: &Corpus, memory: &MemoryOptions) -> Result<SessionC
 /// Makes the tables of `ctx` those of `corpus` again, after the corpus was read anew (files
 /// grew, came or went): the tables and views made in the session, the prices and the settings
 /// stay; views made in the session are planned again over the new tables.
-pub async fn refresh(ctx: &SessionContext, corpus: &Corpus) -> Result<()> {
+pub(crate) async fn refresh(ctx: &SessionContext, corpus: &Corpus) -> Result<()> {
     let own = ctx
         .catalog(CATALOG)
         .and_then(|c| c.schema(DEFAULT_SCHEMA))
@@ -285,7 +285,7 @@ pub enum Places {
 impl Places {
     /// The paths to walk now, and a note for each given path that is gone (left out until it is
     /// back).
-    pub fn paths(&self) -> (Vec<std::path::PathBuf>, Vec<String>) {
+    pub(crate) fn paths(&self) -> (Vec<std::path::PathBuf>, Vec<String>) {
         match self {
             Places::Given(paths) => {
                 let (there, gone): (Vec<_>, Vec<_>) =

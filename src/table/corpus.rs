@@ -1,7 +1,7 @@
 //! A corpus: the transcript files found for every format, what the inference pass learned about
 //! them, their tables, and the log of problems met while reading them.
 
-pub use super::file_events::FileEvents;
+pub(crate) use super::file_events::FileEvents;
 
 use crate::format::Format;
 use crate::infer::cache::{InferenceCache, Lookup};
@@ -39,26 +39,23 @@ impl Default for ReadOptions {
 /// One format's share of the corpus.
 #[derive(Debug)]
 pub struct FormatData {
-    pub format: Format,
+    pub(crate) format: Format,
     /// Its transcripts, in path order.
-    pub files: Vec<Arc<SourceFile>>,
+    pub(crate) files: Vec<Arc<SourceFile>>,
     /// For each transcript, its damaged lines.
-    pub file_damage: Vec<u64>,
+    pub(crate) file_damage: Vec<u64>,
     /// For each transcript, its events by type (whole lines, and a whole cut-off last line): a
     /// scan of one type reads no other file, and one that needs no value of a line reads none.
-    pub file_events: FileEvents,
+    pub(crate) file_events: FileEvents,
     /// Each transcript's index by canonical path (made when first asked).
     by_path: OnceLock<HashMap<OsString, usize, PathHasher>>,
     /// Files of its naming that hold no transcript (rupu step logs, netflow ledgers), each with
     /// why: listed in `files`, read by no other table.
-    pub not_transcripts: Vec<(Arc<SourceFile>, NotATranscript)>,
+    pub(crate) not_transcripts: Vec<(Arc<SourceFile>, NotATranscript)>,
     /// Every event table, then `events`, then `errors`.
-    pub tables: Vec<Arc<EventTable>>,
+    pub(crate) tables: Vec<Arc<EventTable>>,
     /// Each event table's index in `tables`, by its type as written (made when first asked).
     by_type: OnceLock<HashMap<String, usize, PathHasher>>,
-    /// Damaged lines in its transcripts, and in how many files.
-    pub damaged_lines: u64,
-    pub damaged_files: usize,
 }
 
 impl FormatData {
@@ -81,14 +78,12 @@ impl FormatData {
             not_transcripts,
             tables,
             by_type: OnceLock::new(),
-            damaged_lines: file_damage.iter().sum(),
-            damaged_files: file_damage.iter().filter(|d| **d > 0).count(),
             file_damage,
         }
     }
 
     /// The same format over only the transcripts that `keep` keeps.
-    pub fn narrowed(&self, keep: impl Fn(&SourceFile) -> bool) -> FormatData {
+    pub(crate) fn narrowed(&self, keep: impl Fn(&SourceFile) -> bool) -> FormatData {
         let kept: Vec<usize> = (0..self.files.len()).filter(|&i| keep(&self.files[i])).collect();
         let file_damage: Vec<u64> = kept.iter().map(|&i| self.file_damage[i]).collect();
         FormatData {
@@ -96,8 +91,6 @@ impl FormatData {
             files: kept.iter().map(|&i| self.files[i].clone()).collect(),
             file_events: self.file_events.narrowed(&kept),
             by_path: OnceLock::new(),
-            damaged_lines: file_damage.iter().sum(),
-            damaged_files: file_damage.iter().filter(|d| **d > 0).count(),
             file_damage,
             not_transcripts: vec![],
             tables: self.tables.clone(),
@@ -106,7 +99,7 @@ impl FormatData {
     }
 
     /// The transcripts that may hold rows of `table`: for one event type, those holding it.
-    pub fn files_for(&self, table: &EventTable) -> Vec<Arc<SourceFile>> {
+    pub(crate) fn files_for(&self, table: &EventTable) -> Vec<Arc<SourceFile>> {
         match &table.rows {
             crate::table::event_table::Rows::Type(t) => {
                 self.file_events.files_holding(t).map(|i| self.files[i].clone()).collect()
@@ -116,7 +109,10 @@ impl FormatData {
     }
 
     /// The events by type of one of the transcripts (the whole lines', then a cut-off last line's).
-    pub fn events_by_type(&self, file: &SourceFile) -> Option<impl Iterator<Item = (&Arc<str>, u64)> + '_> {
+    pub(crate) fn events_by_type(
+        &self,
+        file: &SourceFile,
+    ) -> Option<impl Iterator<Item = (&Arc<str>, u64)> + '_> {
         let by_path = self.by_path.get_or_init(|| {
             self.files.iter().enumerate().map(|(i, f)| (f.canonical.clone().into_os_string(), i)).collect()
         });
@@ -124,7 +120,7 @@ impl FormatData {
     }
 
     /// The damaged lines the inference pass found in one of the transcripts.
-    pub fn damaged_lines_of(&self, file: &SourceFile) -> u64 {
+    pub(crate) fn damaged_lines_of(&self, file: &SourceFile) -> u64 {
         let by_path = self.by_path.get_or_init(|| {
             self.files.iter().enumerate().map(|(i, f)| (f.canonical.clone().into_os_string(), i)).collect()
         });
@@ -132,22 +128,22 @@ impl FormatData {
     }
 
     /// The table this format's damaged lines are listed in.
-    pub fn errors_table(&self) -> &'static str {
+    pub(crate) fn errors_table(&self) -> &'static str {
         self.format.lines_table.as_ref().map_or("errors", |l| l.errors_name)
     }
 
-    pub fn table(&self, name: &str) -> Option<&Arc<EventTable>> {
+    pub(crate) fn table(&self, name: &str) -> Option<&Arc<EventTable>> {
         self.tables.iter().find(|t| t.name == name)
     }
 
     /// The event tables (one per type).
-    pub fn type_tables(&self) -> impl Iterator<Item = &Arc<EventTable>> {
+    pub(crate) fn type_tables(&self) -> impl Iterator<Item = &Arc<EventTable>> {
         self.tables.iter().filter(|t| matches!(t.rows, crate::table::event_table::Rows::Type(_)))
     }
 
     /// The event table of a type as written, for checking a line of any type (a hash lookup: a
     /// file may hold tens of thousands of types).
-    pub fn type_table(&self, type_name: &str) -> Option<&Arc<EventTable>> {
+    pub(crate) fn type_table(&self, type_name: &str) -> Option<&Arc<EventTable>> {
         let by_type = self.by_type.get_or_init(|| {
             let mut by_type = HashMap::default();
             for (i, table) in self.tables.iter().enumerate() {
@@ -197,11 +193,11 @@ pub struct ProblemLog {
 
 impl ProblemLog {
     /// The log of one scan, telling `corpus` of the files it could not read.
-    pub fn of_scan(corpus: Arc<ProblemLog>) -> Self {
+    pub(crate) fn of_scan(corpus: Arc<ProblemLog>) -> Self {
         Self { seen: Mutex::default(), corpus: Some(corpus) }
     }
 
-    pub fn record(&self, problem: Problem) {
+    pub(crate) fn record(&self, problem: Problem) {
         if let (Some(corpus), Problem::File { .. }) = (&self.corpus, &problem) {
             corpus.record(problem.clone());
         }
@@ -209,7 +205,7 @@ impl ProblemLog {
     }
 
     /// What was recorded so far, in a stable order.
-    pub fn problems(&self) -> Vec<Problem> {
+    pub(crate) fn problems(&self) -> Vec<Problem> {
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let mut problems: Vec<Problem> = seen.iter().cloned().collect();
         problems.sort();
@@ -227,14 +223,14 @@ impl ProblemLog {
 /// Everything txq reads.
 #[derive(Debug)]
 pub struct Corpus {
-    pub formats: Vec<Arc<FormatData>>,
-    pub store: Arc<dyn ObjectStore>,
-    pub options: ReadOptions,
+    pub(crate) formats: Vec<Arc<FormatData>>,
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) options: ReadOptions,
     pub problems: Arc<ProblemLog>,
     /// Non-fatal problems of discovery and inference.
     pub warnings: Vec<String>,
     /// The directories searched.
-    pub searched: Vec<PathBuf>,
+    pub(crate) searched: Vec<PathBuf>,
 }
 
 impl Corpus {
@@ -245,7 +241,7 @@ impl Corpus {
     }
 
     /// The inference cache `options` ask for, for the directories `searched`.
-    pub fn cache(options: &ReadOptions, searched: &[PathBuf]) -> InferenceCache {
+    pub(crate) fn cache(options: &ReadOptions, searched: &[PathBuf]) -> InferenceCache {
         options
             .cache_dir
             .as_deref()
@@ -253,7 +249,7 @@ impl Corpus {
     }
 
     /// [`Corpus::open`] with the cache loaded already.
-    pub async fn open_with_cache(
+    pub(crate) async fn open_with_cache(
         formats: Vec<Format>,
         discovery: Discovery,
         options: ReadOptions,
@@ -264,7 +260,7 @@ impl Corpus {
 
     /// [`Corpus::open_with_cache`], the cache kept for the next open (with what this one read
     /// remembered in it): a corpus opened again after its files grew reads only what was added.
-    pub async fn open_keeping(
+    pub(crate) async fn open_keeping(
         formats: Vec<Format>,
         discovery: Discovery,
         options: ReadOptions,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 /// Where a column's values come from.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ColumnSource {
+pub(crate) enum ColumnSource {
     /// From the file or the line's position.
     Context(ContextSource),
     /// From the event's field `key` (or computed from it).
@@ -27,17 +27,15 @@ pub enum ColumnSource {
 
 /// One column of an event table.
 #[derive(Debug, Clone)]
-pub struct Column {
-    pub name: String,
-    pub kind: Kind,
-    pub source: ColumnSource,
-    pub about: String,
-    /// False for a field found in the data that no document names.
-    pub documented: bool,
+pub(crate) struct Column {
+    pub(crate) name: String,
+    pub(crate) kind: Kind,
+    pub(crate) source: ColumnSource,
+    pub(crate) about: String,
 }
 
 impl Column {
-    pub fn data_type(&self) -> DataType {
+    pub(crate) fn data_type(&self) -> DataType {
         match &self.source {
             ColumnSource::Context(source) => source.data_type(),
             ColumnSource::Field { .. } => self.kind.data_type(),
@@ -48,7 +46,7 @@ impl Column {
 
 /// Which lines a table's rows come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Rows {
+pub(crate) enum Rows {
     /// Valid events of this type (as written in the data).
     Type(String),
     /// Every valid event.
@@ -64,22 +62,22 @@ pub enum Rows {
 pub struct EventTable {
     /// The SQL name.
     pub name: String,
-    pub rows: Rows,
-    pub about: String,
+    pub(crate) rows: Rows,
+    pub(crate) about: String,
     /// Keys below the event's fields where this type's columns are.
-    pub fields_path: Vec<String>,
-    pub columns: Vec<Column>,
+    pub(crate) fields_path: Vec<String>,
+    pub(crate) columns: Vec<Column>,
     /// Rows found by the inference pass (events of the type; all events), where known.
-    pub events: Option<u64>,
+    pub(crate) events: Option<u64>,
     /// False for a type found in the data that no document names.
-    pub documented: bool,
+    pub(crate) documented: bool,
     /// Why the table is not named as the format names its type (a name txq's own tables take,
     /// or characters an SQL name cannot hold), for the warning that says so.
-    pub renamed: Option<String>,
+    pub(crate) renamed: Option<String>,
 }
 
 impl EventTable {
-    pub fn schema(&self) -> SchemaRef {
+    pub(crate) fn schema(&self) -> SchemaRef {
         Arc::new(Schema::new(
             self.columns.iter().map(|c| Field::new(&c.name, c.data_type(), true)).collect::<Vec<_>>(),
         ))
@@ -87,7 +85,7 @@ impl EventTable {
 }
 
 /// The kind of column a field found only in the data gets, from the shapes of its values.
-pub fn inferred_kind(shapes: ShapeSet) -> Kind {
+pub(crate) fn inferred_kind(shapes: ShapeSet) -> Kind {
     let shapes = shapes.non_null();
     if shapes.is_empty() || shapes.within(&[Shape::Str]) {
         Kind::Str
@@ -103,7 +101,7 @@ pub fn inferred_kind(shapes: ShapeSet) -> Kind {
 }
 
 /// The context columns of a format.
-pub fn context_columns(format: &Format) -> Vec<Column> {
+pub(crate) fn context_columns(format: &Format) -> Vec<Column> {
     format
         .context
         .iter()
@@ -112,7 +110,6 @@ pub fn context_columns(format: &Format) -> Vec<Column> {
             kind: Kind::Str,
             source: ColumnSource::Context(c.source.clone()),
             about: c.about.to_string(),
-            documented: true,
         })
         .collect()
 }
@@ -161,7 +158,7 @@ impl Columns {
             name = format!("data_{name}");
         }
         let source = ColumnSource::Field { key: key.to_string(), absent, derive };
-        self.columns.push(Column { name, kind, source, about, documented });
+        self.columns.push(Column { name, kind, source, about });
     }
 
     /// Adds the fields found in the data that no document names.
@@ -179,7 +176,7 @@ impl Columns {
 
 /// The names of the tables a format defines whatever its data holds: its documented types',
 /// `events`, `errors`, `files`, its views' and its table of lines'.
-pub fn built_in_names(format: &Format) -> Vec<String> {
+pub(crate) fn built_in_names(format: &Format) -> Vec<String> {
     let mut names: Vec<String> =
         format.events.iter().map(|e| format.table_naming.apply(e.type_name)).collect();
     names.extend(["events", "errors", "files"].map(String::from));
@@ -202,7 +199,7 @@ const MAX_NAME_CHARS: usize = 64;
 /// digits and `_` kept, anything else `_`; `lead` in front of an empty name or one starting with
 /// a digit; a name over 64 characters cut, with 8 hex digits of its XXH3 (the same in every
 /// build) after it.
-pub fn identifier(name: &str, lead: &str) -> String {
+pub(crate) fn identifier(name: &str, lead: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut previous = None;
     for c in name.chars() {
@@ -263,7 +260,7 @@ fn found_type_names<'a>(format: &Format, found: &[&'a str]) -> Vec<(&'a str, Str
 /// Every event table of a format: each documented type, then each other type in the data (named
 /// as [`found_type_names`] says). Each has the context columns, the format's common fields, the
 /// type's documented fields, then the fields found in the data.
-pub fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
+pub(crate) fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
     let type_key = match format.envelope.fields {
         crate::format::FieldsAt::Beside => Some(format.envelope.type_key),
         crate::format::FieldsAt::Under(_) => None,
@@ -311,7 +308,7 @@ pub fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
 }
 
 /// A format's own columns for a table of every line: the context columns and the common fields.
-pub fn context_and_common(format: &Format) -> Vec<Column> {
+pub(crate) fn context_and_common(format: &Format) -> Vec<Column> {
     let mut columns = Columns { columns: context_columns(format), naming: format.column_naming };
     format.common_fields.iter().for_each(|f| columns.add_spec(f, true));
     columns.columns
@@ -331,11 +328,11 @@ fn special(name: &str, rows: Rows, about: &str, columns: Vec<Column>, events: Op
 }
 
 fn plain(name: &str, source: ColumnSource, about: &str) -> Column {
-    Column { name: name.into(), kind: Kind::Str, source, about: about.into(), documented: true }
+    Column { name: name.into(), kind: Kind::Str, source, about: about.into() }
 }
 
 /// The `events` table: every valid event, its fields as JSON text.
-pub fn events_table(format: &Format, stats: &FormatStats) -> EventTable {
+pub(crate) fn events_table(format: &Format, stats: &FormatStats) -> EventTable {
     let mut columns = context_and_common(format);
     columns.push(plain("type", ColumnSource::EventType, "the event type as written in the file"));
     columns.push(plain("data", ColumnSource::EventFields, "the event's fields as JSON text"));
@@ -344,7 +341,7 @@ pub fn events_table(format: &Format, stats: &FormatStats) -> EventTable {
 }
 
 /// The `errors` table: every damaged line and every value that does not fit its column.
-pub fn errors_table(format: &Format) -> EventTable {
+pub(crate) fn errors_table(format: &Format) -> EventTable {
     let mut columns = context_columns(format);
     columns.push(plain("reason", ColumnSource::Problem, "what is wrong with the line or value"));
     columns.push(plain("excerpt", ColumnSource::Excerpt, "the line's first 200 characters"));
@@ -352,7 +349,7 @@ pub fn errors_table(format: &Format) -> EventTable {
 }
 
 /// The tables of a format read as one table of lines: that table and its errors table.
-pub fn lines_tables(format: &Format, lines: &LinesTable) -> Vec<EventTable> {
+pub(crate) fn lines_tables(format: &Format, lines: &LinesTable) -> Vec<EventTable> {
     let mut columns = context_and_common(format);
     columns.push(plain(lines.line_column, ColumnSource::EventFields, "the whole line as JSON text"));
     let mut errors = errors_table(format);

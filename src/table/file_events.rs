@@ -11,7 +11,7 @@ const NO_TYPE: u32 = u32::MAX;
 
 /// The types met in a format's files, and each file's shapes with their events.
 #[derive(Debug, Clone, Default)]
-pub struct FileEvents {
+pub(crate) struct FileEvents {
     /// Every type met in any of the files, in name order.
     types: Vec<Arc<str>>,
     /// For each shape (by number), its type in `types`.
@@ -21,7 +21,7 @@ pub struct FileEvents {
 
 impl FileEvents {
     /// The events by type of `files`.
-    pub fn new<'a>(
+    pub(crate) fn new<'a>(
         files: impl IntoIterator<Item = &'a FileSummary> + Clone,
         shapes: &SignatureTable,
     ) -> Self {
@@ -53,13 +53,13 @@ impl FileEvents {
     }
 
     /// How many files.
-    pub fn files(&self) -> usize {
+    pub(crate) fn files(&self) -> usize {
         self.files.len()
     }
 
     /// File `file`'s events by type: the whole lines' then those of a cut-off last line (a type
     /// in both comes twice).
-    pub fn of(&self, file: usize) -> impl Iterator<Item = (&Arc<str>, u64)> + '_ {
+    pub(crate) fn of(&self, file: usize) -> impl Iterator<Item = (&Arc<str>, u64)> + '_ {
         self.types_of(file).map(|(t, n)| (&self.types[t as usize], n))
     }
 
@@ -71,14 +71,14 @@ impl FileEvents {
     }
 
     /// The files holding events of `type_name`.
-    pub fn files_holding(&self, type_name: &str) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn files_holding(&self, type_name: &str) -> impl Iterator<Item = usize> + '_ {
         let wanted = self.types.binary_search_by(|t| t.as_ref().cmp(type_name)).ok().map(|i| i as u32);
         (0..self.files())
             .filter(move |&file| wanted.is_some_and(|w| self.types_of(file).any(|(t, _)| t == w)))
     }
 
     /// The same for only the files `kept` (indexes, in order).
-    pub fn narrowed(&self, kept: &[usize]) -> FileEvents {
+    pub(crate) fn narrowed(&self, kept: &[usize]) -> FileEvents {
         FileEvents {
             types: self.types.clone(),
             type_of_shape: self.type_of_shape.clone(),

@@ -4,5 +4,5 @@
 
 pub mod corpus;
 pub mod event_table;
-pub mod file_events;
+pub(crate) mod file_events;
 pub mod reference;

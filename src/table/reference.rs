@@ -222,7 +222,7 @@ fn capitalize(s: &str) -> String {
 
 impl crate::table::event_table::Column {
     /// The column's type as the docs and `\d` name it.
-    pub fn data_type_name(&self) -> String {
+    pub(crate) fn data_type_name(&self) -> String {
         use crate::table::event_table::ColumnSource;
         match &self.source {
             ColumnSource::Field { absent, .. } => {

@@ -31,7 +31,7 @@ fn push_escaped(out: &mut String, c: char) {
 /// `text` with every character a terminal would act on written visibly: `\n`, `\r`, `\t`; the
 /// other C0 controls and DEL as `\x1b`, `\x7f`; C1 controls and the other characters
 /// [`escaped`] names as `\u{9b}`, `\u{202e}`. Everything else, backslashes included, is as is.
-pub fn text(text: &str) -> Cow<'_, str> {
+pub(crate) fn text(text: &str) -> Cow<'_, str> {
     if !text.chars().any(escaped) {
         return Cow::Borrowed(text);
     }
@@ -56,7 +56,7 @@ pub fn message(message: &str) -> Cow<'_, str> {
 /// The path as text, exactly, except that each byte that is not part of UTF-8 is written
 /// `\xNN` (`\xff`): what the `file` column holds, and what tells two such paths apart (where
 /// `Path::display` would make both U+FFFD).
-pub fn path_text(path: &Path) -> Cow<'_, str> {
+pub(crate) fn path_text(path: &Path) -> Cow<'_, str> {
     let bytes = path.as_os_str().as_encoded_bytes();
     if let Ok(text) = std::str::from_utf8(bytes) {
         return Cow::Borrowed(text);
@@ -72,7 +72,7 @@ pub fn path_text(path: &Path) -> Cow<'_, str> {
 }
 
 /// The path for a terminal: [`path_text`], then [`text`] (a newline in a folder name is `\n`).
-pub fn path(path: &Path) -> String {
+pub(crate) fn path(path: &Path) -> String {
     text(&path_text(path)).into_owned()
 }
 

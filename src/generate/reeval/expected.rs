@@ -69,13 +69,13 @@ pub struct ReevalExpected {
     /// `transcript.raw.jsonl` file → its valid stream parts.
     pub raw_parts: BTreeMap<String, u64>,
     /// Events whose `durationMs` is the JSON literal `null` (not absent, not wrong-typed).
-    pub null_durations: u64,
+    pub(crate) null_durations: u64,
     /// `web-search` events with `ok: false` (an absent `ok` is a success).
     pub web_search_failures: u64,
     /// `transcript.jsonl` files whose last line is a truncated write, sorted.
-    pub truncated_tails: Vec<String>,
+    pub(crate) truncated_tails: Vec<String>,
     /// Empty lines over every `transcript.jsonl`.
-    pub empty_lines: u64,
+    pub(crate) empty_lines: u64,
     /// The attempts' `diff.patch` and `judge-input.json` files, which are not transcripts, sorted.
     pub side_files: Vec<String>,
 }

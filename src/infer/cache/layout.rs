@@ -23,14 +23,14 @@ const CHECKSUM_BYTES: usize = 8;
 
 /// What a cache file holds: the formats' names and the files by canonical path (their shapes
 /// numbered in the table `decode` was given).
-pub struct Decoded {
-    pub formats: Vec<String>,
-    pub entries: HashMap<OsString, FileEntry, PathHasher>,
+pub(crate) struct Decoded {
+    pub(crate) formats: Vec<String>,
+    pub(crate) entries: HashMap<OsString, FileEntry, PathHasher>,
 }
 
 /// The bytes of a cache holding `entries`: only the shapes they name (renumbered in the order
 /// first named) and each directory once, the files in path order.
-pub fn encode(
+pub(crate) fn encode(
     formats: &[String],
     shapes: &SignatureTable,
     entries: &HashMap<OsString, FileEntry, PathHasher>,
@@ -108,7 +108,7 @@ pub fn encode(
 
 /// The cache in `bytes`, its shapes added to `shapes`; `None` when the bytes are not a whole
 /// cache file of this layout, as written (any byte changed since fails the checksum).
-pub fn decode(bytes: &[u8], shapes: &mut SignatureTable) -> Option<Decoded> {
+pub(crate) fn decode(bytes: &[u8], shapes: &mut SignatureTable) -> Option<Decoded> {
     let (checksum, body) = bytes.strip_prefix(MAGIC)?.split_at_checked(CHECKSUM_BYTES)?;
     if u64::from_le_bytes(checksum.try_into().ok()?) != xxh3_64(body) {
         return None;

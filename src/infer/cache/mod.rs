@@ -22,7 +22,7 @@ const VERSION: u32 = 6;
 
 /// What is kept of one file.
 #[derive(Debug, Clone)]
-pub struct FileEntry {
+pub(crate) struct FileEntry {
     /// The format: an index into the cache's formats.
     format: u32,
     /// Size, modification time, inode and status change time (times in ns since the epoch) when
@@ -58,7 +58,7 @@ pub struct KnownFiles {
 impl KnownFiles {
     /// What is known of `file` for `format`, when that needs no read: the same file, or one
     /// certainly not known (`None` when its whole lines may be the same: a hash of them tells).
-    pub fn lookup_now(&self, format: &str, file: &SourceFile) -> Option<Lookup<'_>> {
+    pub(crate) fn lookup_now(&self, format: &str, file: &SourceFile) -> Option<Lookup<'_>> {
         let Some(entry) = self.entry(format, file) else { return Some(Lookup::Unknown) };
         let now = (file.size, file.modified, file.inode, file.changed);
         if file.modified.is_some() && now == (entry.size, entry.modified, entry.inode, entry.changed) {
@@ -107,18 +107,18 @@ pub struct InferenceCache {
 
 impl InferenceCache {
     /// A cache that remembers nothing (but still numbers the shapes of the files read).
-    pub fn disabled() -> Self {
+    pub(crate) fn disabled() -> Self {
         Self::default()
     }
 
     /// A cache kept in memory only, never saved: a long session (the shell) reads on from where
     /// it was in a grown file even with `--no-cache`.
-    pub fn in_memory() -> Self {
+    pub(crate) fn in_memory() -> Self {
         Self { remembers: true, ..Self::default() }
     }
 
     /// Whether what is read is remembered.
-    pub fn is_enabled(&self) -> bool {
+    pub(crate) fn is_enabled(&self) -> bool {
         self.remembers
     }
 
@@ -146,7 +146,7 @@ impl InferenceCache {
     /// The default place: `$TXQ_CACHE_DIR`, else the user's cache directory (`~/.cache/txq`);
     /// `None` when there is none. An empty `$TXQ_CACHE_DIR` is an error, not the working
     /// directory.
-    pub fn default_dir() -> Result<Option<PathBuf>, String> {
+    pub(crate) fn default_dir() -> Result<Option<PathBuf>, String> {
         match std::env::var_os("TXQ_CACHE_DIR") {
             Some(dir) if dir.is_empty() => Err("TXQ_CACHE_DIR is set but empty: set it to a directory for \
                  the inference cache, unset it to use ~/.cache/txq, or pass --no-cache"
@@ -161,13 +161,15 @@ impl InferenceCache {
         (&self.known, &mut self.shapes)
     }
 
-    pub fn shapes(&self) -> &SignatureTable {
-        &self.shapes
-    }
-
     /// Remembers what a read of `file` found (its shapes numbered in this cache's table), with
     /// the hash of its whole lines.
-    pub fn remember(&mut self, format: &str, file: &SourceFile, prefix_hash: u64, summary: FileSummary) {
+    pub(crate) fn remember(
+        &mut self,
+        format: &str,
+        file: &SourceFile,
+        prefix_hash: u64,
+        summary: FileSummary,
+    ) {
         if !self.remembers {
             return;
         }
@@ -194,7 +196,7 @@ impl InferenceCache {
 
     /// Forgets every file but `files` (the canonical paths this corpus holds now): deleted or
     /// moved files leave the cache.
-    pub fn retain(&mut self, files: &std::collections::HashSet<&OsStr, PathHasher>) {
+    pub(crate) fn retain(&mut self, files: &std::collections::HashSet<&OsStr, PathHasher>) {
         let before = self.known.entries.len();
         self.known.entries.retain(|path, _| files.contains(path.as_os_str()));
         self.changed |= self.known.entries.len() != before;
@@ -203,7 +205,7 @@ impl InferenceCache {
     /// Writes the cache if anything changed: to a temporary file, renamed into place (and removed
     /// again when anything fails). A cache that cannot be written is not an error; the next query
     /// reads the files again.
-    pub fn save(&self) -> Result<(), String> {
+    pub(crate) fn save(&self) -> Result<(), String> {
         let (Some(path), true) = (&self.path, self.changed) else { return Ok(()) };
         let dir = path.parent().unwrap_or(Path::new("."));
         let not_saved =
