@@ -2,12 +2,13 @@
 //! the JSON Lines files by one generic scan.
 //!
 //! The modules are the stages of the pipeline, each importing only from those above it here:
-//! [`text`] and [`format`] are read by all; [`source`] finds files and splits their lines, [`json`]
+//! [`error`], [`text`] and [`format`] are read by all; [`source`] finds files and splits their lines, [`json`]
 //! reads a line, [`infer`] learns what the files hold, [`table`] makes the corpus and its tables,
 //! [`scan`] streams them to DataFusion, [`sql`] is the session, and [`export`] and [`cli`] are what
 //! people use. [`generate`] writes corpora for tests and benchmarks. docs/architecture.md draws it.
 
 pub mod cli;
+pub mod error;
 pub mod export;
 pub mod format;
 pub mod generate;

@@ -4,7 +4,8 @@
 use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
-use txq::cli::{self, CliError, args::Args, interrupt};
+use txq::cli::{self, args::Args, interrupt};
+use txq::error::Error;
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -28,18 +29,16 @@ fn main() -> ExitCode {
     }
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(CliError::Cancelled) => {
-            let _ = writeln!(std::io::stderr(), "{}", interrupt::MESSAGE);
-            ExitCode::from(interrupt::EXIT_CODE)
-        }
         Err(e) => {
-            let code = e.exit_code();
-            if code != 0 {
-                // A stderr that cannot be written (closed) is no reason to panic.
-                let _ =
-                    writeln!(std::io::stderr(), "txq: error: {}", txq::text::escape::message(&e.to_string()));
+            // A stderr that cannot be written (closed) is no reason to panic.
+            let mut stderr = std::io::stderr();
+            match (&e, e.exit_code()) {
+                (Error::Cancelled, _) => drop(writeln!(stderr, "{}", interrupt::MESSAGE)),
+                // The reader of the results went away: nothing is wrong.
+                (_, 0) => {}
+                _ => drop(writeln!(stderr, "txq: error: {}", txq::text::escape::message(&cli::message(&e)))),
             }
-            ExitCode::from(code)
+            ExitCode::from(e.exit_code())
         }
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// The stages, lowest first: a module may use its own stage and those before it.
 const STAGES: [&str; 12] = [
-    "error", "text", "generate", "format", "source", "json", "infer", "table", "scan", "sql", "export", "cli",
+    "text", "error", "generate", "format", "source", "json", "infer", "table", "scan", "sql", "export", "cli",
 ];
 
 /// Every module of the library (`infer::cache` for `src/infer/cache/mod.rs`), with the code of its

@@ -2,8 +2,8 @@
 //! line is read as one, and what each does to the shell. Tables they show (`\?`, `\d`) are record
 //! batches printed like any result.
 
-use super::CliError;
 use super::print::OutputFormat;
+use crate::error::Error;
 use crate::sql::session::{CATALOG, DEFAULT_SCHEMA};
 use crate::table::corpus::Corpus;
 use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
@@ -236,12 +236,12 @@ pub(super) async fn describe(
     ctx: &SessionContext,
     corpus: &Corpus,
     name: &str,
-) -> Result<(String, RecordBatch), CliError> {
+) -> Result<(String, RecordBatch), Error> {
     let reference = TableReference::from(name);
     let provider = ctx
         .table_provider(reference.clone())
         .await
-        .map_err(|_| CliError::Usage(format!("no table {name}: \\d lists the tables")))?;
+        .map_err(|_| Error::Usage(format!("no table {name}: \\d lists the tables")))?;
     let table = reference.table();
     let schema = match home_schema(ctx, &provider, table).await {
         Some(schema) => schema,

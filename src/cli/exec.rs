@@ -4,6 +4,7 @@
 
 use super::print::{OutputFormat, ResultWriter, write_batches};
 use super::screen::{Screen, Shown};
+use crate::error::Error;
 use crate::table::corpus::{Corpus, Problem};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::ExecutionPlan;
@@ -12,24 +13,6 @@ use datafusion::sql::parser::DFParser;
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use futures::StreamExt;
 use std::io::Write;
-
-/// Why running SQL failed.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum ExecError {
-    #[error("{0}")]
-    Sql(#[from] DataFusionError),
-    #[error("{0}")]
-    Output(#[from] std::io::Error),
-}
-
-impl From<datafusion::arrow::error::ArrowError> for ExecError {
-    fn from(e: datafusion::arrow::error::ArrowError) -> Self {
-        match e {
-            datafusion::arrow::error::ArrowError::IoError(_, io) => ExecError::Output(io),
-            other => ExecError::Sql(other.into()),
-        }
-    }
-}
 
 /// A session ready to run SQL against a corpus.
 pub(crate) struct Runner<'a> {
@@ -51,13 +34,9 @@ pub(crate) struct Runner<'a> {
 
 impl Runner<'_> {
     /// Runs every statement in `sql`, printing each result to `out`; stops at the first failure.
-    pub(crate) async fn run(
-        &self,
-        sql: &str,
-        out: &mut dyn Write,
-        err: &mut dyn Write,
-    ) -> Result<(), ExecError> {
-        let statements = DFParser::parse_sql_with_dialect(sql, &GenericDialect {})?;
+    pub(crate) async fn run(&self, sql: &str, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Error> {
+        let statements =
+            DFParser::parse_sql_with_dialect(sql, &GenericDialect {}).map_err(DataFusionError::from)?;
         for statement in statements {
             let mut plan = None;
             let result = self.run_statement(statement, &mut plan, out, err).await;
@@ -78,7 +57,7 @@ impl Runner<'_> {
         plan: &mut Option<std::sync::Arc<dyn ExecutionPlan>>,
         out: &mut dyn Write,
         err: &mut dyn Write,
-    ) -> Result<(), ExecError> {
+    ) -> Result<(), Error> {
         let started = std::time::Instant::now();
         let state = self.ctx.state();
         let logical = state.statement_to_plan(statement).await.map_err(|e| self.name_missing_table(e))?;
@@ -98,16 +77,17 @@ impl Runner<'_> {
         let Some(screen) = self.screen else {
             let mut writer = ResultWriter::new(self.format, &schema, &mut *out).with_max_rows(self.max_rows);
             while let Some(batch) = next(&mut stream).await? {
-                writer.write(&batch)?;
+                writer.write(&batch).map_err(Error::of_output)?;
             }
-            let written = writer.finish()?;
-            out.flush()?;
+            let written = writer.finish().map_err(Error::of_output)?;
+            out.flush().map_err(Error::Output)?;
             if written.shown < written.rows && !self.quiet {
                 writeln!(
                     err,
                     "txq: note: {} rows, the first {} shown (--maxrows 0 shows them all)",
                     written.rows, written.shown
-                )?;
+                )
+                .map_err(Error::Output)?;
             }
             return Ok(());
         };
@@ -123,19 +103,19 @@ impl Runner<'_> {
                     kept.push(batch.slice(0, take));
                 }
             }
-            let shown = screen.write(self.format, &schema, &kept, out)?;
+            let shown = screen.write(self.format, &schema, &kept, out).map_err(Error::of_output)?;
             Shown { rows, ..shown }
         } else {
             // Other formats, and a table with nothing to fit (sent to a file by `\o`), stream.
             let mut writer = ResultWriter::new(self.format, &schema, &mut *out);
             while let Some(batch) = next(&mut stream).await? {
-                writer.write(&batch)?;
+                writer.write(&batch).map_err(Error::of_output)?;
             }
-            let written = writer.finish()?;
+            let written = writer.finish().map_err(Error::of_output)?;
             Shown { rows: written.rows as usize, shown_rows: written.rows as usize, hidden_columns: 0 }
         };
-        out.flush()?;
-        writeln!(err, "{}", shown.footer(screen.timing.then(|| started.elapsed())))?;
+        out.flush().map_err(Error::Output)?;
+        writeln!(err, "{}", shown.footer(screen.timing.then(|| started.elapsed()))).map_err(Error::Output)?;
         Ok(())
     }
 
@@ -146,11 +126,13 @@ impl Runner<'_> {
         schema: &datafusion::arrow::datatypes::SchemaRef,
         batches: &[datafusion::arrow::record_batch::RecordBatch],
         out: &mut dyn Write,
-    ) -> Result<Option<Shown>, ExecError> {
+    ) -> Result<Option<Shown>, Error> {
         match &self.screen {
-            Some(screen) => Ok(Some(screen.write(self.format, schema, batches, out)?)),
+            Some(screen) => {
+                Ok(Some(screen.write(self.format, schema, batches, out).map_err(Error::of_output)?))
+            }
             None => {
-                write_batches(self.format, schema, batches, out)?;
+                write_batches(self.format, schema, batches, out).map_err(Error::of_output)?;
                 Ok(None)
             }
         }

@@ -1,8 +1,8 @@
 //! The `txq export` command: its flags as export options, the export, and what it says on
 //! stderr (the progress line on a terminal, warnings, and one line of summary).
 
-use crate::cli::CliError;
-use crate::export::{ExportError, ExportOptions, Mode, PartitionBy, export};
+use crate::error::Error;
+use crate::export::{ExportOptions, Mode, PartitionBy, export};
 use crate::sql::session::Engine;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -19,7 +19,7 @@ pub(crate) struct Flags<'a> {
 }
 
 /// Runs `txq export` on an open corpus.
-pub(crate) async fn run(engine: &Engine, flags: Flags<'_>) -> Result<(), CliError> {
+pub(crate) async fn run(engine: &Engine, flags: Flags<'_>) -> Result<(), Error> {
     let mode = match (flags.overwrite, flags.append) {
         (true, _) => Mode::Overwrite,
         (_, true) => Mode::Append,
@@ -32,11 +32,7 @@ pub(crate) async fn run(engine: &Engine, flags: Flags<'_>) -> Result<(), CliErro
         mode,
         show_progress: !flags.quiet && std::io::stderr().is_terminal(),
     };
-    let summary = export(engine, &options).await.map_err(|e| match e {
-        ExportError::Usage(why) => CliError::Usage(why),
-        ExportError::Sql(e) => CliError::Query(crate::cli::explain(&e)),
-        ExportError::Write(why) => CliError::Output(std::io::Error::other(why)),
-    })?;
+    let summary = export(engine, &options).await?;
     if !flags.quiet {
         let mut err = std::io::stderr();
         for warning in &summary.warnings {

@@ -1,5 +1,6 @@
 //! `txq generate`: writes a deterministic sample corpus, of a number of runs or about a size.
 
+use crate::error::Error;
 use crate::generate::{ReevalOptions, RupuOptions, write_reeval_corpus, write_rupu_corpus};
 use std::path::Path;
 
@@ -22,7 +23,7 @@ pub(crate) struct Options {
 const PILOT_RUNS: usize = 60;
 
 /// Writes the corpus into `out`, saying on stderr what it wrote.
-pub(crate) fn run(out: &Path, options: &Options) -> Result<(), String> {
+pub(crate) fn run(out: &Path, options: &Options) -> Result<(), Error> {
     let mut rupu = RupuOptions {
         seed: options.seed,
         runs: options.runs,
@@ -33,8 +34,7 @@ pub(crate) fn run(out: &Path, options: &Options) -> Result<(), String> {
     if let Some(size) = options.size {
         rupu.runs = runs_for_size(size, &rupu)?;
     }
-    let expected = write_rupu_corpus(out, &rupu)
-        .map_err(|e| format!("{}: cannot write: {e}", crate::text::escape::path(out)))?;
+    let expected = write_rupu_corpus(out, &rupu).map_err(Error::write(out))?;
     let dir = out.join(&expected.transcripts_dir);
     eprintln!(
         "txq: wrote {} rupu transcripts ({}) to {}",
@@ -44,8 +44,7 @@ pub(crate) fn run(out: &Path, options: &Options) -> Result<(), String> {
     );
     if options.reeval_runs > 0 {
         let reeval = sample_reeval_options(options);
-        let expected = write_reeval_corpus(out, &reeval)
-            .map_err(|e| format!("{}: cannot write: {e}", crate::text::escape::path(out)))?;
+        let expected = write_reeval_corpus(out, &reeval).map_err(Error::write(out))?;
         eprintln!(
             "txq: wrote {} reeval attempts under {}",
             expected.attempts.len(),
@@ -61,10 +60,10 @@ pub(crate) fn sample_reeval_options(options: &Options) -> ReevalOptions {
 }
 
 /// How many runs make about `size` bytes, from a pilot corpus with the same options.
-fn runs_for_size(size: u64, options: &RupuOptions) -> Result<usize, String> {
+fn runs_for_size(size: u64, options: &RupuOptions) -> Result<usize, Error> {
     let pilot = std::env::temp_dir().join(format!("txq-pilot-{}", std::process::id()));
     let written = write_rupu_corpus(&pilot, &RupuOptions { runs: PILOT_RUNS, ..options.clone() })
-        .map_err(|e| format!("{}: cannot write: {e}", crate::text::escape::path(&pilot)));
+        .map_err(Error::write(&pilot));
     let bytes = dir_bytes(&pilot);
     let _ = std::fs::remove_dir_all(&pilot);
     written?;

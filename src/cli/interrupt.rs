@@ -8,9 +8,6 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::sync::Notify;
 
-/// The exit code of a run of txq that Ctrl-C stopped (128 + SIGINT, as shells report it).
-pub const EXIT_CODE: u8 = 130;
-
 /// What a run of SQL that Ctrl-C stopped says on stderr.
 pub const MESSAGE: &str = "txq: query cancelled";
 
@@ -89,7 +86,7 @@ fn start() -> Option<Arc<Interrupts>> {
                             // (Not stdout: the stalled statement may hold it.)
                             use std::io::Write;
                             let _ = writeln!(std::io::stderr(), "{MESSAGE}");
-                            std::process::exit(EXIT_CODE.into());
+                            std::process::exit(crate::error::CANCELLED_EXIT_CODE.into());
                         }
                     });
                 }
@@ -122,7 +119,7 @@ impl Interrupts {
     }
 
     /// For a script: from now on, a Ctrl-C whose statement has not stopped within a second ends
-    /// the process (with [`EXIT_CODE`] and [`MESSAGE`]).
+    /// the process (with [`crate::error::CANCELLED_EXIT_CODE`] and [`MESSAGE`]).
     pub(crate) fn exit_on_stall(&self) {
         self.stall_exit.store(ARMED, Ordering::SeqCst);
     }

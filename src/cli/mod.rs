@@ -15,59 +15,25 @@ pub(crate) mod query;
 pub(crate) mod screen;
 pub(crate) mod shell;
 
-use crate::source::discover::{DiscoveryError, default_paths};
-use crate::sql::session::{LiveEngine, OpenError, Places};
+use crate::error::Error;
+use crate::source::discover::default_paths;
+use crate::sql::session::{LiveEngine, Places};
 use crate::table::corpus::ReadOptions;
 use args::{Args, Command};
-use exec::{ExecError, Runner};
+use exec::Runner;
 use std::io::{IsTerminal, Read, Write};
 
-/// How a run of txq ended, and the exit code it gets.
-#[derive(Debug, thiserror::Error)]
-pub enum CliError {
-    /// Bad arguments, or nothing to read: exit 2.
-    #[error("{0}")]
-    Usage(String),
-    /// A statement failed: exit 1.
-    #[error("{0}")]
-    Query(String),
-    /// Results could not be written: exit 3 (a closed pipe ends quietly, exit 0).
-    #[error("cannot write results: {0}")]
-    Output(std::io::Error),
-    /// Ctrl-C stopped the statement: exit 130.
-    #[error("query cancelled")]
-    Cancelled,
-}
-
-impl CliError {
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            CliError::Query(_) => 1,
-            CliError::Usage(_) => 2,
-            CliError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-            CliError::Output(_) => 3,
-            CliError::Cancelled => interrupt::EXIT_CODE,
-        }
-    }
-}
-
-impl From<DiscoveryError> for CliError {
-    fn from(e: DiscoveryError) -> Self {
-        CliError::Usage(e.to_string())
-    }
-}
-
-impl From<ExecError> for CliError {
-    fn from(e: ExecError) -> Self {
-        match e {
-            ExecError::Output(io) => CliError::Output(io),
-            ExecError::Sql(e) => CliError::Query(explain(&e)),
-        }
+/// What to tell a person of `e`, after `txq: error: `: its message, and for a statement that
+/// failed what they can do about it.
+pub fn message(e: &Error) -> String {
+    match e {
+        Error::Sql(e) => explain(e),
+        other => other.to_string(),
     }
 }
 
 /// DataFusion's message, with what the user can do about it.
-pub(crate) fn explain(e: &datafusion::error::DataFusionError) -> String {
+fn explain(e: &datafusion::error::DataFusionError) -> String {
     if let Some(message) = crate::sql::memory::exhausted_message(e) {
         return message;
     }
@@ -86,7 +52,7 @@ pub(crate) fn explain(e: &datafusion::error::DataFusionError) -> String {
 }
 
 /// Runs txq with parsed arguments.
-pub async fn run(args: Args) -> Result<(), CliError> {
+pub async fn run(args: Args) -> Result<(), Error> {
     if let Some(Command::Generate {
         out,
         runs,
@@ -107,7 +73,7 @@ pub async fn run(args: Args) -> Result<(), CliError> {
             tool_output_bytes: *tool_output_bytes,
             v0_74_percent: *v0_74_percent,
         };
-        return generate::run(out, &options).map_err(CliError::Usage);
+        return generate::run(out, &options);
     }
     if let Some(Command::Query { list: true, .. }) = &args.command {
         let stdout = std::io::stdout();
@@ -116,13 +82,13 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         if let (print::OutputFormat::Table, Some(width)) = (args.format, width) {
             let mut out = std::io::BufWriter::new(stdout.lock());
             screen::write_blocks(&crate::sql::queries::list(), width, &mut out)
-                .map_err(|e| CliError::Output(std::io::Error::other(e)))?;
-            return out.flush().map_err(CliError::Output);
+                .map_err(|e| Error::Output(std::io::Error::other(e)))?;
+            return out.flush().map_err(Error::Output);
         }
         return query::print_list(args.format, &mut std::io::BufWriter::new(stdout.lock()));
     }
     let prices = crate::sql::prices::PriceList::chosen(args.prices.as_deref())
-        .map_err(|e| CliError::Usage(format!("--prices: {e}")))?;
+        .map_err(|e| Error::Usage(format!("--prices: {e}")))?;
     if let Some(Command::Prices) = &args.command {
         let stdout = std::io::stdout();
         return prices::print(prices.as_ref(), args.format, &mut std::io::BufWriter::new(stdout.lock()));
@@ -136,17 +102,16 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     let no_sql = args.execute.is_empty() && args.files.is_empty();
     let on_terminal = std::io::stdin().is_terminal();
     if shell_asked && !no_sql {
-        return Err(CliError::Usage("the shell runs no -e or -f: give them without `shell`".into()));
+        return Err(Error::Usage("the shell runs no -e or -f: give them without `shell`".into()));
     }
     if shell_asked && !on_terminal {
-        return Err(CliError::Usage("the shell needs a terminal: pipe statements to `txq` instead".into()));
+        return Err(Error::Usage("the shell needs a terminal: pipe statements to `txq` instead".into()));
     }
     let interactive = shell_asked || (no_sql && on_terminal && args.command.is_none());
     let given: Vec<std::path::PathBuf> = args.paths.iter().chain(shell_paths).cloned().collect();
     let formats = crate::format::all();
     let places = if given.is_empty() {
-        let cwd =
-            std::env::current_dir().map_err(|e| CliError::Usage(format!("no working directory: {e}")))?;
+        let cwd = std::env::current_dir().map_err(|e| Error::Usage(format!("no working directory: {e}")))?;
         Places::Defaults { cwd, home: dirs::home_dir() }
     } else {
         Places::Given(given)
@@ -158,7 +123,7 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         Places::Given(paths) => paths.clone(),
         Places::Defaults { cwd, home } => match default_paths(&formats, cwd, home.as_deref()) {
             Ok(paths) => paths,
-            Err(DiscoveryError::NoDefault(looked)) => {
+            Err(Error::NoDefaultPlace(looked)) => {
                 looked_in_defaults = Some(looked);
                 Vec::new()
             }
@@ -167,7 +132,7 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     };
     let cache_dir = match args.no_cache {
         true => None,
-        false => crate::infer::cache::InferenceCache::default_dir().map_err(CliError::Usage)?,
+        false => crate::infer::cache::InferenceCache::default_dir()?,
     };
     let memory = crate::sql::memory::MemoryOptions {
         limit: args.memory_limit.unwrap_or_else(crate::sql::memory::default_limit),
@@ -175,10 +140,6 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     };
     let read = ReadOptions { max_line_bytes: args.max_line_bytes, cache_dir, ..Default::default() };
     let options = crate::sql::session::Options { read, memory };
-    let opened = |e: OpenError| match e {
-        OpenError::Discovery(e) => CliError::from(e),
-        OpenError::Sql(e) => CliError::Query(explain(&e)),
-    };
     let no_transcripts = || match &looked_in_defaults {
         Some(looked) => {
             format!("no transcripts given and none found in the default places: looked in {looked}")
@@ -216,25 +177,24 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         }
     };
     if interactive {
-        let live = LiveEngine::open(places, options).await.map_err(opened)?;
+        let live = LiveEngine::open(places, options).await?;
         if let Some(prices) = &prices {
-            crate::sql::prices::register(&live.engine.ctx, prices)
-                .map_err(|e| CliError::Query(e.to_string()))?;
+            crate::sql::prices::register(&live.engine.ctx, prices).map_err(Error::Sql)?;
         }
         tell(&live.engine.corpus, &mut stderr, true);
         let max_rows = args.maxrows.unwrap_or(args::SHELL_MAX_ROWS);
         return shell::Shell::new(live, args.format, args.quiet, max_rows).run().await;
     }
-    let engine = crate::sql::session::open(&paths, options).await.map_err(opened)?;
+    let engine = crate::sql::session::open(&paths, options).await?;
     let (corpus, ctx) = (&engine.corpus, &engine.ctx);
     if let Some(prices) = &prices {
-        crate::sql::prices::register(ctx, prices).map_err(|e| CliError::Query(e.to_string()))?;
+        crate::sql::prices::register(ctx, prices).map_err(Error::Sql)?;
     }
     // An export of nothing is a mistake: it stays an error.
     let exporting = matches!(args.command, Some(Command::Export { .. }));
     tell(corpus, &mut stderr, !exporting);
     if exporting && corpus.transcripts() == 0 {
-        return Err(CliError::Usage(no_transcripts()));
+        return Err(Error::Usage(no_transcripts()));
     }
     if let Some(Command::Export { out, tables, partition_by, overwrite, append, .. }) = &args.command {
         let flags = crate::cli::export::Flags {
@@ -253,7 +213,7 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     }
     tokio::select! {
         result = run_scripts(&args, ctx, corpus) => result,
-        () = interrupt::next() => Err(CliError::Cancelled),
+        () = interrupt::next() => Err(Error::Cancelled),
     }
 }
 
@@ -262,7 +222,7 @@ async fn run_scripts(
     args: &Args,
     ctx: &datafusion::prelude::SessionContext,
     corpus: &crate::table::corpus::Corpus,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     let mut stderr = std::io::stderr();
     let runner = Runner {
         ctx,
@@ -278,24 +238,24 @@ async fn run_scripts(
     let mut out = std::io::BufWriter::new(stdout.lock());
     if let Some(Command::Query { name: Some(name), .. }) = &args.command {
         query::run(&runner, name, &mut out, &mut stderr).await?;
-        return out.flush().map_err(CliError::Output);
+        return out.flush().map_err(Error::Output);
     }
 
     let mut scripts: Vec<String> = args.execute.clone();
     for file in &args.files {
         let sql = std::fs::read_to_string(file)
-            .map_err(|e| CliError::Usage(format!("{}: cannot read: {e}", crate::text::escape::path(file))))?;
+            .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", crate::text::escape::path(file))))?;
         scripts.push(sql);
     }
     if scripts.is_empty() {
         let mut sql = String::new();
         std::io::stdin()
             .read_to_string(&mut sql)
-            .map_err(|e| CliError::Usage(format!("cannot read stdin: {e}")))?;
+            .map_err(|e| Error::Usage(format!("cannot read stdin: {e}")))?;
         scripts.push(sql);
     }
     for sql in &scripts {
         runner.run(sql, &mut out, &mut stderr).await?;
     }
-    out.flush().map_err(CliError::Output)
+    out.flush().map_err(Error::Output)
 }

@@ -1,7 +1,7 @@
 //! `txq prices`: the price list the session would use, printed as any result is.
 
-use super::CliError;
 use super::print::{OutputFormat, write_batch};
+use crate::error::Error;
 use crate::sql::prices::PriceList;
 
 /// `txq prices`: `list` (the built-in list when `None`), printed as any result is.
@@ -9,12 +9,12 @@ pub(crate) fn print(
     list: Option<&PriceList>,
     format: OutputFormat,
     out: &mut dyn std::io::Write,
-) -> std::result::Result<(), CliError> {
+) -> std::result::Result<(), Error> {
     let built_in;
     let list = match list {
         Some(list) => list,
         None => {
-            built_in = PriceList::embedded().map_err(|e| CliError::Usage(e.to_string()))?;
+            built_in = PriceList::embedded().map_err(|e| Error::Usage(e.to_string()))?;
             &built_in
         }
     };

@@ -57,13 +57,13 @@ pub(crate) fn write_batch(
     format: OutputFormat,
     batch: &RecordBatch,
     out: &mut dyn Write,
-) -> Result<(), super::CliError> {
-    use super::CliError;
+) -> Result<(), super::Error> {
+    use crate::error::Error;
     write_batches(format, &batch.schema(), std::slice::from_ref(batch), out).map_err(|e| match e {
-        ArrowError::IoError(_, io) => CliError::Output(io),
-        other => CliError::Output(std::io::Error::other(other)),
+        ArrowError::IoError(_, io) => Error::Output(io),
+        other => Error::Output(std::io::Error::other(other)),
     })?;
-    out.flush().map_err(CliError::Output)
+    out.flush().map_err(Error::Output)
 }
 
 /// One statement's result written batch by batch as the batches come, so that a large result

@@ -1,14 +1,14 @@
 //! `txq query`: the canned queries listed, or one run like any SQL, naming on stderr the models
 //! it priced without a price.
 
-use super::CliError;
 use super::exec::Runner;
 use super::print::{OutputFormat, write_batch};
+use crate::error::Error;
 use crate::sql::queries::{find, list, unknown};
 use std::io::Write;
 
 /// `txq query --list`: the list, printed as any result is.
-pub(crate) fn print_list(format: OutputFormat, out: &mut dyn Write) -> Result<(), CliError> {
+pub(crate) fn print_list(format: OutputFormat, out: &mut dyn Write) -> Result<(), Error> {
     write_batch(format, &list(), out)
 }
 
@@ -19,19 +19,12 @@ pub(crate) async fn run(
     name: &str,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> Result<(), CliError> {
-    let query = find(name).ok_or_else(|| CliError::Usage(unknown(name)))?;
+) -> Result<(), Error> {
+    let query = find(name).ok_or_else(|| Error::Usage(unknown(name)))?;
     runner.run(query.sql, out, err).await?;
-    let plan = runner
-        .ctx
-        .state()
-        .create_logical_plan(query.sql)
-        .await
-        .map_err(|e| CliError::Query(e.to_string()))?;
+    let plan = runner.ctx.state().create_logical_plan(query.sql).await.map_err(Error::Sql)?;
     if !runner.quiet && crate::sql::prices::reads_prices(&plan) {
-        let models = crate::sql::prices::unpriced_models(runner.ctx)
-            .await
-            .map_err(|e| CliError::Query(e.to_string()))?;
+        let models = crate::sql::prices::unpriced_models(runner.ctx).await.map_err(Error::Sql)?;
         if !models.is_empty() {
             let models = crate::text::escape::text(&models.join(", ")).into_owned();
             let _ = writeln!(

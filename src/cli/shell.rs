@@ -2,13 +2,13 @@
 //! sessions, completion, meta-commands, queries Ctrl-C cancels, and results fitted to the
 //! terminal. Every statement runs through `Runner::run`, as from `-e`.
 
-use super::CliError;
 use super::commands::{MetaCommand, describe, format_name, help_batch, tables_batch};
 use super::exec::Runner;
 use super::helper::{Names, ShellHelper, is_complete, is_meta_command, is_quit};
 use super::print::OutputFormat;
 use super::progress::Progress;
 use super::screen::Screen;
+use crate::error::Error;
 use crate::sql::session::LiveEngine;
 use crate::table::corpus::Corpus;
 use crate::text::escape;
@@ -86,7 +86,7 @@ fn editor() -> rustyline::Result<Editor<ShellHelper, FileHistory>> {
     Ok(editor)
 }
 
-fn report(e: &CliError) {
+fn report(e: &Error) {
     eprintln!("txq: error: {}", escape::message(&e.to_string()));
 }
 
@@ -137,8 +137,8 @@ impl Shell {
     }
 
     /// Reads and runs input until `\q`, `exit`, `quit`, Ctrl-D, or Ctrl-C twice at an empty prompt.
-    pub(crate) async fn run(mut self) -> Result<(), CliError> {
-        let terminal_error = |e: ReadlineError| CliError::Usage(format!("cannot use the terminal: {e}"));
+    pub(crate) async fn run(mut self) -> Result<(), Error> {
+        let terminal_error = |e: ReadlineError| Error::Usage(format!("cannot use the terminal: {e}"));
         let mut editor = editor().map_err(terminal_error)?;
         editor.set_helper(Some(ShellHelper::new(Names::of(self.ctx()).await)));
         let mut history = history_path();
@@ -300,18 +300,18 @@ impl Shell {
         progress.clear();
         match finished {
             Some(Ok(())) => {}
-            Some(Err(e)) => report(&CliError::from(e)),
+            Some(Err(e)) => report(&Error::from(e)),
             None => eprintln!("{}", super::interrupt::MESSAGE),
         }
         if let Err(e) = out.flush() {
-            report(&CliError::Output(e));
+            report(&Error::Output(e));
         }
         self.output = file;
     }
 
     /// Writes a table of the shell's own (`\?`, `\d`) where results go, under a heading; every
     /// row of it (`\maxrows` limits query results only).
-    pub(crate) fn show(&mut self, batch: &RecordBatch, heading: Option<&str>) -> Result<(), CliError> {
+    pub(crate) fn show(&mut self, batch: &RecordBatch, heading: Option<&str>) -> Result<(), Error> {
         let mut file = self.output.take();
         let mut runner = self.runner(file.is_some());
         runner.screen = runner.screen.map(|screen| Screen { max_rows: 0, ..screen });
@@ -326,13 +326,13 @@ impl Shell {
     }
 
     /// Sends results to `path` from now on, or back to the terminal.
-    pub(crate) fn redirect(&mut self, path: Option<&Path>) -> Result<(), CliError> {
+    pub(crate) fn redirect(&mut self, path: Option<&Path>) -> Result<(), Error> {
         if let Some(mut file) = self.output.take() {
-            file.flush().map_err(CliError::Output)?;
+            file.flush().map_err(Error::Output)?;
         }
         if let Some(path) = path {
             let file = File::create(path)
-                .map_err(|e| CliError::Usage(format!("{}: cannot write: {e}", escape::path(path))))?;
+                .map_err(|e| Error::Usage(format!("{}: cannot write: {e}", escape::path(path))))?;
             self.output = Some(BufWriter::new(file));
         }
         Ok(())
@@ -345,16 +345,16 @@ fn write_titled(
     batch: &RecordBatch,
     heading: Option<&str>,
     out: &mut dyn Write,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     if let Some(heading) = heading {
-        writeln!(out, "{}", escape::message(heading)).map_err(CliError::Output)?;
+        writeln!(out, "{}", escape::message(heading)).map_err(Error::Output)?;
     }
     if let Some(shown) = runner.write_result(&batch.schema(), std::slice::from_ref(batch), out)?
         && shown.is_cut()
     {
         eprintln!("{}", shown.footer(None));
     }
-    out.flush().map_err(CliError::Output)
+    out.flush().map_err(Error::Output)
 }
 
 /// Appends the new history entries to the file, making its directory first.
@@ -366,7 +366,7 @@ fn save_history(editor: &mut Editor<ShellHelper, FileHistory>, path: &Path) -> r
 }
 impl Shell {
     /// Does what a meta-command says.
-    pub(crate) async fn execute(&mut self, command: MetaCommand) -> Result<Flow, CliError> {
+    pub(crate) async fn execute(&mut self, command: MetaCommand) -> Result<Flow, Error> {
         let shell = self;
         let mut terminal = std::io::stderr();
         let say = |terminal: &mut std::io::Stderr, text: String| {
@@ -400,7 +400,7 @@ impl Shell {
             }
             MetaCommand::Include(file) => {
                 let sql = std::fs::read_to_string(&file)
-                    .map_err(|e| CliError::Usage(format!("{}: cannot read: {e}", escape::path(&file))))?;
+                    .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", escape::path(&file))))?;
                 return Ok(Flow::Run(sql));
             }
             MetaCommand::Quit => return Ok(Flow::Quit),

@@ -6,8 +6,8 @@ use super::job::Job;
 use super::paths::Root;
 use super::tables::{self, ExportTable};
 use super::{
-    ExportError, ExportOptions, Manifest, PartitionBy, Progress, Summary, check_folders, count_by_schema,
-    prune, record, units, widen,
+    Error, ExportOptions, Manifest, PartitionBy, Progress, Summary, check_folders, count_by_schema, prune,
+    record, units, widen,
 };
 use crate::sql::session::Engine;
 use crate::text::escape;
@@ -22,11 +22,11 @@ pub(super) async fn append(
     mut manifest: Manifest,
     all: &[ExportTable],
     progress: &Arc<Progress>,
-) -> Result<Summary, ExportError> {
+) -> Result<Summary, Error> {
     let out = Root::new(&options.out);
     let partition_by = match (&manifest.partition_by, options.partition_by) {
         (was, Some(asked)) if was.as_deref() != Some(asked.key()) => {
-            return Err(ExportError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "{} is partitioned by {}: --append keeps that (or export again with --overwrite)",
                 escape::path(out.path()),
                 escape::text(was.as_deref().unwrap_or("nothing"))
@@ -37,7 +37,7 @@ pub(super) async fn append(
     let mut chosen = appended_tables(&manifest, options, all)?;
     check_folders(&chosen)?;
     let generation = manifest.generation.checked_add(1).ok_or_else(|| {
-        ExportError::Usage(format!(
+        Error::Usage(format!(
             "{}: its manifest counts no more exports: export again with --overwrite",
             escape::path(out.path())
         ))
@@ -130,7 +130,7 @@ fn appended_tables(
     manifest: &Manifest,
     options: &ExportOptions,
     all: &[ExportTable],
-) -> Result<Vec<ExportTable>, ExportError> {
+) -> Result<Vec<ExportTable>, Error> {
     let out = escape::path(&options.out);
     let chosen = if manifest.all_tables && options.tables.is_empty() {
         all.to_vec()
@@ -140,11 +140,11 @@ fn appended_tables(
         } else {
             options.tables.clone()
         };
-        let chosen = tables::named(all, &asked).map_err(ExportError::Usage)?;
+        let chosen = tables::named(all, &asked).map_err(Error::Usage)?;
         let names: HashSet<String> = chosen.iter().map(ExportTable::qualified).collect();
         if manifest.all_tables || names != manifest.tables.keys().cloned().collect() {
             let held: Vec<&str> = manifest.tables.keys().map(String::as_str).collect();
-            return Err(ExportError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "{out} holds the tables {}: --append writes the same tables (or export again with --overwrite)",
                 escape::text(&held.join(", "))
             )));
@@ -162,7 +162,7 @@ fn appended_tables(
             None => folder.clone(),
         };
         if before != folder {
-            return Err(ExportError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "{out} holds {} in the folder {}, and this txq writes it to {}: export again with --overwrite",
                 escape::text(&table.qualified()),
                 escape::text(&before),
@@ -179,7 +179,7 @@ const STAGING: &str = ".txq-staging-";
 /// Removes what an export into `out` that never finished left: its staging folder, its files
 /// already moved into place (a later generation than the manifest's), and partial rewrites.
 /// Links of those names are removed themselves, never followed.
-fn remove_leftovers(out: &Root, generation: u32) -> Result<(), ExportError> {
+fn remove_leftovers(out: &Root, generation: u32) -> Result<(), Error> {
     for entry in std::fs::read_dir(out.path()).map_err(|e| io_error(out.path(), e))? {
         let entry = entry.map_err(|e| io_error(out.path(), e))?;
         let name = entry.file_name();
@@ -202,8 +202,8 @@ fn remove_leftovers(out: &Root, generation: u32) -> Result<(), ExportError> {
     Ok(())
 }
 
-fn io_error(path: &Path, e: std::io::Error) -> ExportError {
-    ExportError::Write(format!("{}: {e}", escape::path(path)))
+fn io_error(path: &Path, e: std::io::Error) -> Error {
+    Error::Write { path: path.to_path_buf(), source: e }
 }
 
 /// The generation in a data file name `part-<generation>-<settled|open>-….parquet`.
@@ -217,12 +217,12 @@ fn is_open_file(path: &Path) -> bool {
 
 /// The Parquet files below the folder `dir` of `out` (none when it does not exist; an error
 /// when it, a folder on the way or anything in it is a link).
-fn data_files(out: &Root, dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
+fn data_files(out: &Root, dir: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(out.files_below(dir)?.into_iter().filter(|f| f.extension().is_some_and(|e| e == "parquet")).collect())
 }
 
 /// Moves every file of `staging` to the same place under `out`, each by one rename.
-fn move_into_place(staging: &Root, out: &Root) -> Result<(), ExportError> {
+fn move_into_place(staging: &Root, out: &Root) -> Result<(), Error> {
     for file in staging.files_below(Path::new(""))? {
         staging.rename(&file, out, &file)?;
     }

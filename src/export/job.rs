@@ -6,7 +6,7 @@ use super::progress::Progress;
 use super::tables::ExportTable;
 use super::units::{self, Unit};
 use super::writer::{self, Partitioning, TableWriter};
-use super::{ExportError, PartitionBy, widen};
+use super::{Error, PartitionBy, widen};
 use crate::sql::session::{CATALOG, Engine};
 use datafusion::common::TableReference;
 use futures::StreamExt;
@@ -32,7 +32,7 @@ impl Job<'_> {
         units: &[&Unit],
         progress: &Arc<Progress>,
         held: &HashSet<String>,
-    ) -> Result<(), ExportError> {
+    ) -> Result<(), Error> {
         let partitioning = self.partition_by.map(|p| Partitioning {
             key: p.key(),
             by_file: Arc::new(units::partition_values(units, p == PartitionBy::Run)),
@@ -82,7 +82,7 @@ impl Job<'_> {
         prefix: &str,
         partitioning: Option<Partitioning>,
         progress: &Arc<Progress>,
-    ) -> Result<usize, ExportError> {
+    ) -> Result<usize, Error> {
         // Read through the provider, not by name: a name from the data may be one SQL cannot
         // plan a scan of (an empty one), and the export writes every table.
         let provider =
@@ -94,10 +94,10 @@ impl Job<'_> {
             table.columns.field_with_name(field.name()).is_ok_and(|f| f.data_type() == field.data_type())
         });
         if !fits {
-            return Err(ExportError::Write(format!(
+            return Err(Error::Sql(datafusion::error::DataFusionError::Internal(format!(
                 "{}: columns differ between passes",
-                crate::text::escape::text(&table.qualified())
-            )));
+                table.qualified()
+            ))));
         }
         let widened = !widen::same_columns(frame.schema().as_arrow(), &table.columns);
         let mut stream = frame.execute_stream().await?;

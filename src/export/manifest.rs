@@ -3,9 +3,9 @@
 //! and whether it was still open, so that `--append` knows what to add and what to redo. It is
 //! read back from OUT, so it is not trusted: no name in it is ever used as a path.
 
-use super::ExportError;
 use super::paths::Root;
 use super::tables::ExportTable;
+use crate::error::Error;
 use crate::text::escape;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -69,39 +69,40 @@ impl Manifest {
     }
 
     /// The manifest in `out`, if there is one. A manifest that is a link is refused.
-    pub(crate) fn read(out: &Path) -> Result<Option<Self>, String> {
+    pub(crate) fn read(out: &Path) -> Result<Option<Self>, Error> {
         let path = Self::path(out);
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(format!(
+            return Err(Error::Usage(format!(
                 "{}: a symbolic link, not a manifest txq wrote: export into a new folder",
                 escape::path(&path)
-            ));
+            )));
         }
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: cannot read: {e}", escape::path(&path))),
+            Err(e) => return Err(Error::Usage(format!("{}: cannot read: {e}", escape::path(&path)))),
         };
         let manifest: Manifest = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a txq export manifest: {e}", escape::path(&path)))?;
+            .map_err(|e| Error::Usage(format!("{}: not a txq export manifest: {e}", escape::path(&path))))?;
         if manifest.txq_export != VERSION {
-            return Err(format!(
+            return Err(Error::Usage(format!(
                 "{}: written by another version of txq (manifest {}); export with --overwrite",
                 escape::path(&path),
                 manifest.txq_export
-            ));
+            )));
         }
         Ok(Some(manifest))
     }
 
     /// Writes the manifest into `out` under a temporary name, then renames it into place.
-    pub(crate) fn write(&self, out: &Root) -> Result<(), ExportError> {
+    pub(crate) fn write(&self, out: &Root) -> Result<(), Error> {
         let partial = PathBuf::from(format!("{FILE_NAME}.partial"));
-        let text = serde_json::to_string_pretty(self).map_err(|e| ExportError::Write(e.to_string()))?;
+        let text = serde_json::to_string_pretty(self)
+            .map_err(|e| Error::Write { path: out.path().join(&partial), source: e.into() })?;
         out.remove_file(&partial)?;
         let mut file = out.create_file(&partial)?;
         std::io::Write::write_all(&mut file, (text + "\n").as_bytes())
-            .map_err(|e| ExportError::Write(format!("{}: {e}", escape::path(&out.path().join(&partial)))))?;
+            .map_err(|e| Error::Write { path: out.path().join(&partial), source: e })?;
         out.rename(&partial, out, Path::new(FILE_NAME))
     }
 
@@ -147,6 +148,6 @@ mod tests {
         manifest.write(&Root::new(dir.path())).unwrap();
         assert_eq!(Manifest::read(dir.path()).unwrap(), Some(manifest));
         std::fs::write(Manifest::path(dir.path()), "{}").unwrap();
-        assert!(Manifest::read(dir.path()).unwrap_err().contains("not a txq export manifest"));
+        assert!(Manifest::read(dir.path()).unwrap_err().to_string().contains("not a txq export manifest"));
     }
 }

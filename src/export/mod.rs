@@ -19,10 +19,10 @@ mod writer;
 pub use manifest::{FILE_NAME as MANIFEST_FILE, Manifest, UnitRecord};
 use progress::{human_bytes, thousands};
 
+use crate::error::Error;
 use crate::sql::session::Engine;
 use crate::table::corpus::Problem;
 use crate::text::escape;
-use datafusion::error::DataFusionError;
 use job::Job;
 use paths::Root;
 use progress::{Progress, ProgressLine};
@@ -78,33 +78,8 @@ pub(crate) struct ExportOptions {
     pub(crate) show_progress: bool,
 }
 
-/// Why an export failed.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum ExportError {
-    /// Asked for something that cannot be done.
-    #[error("{0}")]
-    Usage(String),
-    #[error("{0}")]
-    Sql(#[from] DataFusionError),
-    /// Writing OUT failed.
-    #[error("{0}")]
-    Write(String),
-}
-
-impl From<datafusion::parquet::errors::ParquetError> for ExportError {
-    fn from(e: datafusion::parquet::errors::ParquetError) -> Self {
-        ExportError::Write(e.to_string())
-    }
-}
-
-impl From<datafusion::arrow::error::ArrowError> for ExportError {
-    fn from(e: datafusion::arrow::error::ArrowError) -> Self {
-        ExportError::Write(e.to_string())
-    }
-}
-
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
-    move |e| ExportError::Write(format!("{}: {e}", escape::path(path)))
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |e| Error::Write { path: path.to_path_buf(), source: e }
 }
 
 /// What an export did.
@@ -165,21 +140,21 @@ enum Existing {
     Export(Box<Manifest>),
 }
 
-fn existing(out: &Path) -> Result<Existing, ExportError> {
+fn existing(out: &Path) -> Result<Existing, Error> {
     if !out.exists() {
         return Ok(Existing::Nothing);
     }
     if !out.is_dir() {
-        return Err(ExportError::Usage(format!("{}: not a folder", escape::path(out))));
+        return Err(Error::Usage(format!("{}: not a folder", escape::path(out))));
     }
-    if let Some(manifest) = Manifest::read(out).map_err(ExportError::Usage)? {
+    if let Some(manifest) = Manifest::read(out)? {
         return Ok(Existing::Export(Box::new(manifest)));
     }
     let mut entries = std::fs::read_dir(out).map_err(io_error(out))?;
     if entries.next().is_none() {
         return Ok(Existing::EmptyFolder);
     }
-    Err(ExportError::Usage(format!(
+    Err(Error::Usage(format!(
         "{}: exists and is not a txq export (it has no {}): export into a new or empty folder",
         escape::path(out),
         manifest::FILE_NAME
@@ -187,7 +162,7 @@ fn existing(out: &Path) -> Result<Existing, ExportError> {
 }
 
 /// Exports the engine's corpus as `options` say.
-pub(crate) async fn export(engine: &Engine, options: &ExportOptions) -> Result<Summary, ExportError> {
+pub(crate) async fn export(engine: &Engine, options: &ExportOptions) -> Result<Summary, Error> {
     let started = Instant::now();
     let all = tables::all(engine).await?;
     let progress = Arc::new(Progress::default());
@@ -196,7 +171,7 @@ pub(crate) async fn export(engine: &Engine, options: &ExportOptions) -> Result<S
         (Mode::Append, Existing::Export(manifest)) => {
             append::append(engine, options, *manifest, &all, &progress).await
         }
-        (Mode::Create, Existing::Export(_)) => Err(ExportError::Usage(format!(
+        (Mode::Create, Existing::Export(_)) => Err(Error::Usage(format!(
             "{} already holds an export: --append adds the runs it lacks, --overwrite replaces it",
             escape::path(&options.out)
         ))),
@@ -223,10 +198,10 @@ pub(crate) async fn export(engine: &Engine, options: &ExportOptions) -> Result<S
 
 /// The folder OUT is in (made if need be: it is the user's), as the root of the export's own
 /// folders beside OUT, and OUT's name in it.
-fn place_of(out: &Path) -> Result<(Root, OsString), ExportError> {
-    let name = out.file_name().ok_or_else(|| {
-        ExportError::Usage(format!("{}: not a folder name to export into", escape::path(out)))
-    })?;
+fn place_of(out: &Path) -> Result<(Root, OsString), Error> {
+    let name = out
+        .file_name()
+        .ok_or_else(|| Error::Usage(format!("{}: not a folder name to export into", escape::path(out))))?;
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(io_error(parent))?;
     Ok((Root::new(parent), name.to_os_string()))
@@ -243,7 +218,7 @@ fn beside(out_name: &OsStr, what: &str) -> PathBuf {
 
 /// Removes what an export into the same OUT that never finished left beside it: folders (or
 /// links, themselves) named `.<OUT's name>.txq-partial-…` or `….txq-old-…`, of any process.
-fn remove_stale_siblings(parent: &Root, out_name: &OsStr) -> Result<(), ExportError> {
+fn remove_stale_siblings(parent: &Root, out_name: &OsStr) -> Result<(), Error> {
     let stem = |what: &str| {
         let mut prefix = OsString::from(".");
         prefix.push(out_name);
@@ -266,11 +241,11 @@ fn remove_stale_siblings(parent: &Root, out_name: &OsStr) -> Result<(), ExportEr
 }
 
 /// Refuses tables that would share a folder (only a hash of two long names alike could).
-fn check_folders(tables: &[ExportTable]) -> Result<(), ExportError> {
+fn check_folders(tables: &[ExportTable]) -> Result<(), Error> {
     let mut seen: BTreeMap<PathBuf, String> = BTreeMap::new();
     for table in tables {
         if let Some(other) = seen.insert(table.folder(), table.qualified()) {
-            return Err(ExportError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "{} and {} would be exported to the same folder {}: export them one at a time with --tables",
                 escape::text(&other),
                 escape::text(&table.qualified()),
@@ -287,11 +262,11 @@ async fn fresh(
     options: &ExportOptions,
     all: &[ExportTable],
     progress: &Arc<Progress>,
-) -> Result<Summary, ExportError> {
+) -> Result<Summary, Error> {
     let chosen = if options.tables.is_empty() {
         all.to_vec()
     } else {
-        tables::named(all, &options.tables).map_err(ExportError::Usage)?
+        tables::named(all, &options.tables).map_err(Error::Usage)?
     };
     check_folders(&chosen)?;
     let units = units::find(engine).await?;

@@ -4,7 +4,7 @@
 //! only (no `..`, `.`, root or prefix), and no symbolic link on the way, so that the export never
 //! writes or removes anything through one.
 
-use super::ExportError;
+use crate::error::Error;
 use crate::text::escape;
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
@@ -88,7 +88,7 @@ impl Root {
     /// every folder on the way that exists a folder, not a symbolic link. The last component is
     /// not checked: what is done with it says whether it may be a link (it may be removed or
     /// renamed, never written through).
-    pub(crate) fn join(&self, relative: &Path) -> Result<PathBuf, ExportError> {
+    pub(crate) fn join(&self, relative: &Path) -> Result<PathBuf, Error> {
         let names = plain_names(relative)?;
         let mut path = self.path.clone();
         for (i, name) in names.iter().enumerate() {
@@ -103,18 +103,20 @@ impl Root {
 
     /// Whether `path` (below the root) is a folder; false when it does not exist; an error when
     /// it is a link or something else.
-    fn is_folder(&self, path: &Path) -> Result<bool, ExportError> {
+    fn is_folder(&self, path: &Path) -> Result<bool, Error> {
         match std::fs::symlink_metadata(path) {
             Ok(meta) if meta.file_type().is_symlink() => Err(self.link_refused(path)),
             Ok(meta) if meta.is_dir() => Ok(true),
-            Ok(_) => Err(ExportError::Write(format!("{}: exists and is not a folder", escape::path(path)))),
+            Ok(_) => {
+                Err(Error::Write { path: path.to_path_buf(), source: refused("exists and is not a folder") })
+            }
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
             Err(e) => Err(io_error(path, e)),
         }
     }
 
-    fn link_refused(&self, path: &Path) -> ExportError {
-        ExportError::Usage(format!(
+    fn link_refused(&self, path: &Path) -> Error {
+        Error::Usage(format!(
             "{}: a symbolic link inside {}: txq export writes only inside it, never through a link; \
              remove the link (or export into a new folder)",
             escape::path(path),
@@ -123,7 +125,7 @@ impl Root {
     }
 
     /// Makes the folder `relative` and those on the way, each a real folder (none a link).
-    pub(crate) fn create_dir_all(&self, relative: &Path) -> Result<PathBuf, ExportError> {
+    pub(crate) fn create_dir_all(&self, relative: &Path) -> Result<PathBuf, Error> {
         let mut path = self.path.clone();
         for name in plain_names(relative)? {
             path.push(name);
@@ -145,7 +147,7 @@ impl Root {
 
     /// Creates the new file `relative`, its folders first. It must not exist: a file is never
     /// opened over an old one, nor through a link of that name.
-    pub(crate) fn create_file(&self, relative: &Path) -> Result<File, ExportError> {
+    pub(crate) fn create_file(&self, relative: &Path) -> Result<File, Error> {
         if let Some(parent) = relative.parent().filter(|p| !p.as_os_str().is_empty()) {
             self.create_dir_all(parent)?;
         }
@@ -155,7 +157,7 @@ impl Root {
 
     /// Renames `relative` to `to` below `target`, making the folders `to` is in; a link named
     /// `relative` is renamed itself, and one at `to` replaced.
-    pub(crate) fn rename(&self, relative: &Path, target: &Root, to: &Path) -> Result<(), ExportError> {
+    pub(crate) fn rename(&self, relative: &Path, target: &Root, to: &Path) -> Result<(), Error> {
         let from = self.join(relative)?;
         if let Some(parent) = to.parent().filter(|p| !p.as_os_str().is_empty()) {
             target.create_dir_all(parent)?;
@@ -165,7 +167,7 @@ impl Root {
     }
 
     /// Removes the file (or link: never what it points to) `relative`; nothing if it is gone.
-    pub(crate) fn remove_file(&self, relative: &Path) -> Result<(), ExportError> {
+    pub(crate) fn remove_file(&self, relative: &Path) -> Result<(), Error> {
         let path = self.join(relative)?;
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != ErrorKind::NotFound => Err(io_error(&path, e)),
@@ -175,7 +177,7 @@ impl Root {
 
     /// Removes the folder `relative` and all it holds, no link followed (a link at `relative`
     /// is removed itself).
-    pub(crate) fn remove_dir_all(&self, relative: &Path) -> Result<(), ExportError> {
+    pub(crate) fn remove_dir_all(&self, relative: &Path) -> Result<(), Error> {
         let path = self.join(relative)?;
         std::fs::remove_dir_all(&path).map_err(|e| io_error(&path, e))
     }
@@ -183,13 +185,13 @@ impl Root {
     /// Every entry below the folder `relative` (the root when empty) that is not a folder (files,
     /// and links, which are not followed), relative to the root, in name order; none when it
     /// does not exist. The folder itself must be a folder, not a link.
-    pub(crate) fn entries_below(&self, relative: &Path) -> Result<Vec<PathBuf>, ExportError> {
+    pub(crate) fn entries_below(&self, relative: &Path) -> Result<Vec<PathBuf>, Error> {
         Ok(self.walk(relative)?.into_iter().map(|(path, _)| path).collect())
     }
 
     /// The files below the folder `relative`, relative to the root; an error naming the first
     /// link below it, as for a link on the way to it.
-    pub(crate) fn files_below(&self, relative: &Path) -> Result<Vec<PathBuf>, ExportError> {
+    pub(crate) fn files_below(&self, relative: &Path) -> Result<Vec<PathBuf>, Error> {
         let mut files = Vec::new();
         for (path, kind) in self.walk(relative)? {
             if kind.is_symlink() {
@@ -203,7 +205,7 @@ impl Root {
     }
 
     /// The entries below `relative` (the root itself when empty) that are not folders.
-    fn walk(&self, relative: &Path) -> Result<Vec<(PathBuf, std::fs::FileType)>, ExportError> {
+    fn walk(&self, relative: &Path) -> Result<Vec<(PathBuf, std::fs::FileType)>, Error> {
         let dir = if relative.as_os_str().is_empty() {
             self.path.clone()
         } else {
@@ -216,8 +218,10 @@ impl Root {
         let mut found = Vec::new();
         let walk = walkdir::WalkDir::new(&dir).follow_links(false).follow_root_links(false);
         for entry in walk.sort_by_file_name() {
-            let entry =
-                entry.map_err(|e| ExportError::Write(escape::message(&e.to_string()).into_owned()))?;
+            let entry = entry.map_err(|e| Error::Write {
+                path: e.path().unwrap_or(&dir).to_path_buf(),
+                source: e.into(),
+            })?;
             if !entry.file_type().is_dir() {
                 let below = entry.path().strip_prefix(&self.path).expect("walked below the root");
                 found.push((below.to_path_buf(), entry.file_type()));
@@ -228,27 +232,37 @@ impl Root {
 }
 
 /// The components of a relative path, each a plain name; an error for any other.
-fn plain_names(relative: &Path) -> Result<Vec<&std::ffi::OsStr>, ExportError> {
+fn plain_names(relative: &Path) -> Result<Vec<&std::ffi::OsStr>, Error> {
     let mut names = Vec::new();
     for component in relative.components() {
         match component {
             Component::Normal(name) => names.push(name),
             _ => {
-                return Err(ExportError::Write(format!(
-                    "{}: not a plain path below the export's folder; txq export writes nothing else",
-                    escape::path(relative)
-                )));
+                return Err(Error::Write {
+                    path: relative.to_path_buf(),
+                    source: refused(
+                        "not a plain path below the export's folder; txq export writes nothing else",
+                    ),
+                });
             }
         }
     }
     if names.is_empty() {
-        return Err(ExportError::Write("an empty path below the export's folder".into()));
+        return Err(Error::Write {
+            path: relative.to_path_buf(),
+            source: refused("an empty path below the export's folder"),
+        });
     }
     Ok(names)
 }
 
-fn io_error(path: &Path, e: std::io::Error) -> ExportError {
-    ExportError::Write(format!("{}: {e}", escape::path(path)))
+fn io_error(path: &Path, e: std::io::Error) -> Error {
+    Error::Write { path: path.to_path_buf(), source: e }
+}
+
+/// A path txq export will not write: its reason as the error of the write.
+fn refused(why: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, why)
 }
 
 #[cfg(test)]
@@ -330,7 +344,7 @@ mod tests {
         let root = Root::new(dir.path().join("out"));
         std::os::unix::fs::symlink(elsewhere.path(), dir.path().join("out/rupu/usage")).unwrap();
         std::os::unix::fs::symlink(elsewhere.path().join("f"), dir.path().join("out/rupu/file")).unwrap();
-        let refused = |e: ExportError| {
+        let refused = |e: Error| {
             let text = e.to_string();
             assert!(text.contains("symbolic link") && text.contains("out/rupu/"), "{text}");
         };

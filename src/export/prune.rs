@@ -2,9 +2,9 @@
 //! exported again whole: the file is left alone, deleted, or rewritten without those rows under
 //! a temporary name that then replaces it.
 
-use super::ExportError;
 use super::paths::Root;
 use super::writer::properties;
+use crate::error::Error;
 use datafusion::arrow::array::{Array, BooleanArray, RecordBatch, StringArray};
 use datafusion::arrow::compute::{cast, filter_record_batch};
 use datafusion::arrow::datatypes::DataType;
@@ -29,16 +29,9 @@ pub(crate) enum Pruned {
 
 /// Removes from the Parquet file `relative` of `root` every row whose `file` column is in
 /// `files`.
-pub(crate) fn remove_rows(
-    root: &Root,
-    relative: &Path,
-    files: &HashSet<String>,
-) -> Result<Pruned, ExportError> {
+pub(crate) fn remove_rows(root: &Root, relative: &Path, files: &HashSet<String>) -> Result<Pruned, Error> {
     let path = root.join(relative)?;
-    let open = || {
-        File::open(&path)
-            .map_err(|e| ExportError::Write(format!("{}: {e}", crate::text::escape::path(&path))))
-    };
+    let open = || File::open(&path).map_err(|e| Error::Write { path: path.to_path_buf(), source: e });
     let builder = ParquetRecordBatchReaderBuilder::try_new(open()?)?;
     let Ok(file_column) = builder.schema().index_of("file") else {
         return Ok(Pruned::Untouched);

@@ -4,10 +4,10 @@
 //! had none), so that every reader, with its own defaults, reads one schema. A column whose type
 //! changed is refused: no reader reads one column with two types.
 
-use super::ExportError;
 use super::paths::Root;
 use super::tables::ExportTable;
 use super::writer::properties;
+use crate::error::Error;
 use crate::text::escape;
 use datafusion::arrow::array::{ArrayRef, RecordBatch, new_null_array};
 use datafusion::arrow::datatypes::{Field, FieldRef, Schema, SchemaRef};
@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The columns of a file of the table: those of `relative` under `root`.
-fn file_schema(root: &Root, relative: &Path) -> Result<SchemaRef, ExportError> {
+fn file_schema(root: &Root, relative: &Path) -> Result<SchemaRef, Error> {
     let path = root.join(relative)?;
-    let file = File::open(&path).map_err(|e| ExportError::Write(format!("{}: {e}", escape::path(&path))))?;
+    let file = File::open(&path).map_err(|e| Error::Write { path: path.to_path_buf(), source: e })?;
     Ok(ParquetRecordBatchReaderBuilder::try_new(file)?.schema().clone())
 }
 
@@ -34,7 +34,7 @@ pub(crate) fn dataset_columns(
     table: &ExportTable,
     before: &[String],
     files: &[PathBuf],
-) -> Result<(SchemaRef, Vec<PathBuf>), ExportError> {
+) -> Result<(SchemaRef, Vec<PathBuf>), Error> {
     let now = &table.columns;
     for field in now.fields() {
         let prefix = format!("{}: ", field.name());
@@ -78,8 +78,8 @@ pub(crate) fn dataset_columns(
     Ok((dataset, narrower))
 }
 
-fn type_changed(out: &Root, table: &ExportTable, column: &str, was: &str, now: &str) -> ExportError {
-    ExportError::Usage(format!(
+fn type_changed(out: &Root, table: &ExportTable, column: &str, was: &str, now: &str) -> Error {
+    Error::Usage(format!(
         "{}: the column {} was {} when {} was written and is {} now: no reader reads one column \
          with two types; export again with --overwrite",
         escape::text(&table.qualified()),
@@ -100,7 +100,7 @@ pub(crate) fn same_columns(a: &Schema, b: &Schema) -> bool {
 }
 
 /// `batch` with the columns of `schema`: its own where it has them (by name), null elsewhere.
-pub(crate) fn to_columns(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, ExportError> {
+pub(crate) fn to_columns(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, Error> {
     let columns: Vec<ArrayRef> = schema
         .fields()
         .iter()
@@ -114,9 +114,9 @@ pub(crate) fn to_columns(batch: &RecordBatch, schema: &SchemaRef) -> Result<Reco
 
 /// Rewrites the file `relative` of `root` with the columns of `schema`, under a temporary name
 /// that then replaces it.
-pub(crate) fn widen_file(root: &Root, relative: &Path, schema: &SchemaRef) -> Result<(), ExportError> {
+pub(crate) fn widen_file(root: &Root, relative: &Path, schema: &SchemaRef) -> Result<(), Error> {
     let path = root.join(relative)?;
-    let file = File::open(&path).map_err(|e| ExportError::Write(format!("{}: {e}", escape::path(&path))))?;
+    let file = File::open(&path).map_err(|e| Error::Write { path: path.to_path_buf(), source: e })?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)?.build()?;
     let partial = relative.with_extension("parquet.partial");
     root.remove_file(&partial)?;

@@ -2,9 +2,9 @@
 //! `run=…`) by each row's transcript, with a bounded number of files open at once and row groups
 //! cut by size, so that memory stays bounded however many partitions there are.
 
-use super::ExportError;
 use super::paths::Root;
 use super::progress::Progress;
+use crate::error::Error;
 use datafusion::arrow::array::{Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::parquet::arrow::ArrowWriter;
@@ -76,10 +76,12 @@ impl TableWriter {
         schema: SchemaRef,
         partitioning: Option<Partitioning>,
         progress: Arc<Progress>,
-    ) -> Result<Self, ExportError> {
+    ) -> Result<Self, Error> {
         let file_column = schema.index_of("file").ok();
         if partitioning.is_some() && file_column.is_none() {
-            return Err(ExportError::Write("the table has no file column to partition by".into()));
+            return Err(Error::Sql(datafusion::error::DataFusionError::Internal(
+                "the table has no file column to partition by".into(),
+            )));
         }
         Ok(Self {
             root,
@@ -96,7 +98,7 @@ impl TableWriter {
     }
 
     /// Writes a batch, each run of rows of one partition to that partition's file.
-    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), ExportError> {
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
@@ -115,19 +117,18 @@ impl TableWriter {
     }
 
     /// Finishes every open file.
-    pub(crate) fn finish(mut self) -> Result<Vec<PathBuf>, ExportError> {
+    pub(crate) fn finish(mut self) -> Result<Vec<PathBuf>, Error> {
         while !self.open.is_empty() {
             self.close(0)?;
         }
         Ok(self.written)
     }
 
-    fn partition_values(&self, batch: &RecordBatch) -> Result<Vec<Option<String>>, ExportError> {
+    fn partition_values(&self, batch: &RecordBatch) -> Result<Vec<Option<String>>, Error> {
         let (Some(partitioning), Some(column)) = (&self.partitioning, self.file_column) else {
             return Ok(vec![None; batch.num_rows()]);
         };
-        let files = datafusion::arrow::compute::cast(batch.column(column), &DataType::Utf8)
-            .map_err(|e| ExportError::Write(e.to_string()))?;
+        let files = datafusion::arrow::compute::cast(batch.column(column), &DataType::Utf8)?;
         let files = files.as_any().downcast_ref::<StringArray>().expect("cast to Utf8");
         Ok((0..files.len())
             .map(|i| {
@@ -137,7 +138,7 @@ impl TableWriter {
             .collect())
     }
 
-    fn write_to(&mut self, partition: Option<String>, rows: &RecordBatch) -> Result<(), ExportError> {
+    fn write_to(&mut self, partition: Option<String>, rows: &RecordBatch) -> Result<(), Error> {
         let at = match self.open.iter().position(|f| f.partition == partition) {
             Some(at) => at,
             None => {
@@ -169,7 +170,7 @@ impl TableWriter {
         Ok(())
     }
 
-    fn create(&mut self, partition: Option<String>) -> Result<OpenFile, ExportError> {
+    fn create(&mut self, partition: Option<String>) -> Result<OpenFile, Error> {
         let mut relative = self.dir.clone();
         if let (Some(partitioning), Some(value)) = (&self.partitioning, &partition) {
             relative.push(format!("{}={value}", partitioning.key));
@@ -182,7 +183,7 @@ impl TableWriter {
         Ok(OpenFile { partition, path, writer, counted_bytes: 0 })
     }
 
-    fn close(&mut self, at: usize) -> Result<(), ExportError> {
+    fn close(&mut self, at: usize) -> Result<(), Error> {
         let file = self.open.remove(at);
         let mut writer = file.writer;
         writer.finish()?;
@@ -196,7 +197,7 @@ impl TableWriter {
 
 /// Writes the new file `relative` of `root`, holding no rows, only `schema`: what an empty
 /// table exports as.
-pub(crate) fn write_empty(root: &Root, relative: &Path, schema: SchemaRef) -> Result<(), ExportError> {
+pub(crate) fn write_empty(root: &Root, relative: &Path, schema: SchemaRef) -> Result<(), Error> {
     let sink = root.create_file(relative)?;
     ArrowWriter::try_new(BufWriter::new(sink), schema, Some(properties()))?.close()?;
     Ok(())

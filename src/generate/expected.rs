@@ -190,15 +190,6 @@ fn is_denial(error: &str) -> bool {
 }
 
 impl Expected {
-    /// The ledgers that belong to no run of the corpus (a run's is `.rupu/netflow/<run_id>.jsonl`,
-    /// its transcript archived or not): each a unit of an export of its own.
-    pub fn ledgers_of_no_run(&self) -> usize {
-        let of_run = |ledger: &str| {
-            self.runs.iter().any(|r| ledger == format!("{}/{}.jsonl", super::rupu::NETFLOW_DIR, r.run_id))
-        };
-        self.ledgers.iter().filter(|l| !of_run(l)).count()
-    }
-
     /// Tallies one agent transcript, `file` relative to the corpus dir, from the lines written
     /// to it.
     pub(super) fn record_transcript(&mut self, file: &str, archived: bool, lines: &[Line]) {

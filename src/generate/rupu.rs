@@ -47,6 +47,16 @@ impl Default for RupuOptions {
 /// transcripts).
 pub(crate) const NETFLOW_DIR: &str = ".rupu/netflow";
 
+impl Expected {
+    /// The ledgers that belong to no run of the corpus (a run's is `.rupu/netflow/<run_id>.jsonl`,
+    /// its transcript archived or not): each a unit of an export of its own.
+    pub fn ledgers_of_no_run(&self) -> usize {
+        let of_run =
+            |ledger: &str| self.runs.iter().any(|r| ledger == format!("{NETFLOW_DIR}/{}.jsonl", r.run_id));
+        self.ledgers.iter().filter(|l| !of_run(l)).count()
+    }
+}
+
 /// Run roles by index. The showcase run writes every event type (plus an unknown one and an
 /// undocumented field); the version 1 run is a readonly fixer without a schema key; the others
 /// pin one edge case each when the corpus has them.

@@ -33,7 +33,7 @@ pub async fn infer_file(
     let mut reader = match BlockReader::open_at(store, file, from) {
         Ok(reader) => reader,
         Err(e) => {
-            stats.unreadable = Some(e);
+            stats.unreadable = Some(e.to_string());
             return stats;
         }
     };

@@ -366,7 +366,7 @@ async fn scan_files(
         let mut blocks = match BlockReader::open(source.store.clone(), file) {
             Ok(blocks) => blocks,
             Err(why) => {
-                source.problems.record(Problem::File { file: file.path.clone(), why });
+                source.problems.record(Problem::File { file: file.path.clone(), why: why.to_string() });
                 continue;
             }
         };

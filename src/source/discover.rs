@@ -1,6 +1,7 @@
 //! Finding transcript files: the paths given (or each format's default places), walked
 //! recursively without following a symlink loop twice, each file given to the format that claims it.
 
+use crate::error::{Error, Result};
 use crate::format::Format;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -38,25 +39,8 @@ pub struct Discovery {
     pub(crate) warnings: Vec<String>,
 }
 
-/// Why discovery found nothing to read.
-#[derive(Debug, thiserror::Error)]
-pub enum DiscoveryError {
-    #[error("{}: no such file or directory", crate::text::escape::path(.0))]
-    NotFound(PathBuf),
-    /// A path given that exists (or may) but cannot be looked at: a symlink loop, a name too
-    /// long, a directory on the way that may not be searched.
-    #[error("{}: {}", crate::text::escape::path(.0), .1)]
-    Unreachable(PathBuf, String),
-    #[error("no transcripts given and none found in the default places: looked for {0}")]
-    NoDefault(String),
-}
-
 /// The default places of every format that exist, relative to `cwd` (`~/` meaning `home`).
-pub fn default_paths(
-    formats: &[Format],
-    cwd: &Path,
-    home: Option<&Path>,
-) -> Result<Vec<PathBuf>, DiscoveryError> {
+pub fn default_paths(formats: &[Format], cwd: &Path, home: Option<&Path>) -> Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     let mut looked = Vec::new();
     for format in formats {
@@ -77,7 +61,7 @@ pub fn default_paths(
         }
     }
     if found.is_empty() {
-        return Err(DiscoveryError::NoDefault(looked.join(", ")));
+        return Err(Error::NoDefaultPlace(looked.join(", ")));
     }
     Ok(found)
 }
@@ -93,7 +77,7 @@ fn expand(place: &str, home: Option<&Path>) -> PathBuf {
 
 /// Walks `paths` and gives each file to the first format that claims it: formats matching a file
 /// by its exact name go before those matching it by extension.
-pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery, DiscoveryError> {
+pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery> {
     let mut out = Discovery { files: vec![Vec::new(); formats.len()], ..Default::default() };
     let mut claim_order: Vec<usize> = (0..formats.len()).collect();
     claim_order.sort_by_key(|&i| formats[i].files.claim_rank());
@@ -208,12 +192,12 @@ fn with_beside(formats: &[Format], paths: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// Why a path given cannot be looked at, in words that say what to fix.
-fn unreachable(path: &Path, e: &std::io::Error) -> DiscoveryError {
+fn unreachable(path: &Path, e: &std::io::Error) -> Error {
     use std::io::ErrorKind;
     let why = match e.kind() {
         // A path through a file (`run_1.jsonl/x`) does not exist either.
         ErrorKind::NotFound | ErrorKind::NotADirectory => {
-            return DiscoveryError::NotFound(path.to_path_buf());
+            return Error::Path { path: path.to_path_buf(), why: "no such file or directory".into() };
         }
         _ if is_symlink_loop(e) => "symlink loop (too many levels of symbolic links)".to_string(),
         ErrorKind::InvalidFilename => {
@@ -224,7 +208,7 @@ fn unreachable(path: &Path, e: &std::io::Error) -> DiscoveryError {
         }
         _ => format!("cannot read: {e}"),
     };
-    DiscoveryError::Unreachable(path.to_path_buf(), why)
+    Error::Path { path: path.to_path_buf(), why }
 }
 
 #[cfg(unix)]

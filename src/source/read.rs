@@ -39,7 +39,7 @@ enum Source {
 
 impl BlockReader {
     /// A reader of `file` from the local file system store.
-    pub(crate) fn open(store: Arc<dyn ObjectStore>, file: &SourceFile) -> Result<Self, String> {
+    pub(crate) fn open(store: Arc<dyn ObjectStore>, file: &SourceFile) -> std::io::Result<Self> {
         Self::open_at(store, file, 0)
     }
 
@@ -48,11 +48,11 @@ impl BlockReader {
         store: Arc<dyn ObjectStore>,
         file: &SourceFile,
         offset: u64,
-    ) -> Result<Self, String> {
+    ) -> std::io::Result<Self> {
         let source = match Arc::ptr_eq(&store, &local_store()) {
-            true => Source::Local(std::fs::File::open(&file.canonical).map_err(|e| e.to_string())?),
+            true => Source::Local(std::fs::File::open(&file.canonical)?),
             false => Source::Store {
-                location: StorePath::from_absolute_path(&file.canonical).map_err(|e| e.to_string())?,
+                location: StorePath::from_absolute_path(&file.canonical).map_err(std::io::Error::other)?,
                 store,
             },
         };

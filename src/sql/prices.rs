@@ -7,7 +7,7 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringArra
 use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::datasource::MemTable;
-use datafusion::error::Result;
+use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
 use std::collections::BTreeSet;
@@ -19,14 +19,6 @@ pub(crate) const TABLE: &str = "prices";
 /// The environment variable naming a prices file.
 pub(crate) const ENV: &str = "TXQ_PRICES";
 const EMBEDDED: &str = include_str!("../../prices/prices.csv");
-
-/// Why a prices file could not be used.
-#[derive(Debug, thiserror::Error)]
-#[error("{file}: {why}")]
-pub(crate) struct PricesError {
-    pub(crate) file: String,
-    pub(crate) why: String,
-}
 
 /// The price columns (US dollars per million tokens), in the order of the table.
 pub(crate) const PRICE_COLUMNS: [&str; 8] = [
@@ -62,15 +54,17 @@ pub(crate) struct PriceList {
 
 impl PriceList {
     /// The list built into txq.
-    pub(crate) fn embedded() -> Result<Self, PricesError> {
+    pub(crate) fn embedded() -> crate::error::Result<Self> {
         Self::parse("built-in prices", EMBEDDED)
     }
 
     /// The built-in list with a prices file's rows laid over it (see [`Self::overlaid`]).
-    pub(crate) fn from_file(path: &Path) -> Result<Self, PricesError> {
+    pub(crate) fn from_file(path: &Path) -> crate::error::Result<Self> {
         let source = crate::text::escape::path(path);
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| PricesError { file: source.clone(), why: format!("cannot read: {e}") })?;
+        let text = std::fs::read_to_string(path).map_err(|e| crate::error::Error::Input {
+            file: source.clone(),
+            why: format!("cannot read: {e}"),
+        })?;
         let built_in = Self::embedded()?;
         built_in.overlaid(&Self::parse(&source, &text)?)
     }
@@ -78,7 +72,7 @@ impl PriceList {
     /// The list the command line asks for: the built-in list with `flag`'s file laid over it,
     /// else with the file `$TXQ_PRICES` names; `None` when neither is given (the built-in list
     /// stays).
-    pub(crate) fn chosen(flag: Option<&Path>) -> Result<Option<Self>, PricesError> {
+    pub(crate) fn chosen(flag: Option<&Path>) -> crate::error::Result<Option<Self>> {
         match (flag, std::env::var_os(ENV).filter(|v| !v.is_empty())) {
             (Some(path), _) => Self::from_file(path).map(Some),
             (None, Some(path)) => Self::from_file(Path::new(&path)).map(Some),
@@ -90,8 +84,8 @@ impl PriceList {
     /// columns of [`schema`] in any order, one row per model, prices as decimal numbers (empty
     /// for none), `long_context_above` as a whole number of tokens, dates as YYYY-MM-DD. The
     /// columns it does not name are null.
-    pub(crate) fn parse(source: &str, text: &str) -> Result<Self, PricesError> {
-        let invalid = |why: String| PricesError { file: source.to_string(), why };
+    pub(crate) fn parse(source: &str, text: &str) -> crate::error::Result<Self> {
+        let invalid = |why: String| crate::error::Error::Input { file: source.to_string(), why };
         let full = schema();
         let known = || full.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(",");
         let header = text
@@ -140,8 +134,8 @@ impl PriceList {
     /// keeps each value `over` leaves null (a column the file does not name, or an empty cell)
     /// and takes the others; a model this list lacks is added as `over` has it. Models keep
     /// this list's order, new ones after it in `over`'s.
-    pub(crate) fn overlaid(&self, over: &PriceList) -> Result<Self, PricesError> {
-        let invalid = |why: String| PricesError { file: over.source.clone(), why };
+    pub(crate) fn overlaid(&self, over: &PriceList) -> crate::error::Result<Self> {
+        let invalid = |why: String| crate::error::Error::Input { file: over.source.clone(), why };
         let models = |batch: &RecordBatch| -> Vec<String> {
             batch.column(0).as_string::<i32>().iter().map(|m| m.unwrap_or_default().to_string()).collect()
         };
@@ -222,8 +216,7 @@ pub(crate) fn register(ctx: &SessionContext, list: &PriceList) -> Result<()> {
 
 /// Makes the built-in list the session's `prices` table.
 pub(crate) fn register_built_in(ctx: &SessionContext) -> Result<()> {
-    let list =
-        PriceList::embedded().map_err(|e| datafusion::error::DataFusionError::Internal(e.to_string()))?;
+    let list = PriceList::embedded().map_err(|e| DataFusionError::Internal(e.to_string()))?;
     register(ctx, &list)
 }
 
@@ -314,17 +307,20 @@ mod tests {
     #[test]
     fn bad_files_say_what_is_wrong() {
         let header = "model,provider,input,output,cached_input,cache_write,price_date,note\n";
-        let parse = |body: &str| PriceList::parse("p.csv", &format!("{header}{body}")).unwrap_err().why;
+        let parse = |body: &str| match PriceList::parse("p.csv", &format!("{header}{body}")) {
+            Err(crate::error::Error::Input { why, .. }) => why,
+            other => panic!("not refused as a bad prices file: {other:?}"),
+        };
         assert!(parse("m,x,1,2,0.1,,2026-01-01,\nm,x,1,2,0.1,,2026-01-01,\n").contains("m is priced twice"));
         assert!(parse("m,x,-1,2,0.1,,2026-01-01,\n").contains("input of m is negative"));
         assert!(parse(",x,1,2,0.1,,2026-01-01,\n").contains("row 1 names no model"));
         assert!(parse("m,x,one,2,0.1,,2026-01-01,\n").contains("the columns are"));
-        let unknown = PriceList::parse("p.csv", "model,inptu\nm,1\n").unwrap_err();
-        assert!(unknown.why.contains("unknown column \"inptu\""), "{}", unknown.why);
-        let no_model = PriceList::parse("p.csv", "input,output\n1,2\n").unwrap_err();
-        assert!(no_model.why.contains("no model column"), "{}", no_model.why);
-        let no_threshold = PriceList::parse("p.csv", "model,long_input\nm,2\n").unwrap_err();
-        assert!(no_threshold.why.contains("no long_context_above"), "{}", no_threshold.why);
+        let unknown = PriceList::parse("p.csv", "model,inptu\nm,1\n").unwrap_err().to_string();
+        assert!(unknown.contains("unknown column \"inptu\""), "{unknown}");
+        let no_model = PriceList::parse("p.csv", "input,output\n1,2\n").unwrap_err().to_string();
+        assert!(no_model.contains("no model column"), "{no_model}");
+        let no_threshold = PriceList::parse("p.csv", "model,long_input\nm,2\n").unwrap_err().to_string();
+        assert!(no_threshold.contains("no long_context_above"), "{no_threshold}");
     }
 
     #[test]

@@ -232,20 +232,8 @@ impl From<ReadOptions> for Options {
     }
 }
 
-/// Why a corpus could not be opened.
-#[derive(Debug, thiserror::Error)]
-pub enum OpenError {
-    #[error(transparent)]
-    Discovery(#[from] crate::source::discover::DiscoveryError),
-    #[error(transparent)]
-    Sql(#[from] DataFusionError),
-}
-
 /// Finds the transcripts under `paths`, reads them once to learn their tables, and opens a session.
-pub async fn open(
-    paths: &[std::path::PathBuf],
-    options: impl Into<Options>,
-) -> std::result::Result<Engine, OpenError> {
+pub async fn open(paths: &[std::path::PathBuf], options: impl Into<Options>) -> crate::error::Result<Engine> {
     let Options { read: options, memory } = options.into();
     let formats = crate::format::all();
     let (discovery, cache) = discover_loading(&formats, paths, |searched| Corpus::cache(&options, searched));
@@ -261,10 +249,7 @@ fn discover_loading(
     formats: &[crate::format::Format],
     paths: &[std::path::PathBuf],
     load: impl FnOnce(&[std::path::PathBuf]) -> crate::infer::cache::InferenceCache + Send,
-) -> (
-    std::result::Result<crate::source::discover::Discovery, crate::source::discover::DiscoveryError>,
-    Option<crate::infer::cache::InferenceCache>,
-) {
+) -> (crate::error::Result<crate::source::discover::Discovery>, Option<crate::infer::cache::InferenceCache>) {
     let searched: Vec<std::path::PathBuf> =
         paths.iter().filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_dir())).cloned().collect();
     std::thread::scope(|scope| {
@@ -340,10 +325,7 @@ pub struct LiveEngine {
 
 impl LiveEngine {
     /// Opens the engine over what `places` hold now.
-    pub async fn open(
-        places: Places,
-        options: impl Into<Options>,
-    ) -> std::result::Result<LiveEngine, OpenError> {
+    pub async fn open(places: Places, options: impl Into<Options>) -> crate::error::Result<LiveEngine> {
         let Options { read: options, memory } = options.into();
         // A path given that is not there is an error at the start, and left out later.
         let paths = match &places {
@@ -379,7 +361,7 @@ impl LiveEngine {
 
     /// Takes in what changed since the last look: `Ok(None)` when nothing did (a walk only), else
     /// the warnings of the new read (every one, those given before too).
-    pub async fn refresh(&mut self) -> std::result::Result<Option<Vec<String>>, OpenError> {
+    pub async fn refresh(&mut self) -> crate::error::Result<Option<Vec<String>>> {
         let (paths, notes) = self.places.paths();
         let formats = crate::format::all();
         let discovery = crate::source::discover::discover(&formats, &paths)?;

@@ -382,8 +382,12 @@ impl Corpus {
                 cache.remember(name, &file, fingerprint, summary);
             }
         }
-        if let Err(why) = cache.save() {
-            warnings.push(why);
+        match cache.save() {
+            Ok(()) => {}
+            Err(crate::error::Error::Write { path, source }) => {
+                warnings.push(format!("{}: cache not saved: {source}", crate::text::escape::path(&path)));
+            }
+            Err(other) => warnings.push(format!("cache not saved: {other}")),
         }
         Corpus {
             formats: data,

@@ -146,11 +146,13 @@ impl InferenceCache {
     /// The default place: `$TXQ_CACHE_DIR`, else the user's cache directory (`~/.cache/txq`);
     /// `None` when there is none. An empty `$TXQ_CACHE_DIR` is an error, not the working
     /// directory.
-    pub(crate) fn default_dir() -> Result<Option<PathBuf>, String> {
+    pub(crate) fn default_dir() -> crate::error::Result<Option<PathBuf>> {
         match std::env::var_os("TXQ_CACHE_DIR") {
-            Some(dir) if dir.is_empty() => Err("TXQ_CACHE_DIR is set but empty: set it to a directory for \
-                 the inference cache, unset it to use ~/.cache/txq, or pass --no-cache"
-                .to_string()),
+            Some(dir) if dir.is_empty() => Err(crate::error::Error::Usage(
+                "TXQ_CACHE_DIR is set but empty: set it to a directory for the inference cache, unset it \
+                 to use ~/.cache/txq, or pass --no-cache"
+                    .to_string(),
+            )),
             Some(dir) => Ok(Some(PathBuf::from(dir))),
             None => Ok(dirs::cache_dir().map(|d| d.join("txq"))),
         }
@@ -205,11 +207,10 @@ impl InferenceCache {
     /// Writes the cache if anything changed: to a temporary file, renamed into place (and removed
     /// again when anything fails). A cache that cannot be written is not an error; the next query
     /// reads the files again.
-    pub(crate) fn save(&self) -> Result<(), String> {
+    pub(crate) fn save(&self) -> crate::error::Result<()> {
         let (Some(path), true) = (&self.path, self.changed) else { return Ok(()) };
         let dir = path.parent().unwrap_or(Path::new("."));
-        let not_saved =
-            |e: std::io::Error| format!("{}: cache not saved: {e}", crate::text::escape::path(path));
+        let not_saved = |e| crate::error::Error::Write { path: path.clone(), source: e };
         std::fs::create_dir_all(dir).map_err(not_saved)?;
         // Named after the cache file and the process: two saves at once never share one.
         let name = path.file_stem().unwrap_or_default().to_string_lossy();
