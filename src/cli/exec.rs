@@ -35,8 +35,7 @@ pub(crate) struct Runner<'a> {
 impl Runner<'_> {
     /// Runs every statement in `sql`, printing each result to `out`; stops at the first failure.
     pub(crate) async fn run(&self, sql: &str, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Error> {
-        let statements =
-            DFParser::parse_sql_with_dialect(sql, &GenericDialect {}).map_err(DataFusionError::from)?;
+        let statements = DFParser::parse_sql_with_dialect(sql, &GenericDialect {})?;
         for statement in statements {
             let mut plan = None;
             let result = self.run_statement(statement, &mut plan, out, err).await;

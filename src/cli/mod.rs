@@ -127,7 +127,7 @@ pub async fn run(args: Args) -> Result<(), Error> {
                 looked_in_defaults = Some(looked);
                 Vec::new()
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         },
     };
     let cache_dir = match args.no_cache {

@@ -87,7 +87,7 @@ fn editor() -> rustyline::Result<Editor<ShellHelper, FileHistory>> {
 }
 
 fn report(e: &Error) {
-    eprintln!("txq: error: {}", escape::message(&e.to_string()));
+    eprintln!("txq: error: {}", escape::message(&super::message(e)));
 }
 
 impl Shell {
@@ -131,7 +131,7 @@ impl Shell {
             }
             Err(e) => eprintln!(
                 "txq: warning: the transcripts were not looked at again: {}",
-                escape::message(&e.to_string())
+                escape::message(&super::message(&e))
             ),
         }
     }
@@ -300,7 +300,7 @@ impl Shell {
         progress.clear();
         match finished {
             Some(Ok(())) => {}
-            Some(Err(e)) => report(&Error::from(e)),
+            Some(Err(e)) => report(&e),
             None => eprintln!("{}", super::interrupt::MESSAGE),
         }
         if let Err(e) = out.flush() {
