@@ -139,17 +139,7 @@ pub(crate) enum Command {
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let digits = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
-    let number: f64 = s[..digits].parse().map_err(|_| format!("not a size: {s:?}"))?;
-    let unit = match s[digits..].trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 1.0,
-        "KB" | "K" => 1e3,
-        "MB" | "M" => 1e6,
-        "GB" | "G" => 1e9,
-        other => return Err(format!("unknown unit {other:?}: use B, KB, MB or GB")),
-    };
-    Ok((number * unit) as u64)
+    crate::text::size::parse(s)
 }
 
 /// The rows of a table the shell shows unless `--maxrows` says otherwise.
@@ -160,7 +150,7 @@ pub(crate) const SHELL_MAX_ROWS: usize = 40;
 pub(crate) const MIN_LINE_LIMIT: usize = 1024;
 
 fn parse_line_limit(s: &str) -> Result<usize, String> {
-    let bytes = crate::sql::memory::parse_size(s)?;
+    let bytes = crate::text::size::parse(s)?;
     if bytes < MIN_LINE_LIMIT as u64 {
         return Err(format!(
             "{bytes} bytes is below the smallest line limit, {MIN_LINE_LIMIT} (1K): ordinary events are longer"
@@ -170,7 +160,7 @@ fn parse_line_limit(s: &str) -> Result<usize, String> {
 }
 
 fn parse_memory_limit(s: &str) -> Result<u64, String> {
-    match crate::sql::memory::parse_size(s)? {
+    match crate::text::size::parse(s)? {
         0 => Err("a memory limit of 0 bytes leaves no statement anything to run in".into()),
         bytes => Ok(bytes),
     }

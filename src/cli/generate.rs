@@ -39,7 +39,7 @@ pub(crate) fn run(out: &Path, options: &Options) -> Result<(), Error> {
     eprintln!(
         "txq: wrote {} rupu transcripts ({}) to {}",
         expected.runs.len(),
-        human(dir_bytes(&dir)),
+        crate::text::size::describe(dir_bytes(&dir)),
         crate::text::escape::path(&dir)
     );
     if options.reeval_runs > 0 {
@@ -79,12 +79,4 @@ fn dir_bytes(dir: &Path) -> u64 {
         .filter(|m| m.is_file())
         .map(|m| m.len())
         .sum()
-}
-
-fn human(bytes: u64) -> String {
-    match bytes {
-        b if b >= 1_000_000_000 => format!("{:.2} GB", b as f64 / 1e9),
-        b if b >= 1_000_000 => format!("{:.1} MB", b as f64 / 1e6),
-        b => format!("{b} bytes"),
-    }
 }

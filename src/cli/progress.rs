@@ -114,7 +114,7 @@ fn line(elapsed: Duration, read: crate::scan::ScanProgress) -> String {
         files => format!(
             ", {files} file{} read ({}), {} row{}",
             if files == 1 { "" } else { "s" },
-            size(read.bytes),
+            crate::text::size::describe(read.bytes),
             read.rows,
             if read.rows == 1 { "" } else { "s" }
         ),
@@ -158,28 +158,9 @@ impl Write for Clearing<'_> {
     }
 }
 
-/// `830 B`, `12.4 KB`, `1.3 MB`, `2.0 GB`.
-fn size(bytes: u64) -> String {
-    let units = ["B", "KB", "MB", "GB", "TB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1000.0 && unit + 1 < units.len() {
-        value /= 1000.0;
-        unit += 1;
-    }
-    if unit == 0 { format!("{bytes} B") } else { format!("{value:.1} {}", units[unit]) }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_read_as_people_write_them() {
-        assert_eq!(size(830), "830 B");
-        assert_eq!(size(12_400), "12.4 KB");
-        assert_eq!(size(1_300_000), "1.3 MB");
-    }
 
     #[test]
     fn output_keeps_the_line_away() {
@@ -196,7 +177,7 @@ mod tests {
         let read = crate::scan::ScanProgress { files: 12, bytes: 1_300_000, rows: 4200 };
         assert_eq!(
             line(Duration::from_millis(3200), read),
-            "running 3.20 s, 12 files read (1.3 MB), 4200 rows; Ctrl-C cancels"
+            "running 3.20 s, 12 files read (1.2 MiB), 4200 rows; Ctrl-C cancels"
         );
         assert_eq!(line(Duration::from_millis(1500), Default::default()), "running 1.50 s; Ctrl-C cancels");
     }

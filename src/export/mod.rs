@@ -17,7 +17,7 @@ mod widen;
 mod writer;
 
 pub use manifest::{FILE_NAME as MANIFEST_FILE, Manifest, UnitRecord};
-use progress::{human_bytes, thousands};
+use progress::thousands;
 
 use crate::error::Error;
 use crate::sql::session::Engine;
@@ -117,7 +117,7 @@ impl Summary {
             self.tables,
             thousands(self.rows),
             thousands(self.files),
-            human_bytes(self.bytes),
+            crate::text::size::describe(self.bytes),
             self.elapsed.as_secs_f64()
         );
         if mode == Mode::Append {

@@ -54,7 +54,7 @@ impl Progress {
             crate::text::escape::text(&table),
             thousands(self.rows()),
             thousands(self.files()),
-            human_bytes(self.bytes()),
+            crate::text::size::describe(self.bytes()),
             elapsed.as_secs_f64()
         )
     }
@@ -102,21 +102,6 @@ pub(crate) fn thousands(n: u64) -> String {
     out
 }
 
-/// Bytes in B, KB, MB or GB (powers of 1024), one decimal above bytes.
-pub(crate) fn human_bytes(n: u64) -> String {
-    let units = ["KB", "MB", "GB", "TB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut value = n as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < units.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", units[unit])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,9 +111,6 @@ mod tests {
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_234_567), "1,234,567");
-        assert_eq!(human_bytes(512), "512 B");
-        assert_eq!(human_bytes(1536), "1.5 KB");
-        assert_eq!(human_bytes(5 << 30), "5.0 GB");
     }
 
     #[test]
@@ -140,7 +122,7 @@ mod tests {
         progress.add_bytes(2048);
         assert_eq!(
             progress.line(Duration::from_millis(1500)),
-            "exporting rupu.usage (3/41): 1,200 rows, 1 files, 2.0 KB written, 1.5s"
+            "exporting rupu.usage (3/41): 1,200 rows, 1 files, 2 KiB written, 1.5s"
         );
         progress.start_table("rupu.a\u{1b}]0;t\u{7}\nb", 1, 1);
         assert!(progress.line(Duration::ZERO).starts_with("exporting rupu.a\\x1b]0;t\\x07\\nb (1/1)"));

@@ -1,3 +1,5 @@
-//! Text for people: what comes from the data or the file system, made safe to show.
+//! Text for people: what comes from the data or the file system, made safe to show, and sizes
+//! as people write them.
 
 pub mod escape;
+pub(crate) mod size;
