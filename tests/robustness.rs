@@ -476,7 +476,7 @@ async fn a_file_that_goes_away_after_discovery_is_named_and_the_query_goes_on() 
     assert!(table.contains("| 1 |"), "{table}");
     assert!(
         problems.iter().any(
-            |p| matches!(p, txq::table::corpus::Problem::File { file, .. } if file.ends_with("run_2.jsonl"))
+            |p| matches!(p, txq::table::corpus::Problem::UnreadableFile { file, .. } if file.ends_with("run_2.jsonl"))
         ),
         "{problems:?}"
     );
@@ -507,7 +507,10 @@ async fn a_transcript_that_grows_while_read_gives_the_prefix_seen_at_discovery()
     let (table, problems2) = collect(&engine, "select count(*) as n from errors").await;
     assert!(table.contains("| 0 |"), "no damage: {table}");
     assert!(
-        problems.iter().chain(&problems2).all(|p| matches!(p, txq::table::corpus::Problem::Damaged { .. })),
+        problems
+            .iter()
+            .chain(&problems2)
+            .all(|p| matches!(p, txq::table::corpus::Problem::DamagedLines { .. })),
         "{problems:?}"
     );
     // A new query sees the whole lines, and the half line still being written is no damage.
@@ -526,7 +529,7 @@ async fn a_transcript_cut_shorter_after_discovery_reads_what_is_left() {
     let (table, problems) = collect(&engine, "select count(*) as n from usage").await;
     assert!(table.contains("| 1 |"), "{table}");
     assert!(
-        problems.iter().all(|p| matches!(p, txq::table::corpus::Problem::Damaged { .. })),
+        problems.iter().all(|p| matches!(p, txq::table::corpus::Problem::DamagedLines { .. })),
         "{problems:?}"
     );
 }

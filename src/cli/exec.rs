@@ -149,12 +149,12 @@ impl Runner<'_> {
         let mut tables = std::collections::BTreeSet::new();
         for problem in problems {
             match problem {
-                Problem::Damaged { lines: n, schema, errors_table, .. } => {
+                Problem::DamagedLines { lines: n, schema, errors_table, .. } => {
                     lines += n;
                     damaged_files += 1;
                     tables.insert(format!("{schema}.{errors_table}"));
                 }
-                Problem::Value { file, .. } => {
+                Problem::NulledValue { file, .. } => {
                     values += 1;
                     if value_files.insert(file.clone())
                         && let Some(data) =
@@ -163,7 +163,7 @@ impl Runner<'_> {
                         tables.insert(format!("{}.{}", data.format.name, data.errors_table()));
                     }
                 }
-                Problem::File { file, why } => {
+                Problem::UnreadableFile { file, why } => {
                     self.warn(err, format!("{}: not read: {why}", crate::text::escape::path(file)));
                 }
             }

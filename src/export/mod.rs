@@ -186,7 +186,7 @@ pub(crate) async fn export(engine: &Engine, options: &ExportOptions) -> Result<S
     summary.bytes = progress.bytes();
     summary.elapsed = started.elapsed();
     for problem in engine.corpus.problems.take() {
-        if let Problem::File { file, why } = problem {
+        if let Problem::UnreadableFile { file, why } = problem {
             summary.warnings.push(format!(
                 "{}: not read: {why}; its rows are missing from the export",
                 escape::path(&file)

@@ -387,7 +387,7 @@ pub(crate) fn excerpt(text: &str, max: usize) -> &str {
 
 /// A problem with one value of a row.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ValueProblem {
+pub(crate) struct NulledValue {
     pub(crate) column: String,
     pub(crate) why: String,
 }
@@ -443,7 +443,7 @@ impl RowDecoder {
     }
 
     /// Appends one row; problems with its values are pushed to `problems`.
-    pub(crate) fn push(&mut self, values: &LineValues<'_>, problems: &mut Vec<ValueProblem>) {
+    pub(crate) fn push(&mut self, values: &LineValues<'_>, problems: &mut Vec<NulledValue>) {
         self.rows += 1;
         for (index, column, builder) in &mut self.columns {
             let text = |s: Option<&str>, b: &mut Builder| match (b, s) {
@@ -467,7 +467,7 @@ impl RowDecoder {
                 ColumnSource::Field { key, absent, derive: None } => {
                     let raw = values.fields.and_then(|f| f.get(key));
                     if let Err(why) = builder.field(&column.kind, raw, *absent) {
-                        problems.push(ValueProblem { column: column.name.clone(), why });
+                        problems.push(NulledValue { column: column.name.clone(), why });
                     }
                 }
                 ColumnSource::EventType => text(values.type_name, builder),

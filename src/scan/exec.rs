@@ -184,7 +184,7 @@ fn exact_rows(source: &ScanSource, partitions: &[Vec<Arc<SourceFile>>]) -> Optio
     let wanted: Option<&str> = match &source.table.rows {
         Rows::AllEvents => None,
         Rows::Type(t) => Some(t.as_str()),
-        Rows::Lines | Rows::Problems => return None,
+        Rows::Lines | Rows::Errors => return None,
     };
     let files = || partitions.iter().flatten();
     // What needs no system call first.
@@ -366,7 +366,9 @@ async fn scan_files(
         let mut blocks = match BlockReader::open(source.store.clone(), file) {
             Ok(blocks) => blocks,
             Err(why) => {
-                source.problems.record(Problem::File { file: file.path.clone(), why: why.to_string() });
+                source
+                    .problems
+                    .record(Problem::UnreadableFile { file: file.path.clone(), why: why.to_string() });
                 continue;
             }
         };
@@ -381,7 +383,9 @@ async fn scan_files(
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    source.problems.record(Problem::File { file: file.path.clone(), why: e.to_string() });
+                    source
+                        .problems
+                        .record(Problem::UnreadableFile { file: file.path.clone(), why: e.to_string() });
                     break;
                 }
             };
@@ -422,7 +426,7 @@ fn skipped(source: &ScanSource, file: &SourceFile, counters: &ScanCounters) {
     let lines = source.data.damaged_lines_of(file);
     if lines > 0 {
         counters.damaged_lines.add(lines as usize);
-        source.problems.record(Problem::Damaged {
+        source.problems.record(Problem::DamagedLines {
             file: file.path.clone(),
             lines,
             schema: source.data.format.name,
@@ -469,7 +473,7 @@ fn rows_from_counts(table: &EventTable, projection: Option<&[usize]>) -> bool {
     match &table.rows {
         Rows::AllEvents => projection.iter().all(wanted),
         Rows::Type(_) => table.fields_path.is_empty() && projection.iter().all(wanted),
-        Rows::Lines | Rows::Problems => false,
+        Rows::Lines | Rows::Errors => false,
     }
 }
 

@@ -5,7 +5,7 @@ use super::ScanSource;
 use crate::format::{ContextSource, Early};
 use crate::infer::pass::descend;
 use crate::json::{Damage, Shape, Want, parse_event, quick_type};
-use crate::scan::decode::{FileContext, LineValues, RowDecoder, ValueProblem, excerpt};
+use crate::scan::decode::{FileContext, LineValues, NulledValue, RowDecoder, excerpt};
 use crate::source::discover::SourceFile;
 use crate::source::lines::Line;
 use crate::table::corpus::Problem;
@@ -34,7 +34,7 @@ pub struct LineReader {
     ended: Option<i64>,
     /// Whether a turn has begun and not ended.
     in_turn: bool,
-    problems: Vec<ValueProblem>,
+    problems: Vec<NulledValue>,
     /// For `errors`: a decoder per event type, to check each value against its column.
     checkers: HashMap<String, RowDecoder>,
     /// What the table needs of each event's fields.
@@ -116,7 +116,7 @@ impl LineReader {
             nulled.add(1);
         }
         let file = self.file.as_ref().map(|f| f.path.clone()).unwrap_or_default();
-        self.source.problems.record(Problem::Value { file, line, column: column.to_string() });
+        self.source.problems.record(Problem::NulledValue { file, line, column: column.to_string() });
     }
 
     /// Reads one line into `decoder`, counting its bytes when it made a row.
@@ -218,7 +218,7 @@ impl LineReader {
                 }
             }
             Rows::Lines => {}
-            Rows::Problems => {
+            Rows::Errors => {
                 // A line that parsed is valid UTF-8.
                 let text = std::str::from_utf8(bytes).unwrap_or_default();
                 self.check_values(number, type_name, fields, text, decoder)
@@ -262,7 +262,7 @@ impl LineReader {
         let fields = descend(fields, &path);
         let mut problems = Vec::new();
         if fields.is_none() {
-            problems.push(ValueProblem { column: path.join("."), why: "missing or not an object".into() });
+            problems.push(NulledValue { column: path.join("."), why: "missing or not an object".into() });
         }
         // A checker keeps nothing a later line needs: a file of many types keeps a few at a time.
         if self.checkers.len() >= MAX_CHECKERS && !self.checkers.contains_key(type_name) {
@@ -289,7 +289,7 @@ impl LineReader {
 
     /// A damaged line is in no table but `errors` (the inference pass counted it already).
     fn damaged(&mut self, number: u64, text: &str, damage: &Damage, decoder: &mut RowDecoder) {
-        if self.source.table.rows == Rows::Problems {
+        if self.source.table.rows == Rows::Errors {
             self.problem_row(number, &damage.to_string(), text, decoder);
         }
     }

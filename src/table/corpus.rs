@@ -174,11 +174,11 @@ enum Found<'a> {
 pub enum Problem {
     /// A statement read this file and so skipped its damaged lines (as the inference pass counted
     /// them): how many, the format's schema and the table their damage is listed in.
-    Damaged { file: PathBuf, lines: u64, schema: &'static str, errors_table: &'static str },
+    DamagedLines { file: PathBuf, lines: u64, schema: &'static str, errors_table: &'static str },
     /// A file that could not be read (whole or in part).
-    File { file: PathBuf, why: String },
+    UnreadableFile { file: PathBuf, why: String },
     /// A value that did not fit its column, read as null.
-    Value { file: PathBuf, line: u64, column: String },
+    NulledValue { file: PathBuf, line: u64, column: String },
 }
 
 /// The problems met by the reads of one scan of one statement (the scan's plan node holds it),
@@ -198,7 +198,7 @@ impl ProblemLog {
     }
 
     pub(crate) fn record(&self, problem: Problem) {
-        if let (Some(corpus), Problem::File { .. }) = (&self.corpus, &problem) {
+        if let (Some(corpus), Problem::UnreadableFile { .. }) = (&self.corpus, &problem) {
             corpus.record(problem.clone());
         }
         self.seen.lock().unwrap_or_else(|e| e.into_inner()).insert(problem);

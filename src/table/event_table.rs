@@ -54,7 +54,7 @@ pub(crate) enum Rows {
     /// Every line that is a JSON object, type or not (a stream of parts).
     Lines,
     /// Every damaged line, and every value that does not fit its column.
-    Problems,
+    Errors,
 }
 
 /// One table read by the scan: an event type, `events` or `errors`.
@@ -345,7 +345,7 @@ pub(crate) fn errors_table(format: &Format) -> EventTable {
     let mut columns = context_columns(format);
     columns.push(plain("reason", ColumnSource::Problem, "what is wrong with the line or value"));
     columns.push(plain("excerpt", ColumnSource::Excerpt, "the line's first 200 characters"));
-    special("errors", Rows::Problems, "one row per damaged line or unreadable value", columns, None)
+    special("errors", Rows::Errors, "one row per damaged line or unreadable value", columns, None)
 }
 
 /// The tables of a format read as one table of lines: that table and its errors table.
