@@ -15,7 +15,8 @@ use std::sync::Arc;
 pub struct Format {
     /// The SQL schema its tables live in (`rupu`, `reeval`).
     pub name: &'static str,
-    /// One line for `\d` and the docs.
+    /// One line for the docs (docs/tables.md, rendered by the tests).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) about: &'static str,
     /// Directories searched when txq is given no path, relative to the working directory
     /// (`~/` means the home directory). The first one that exists of each group wins.
@@ -360,6 +361,15 @@ pub(crate) enum ContextSource {
     /// the first (bigint). With `early`, lines of those types are taken as written before the
     /// span they belong to (see [`Early`]).
     LastSeen { event: &'static str, field: &'static str, early: Option<Early> },
+}
+
+impl ContextSource {
+    /// Whether the value is the same for every line of a file (so a filter on it can skip whole
+    /// files, and a file's row of `files` holds it); the line's number and a value carried from
+    /// an earlier line are not.
+    pub(crate) fn is_per_file(&self) -> bool {
+        !matches!(self, ContextSource::LineNumber | ContextSource::LastSeen { .. })
+    }
 }
 
 impl ContextSource {

@@ -337,7 +337,7 @@ fn events() -> Vec<EventSpec> {
         ),
         event(
             "action_emitted",
-            "an action an action: step emitted",
+            "an action a step emitted",
             vec![
                 field("kind", Str, "the action, e.g. issues.create"),
                 field("payload", Json, "the action's payload, as JSON text"),

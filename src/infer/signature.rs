@@ -1,6 +1,7 @@
-//! Type shapes (a type's name and field list) numbered once per corpus, and what one file holds
-//! by shape: the compact form that the cache keeps and the corpus is built from. Tens of
-//! thousands of files hold a handful of shapes; a file is then a few numbers.
+//! Type signatures (a type's name and its fields with their shapes) numbered once per corpus, and
+//! what one file holds by signature: the compact form that the cache keeps and the corpus is
+//! built from. Tens of thousands of files hold a handful of signatures; a file is then a few
+//! numbers.
 
 use crate::infer::stats::{FieldShapes, FileStats, TypeStats};
 use crate::infer::varint;

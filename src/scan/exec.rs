@@ -5,7 +5,6 @@
 
 use super::ScanSource;
 use super::line_reader::LineReader;
-use crate::format::ContextSource;
 use crate::scan::decode::{LineValues, RowDecoder};
 use crate::source::discover::SourceFile;
 use crate::source::lines::LineSplitter;
@@ -363,12 +362,13 @@ async fn scan_files(
             }
             continue;
         }
+        let unreadable = |why: String| {
+            source.problems.record(Problem::UnreadableFile { file: file.path.clone(), why })
+        };
         let mut blocks = match BlockReader::open(source.store.clone(), file) {
             Ok(blocks) => blocks,
             Err(why) => {
-                source
-                    .problems
-                    .record(Problem::UnreadableFile { file: file.path.clone(), why: why.to_string() });
+                unreadable(why.to_string());
                 continue;
             }
         };
@@ -382,10 +382,8 @@ async fn scan_files(
                     block
                 }
                 Ok(None) => break,
-                Err(e) => {
-                    source
-                        .problems
-                        .record(Problem::UnreadableFile { file: file.path.clone(), why: e.to_string() });
+                Err(why) => {
+                    unreadable(why.to_string());
                     break;
                 }
             };
@@ -465,8 +463,7 @@ fn rows_from_counts(table: &EventTable, projection: Option<&[usize]>) -> bool {
     let projection: Vec<usize> =
         projection.map_or_else(|| (0..table.columns.len()).collect(), <[usize]>::to_vec);
     let wanted = |i: &usize| match table.columns.get(*i).map(|c| &c.source) {
-        Some(ColumnSource::Context(ContextSource::LineNumber | ContextSource::LastSeen { .. })) => false,
-        Some(ColumnSource::Context(_)) => true,
+        Some(source @ ColumnSource::Context(_)) => source.is_per_file(),
         Some(ColumnSource::EventType) => table.rows == Rows::AllEvents,
         _ => false,
     };

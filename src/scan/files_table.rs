@@ -2,11 +2,10 @@
 //! is skipped), with what its place says, its size and its damage, made when a statement first
 //! reads it (tens of thousands of rows most statements never need).
 
-use crate::format::ContextSource;
 use crate::scan::decode::{FileContext, LineValues, RowDecoder};
 use crate::source::discover::SourceFile;
 use crate::table::corpus::FormatData;
-use crate::table::event_table::{Column, ColumnSource, EventTable, Rows, context_columns};
+use crate::table::event_table::{Column, EventTable, Rows, context_columns};
 use async_trait::async_trait;
 use datafusion::arrow::array::{BooleanArray, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -46,12 +45,7 @@ impl FilesTable {
 fn rows(data: &FormatData, n: usize) -> Result<RecordBatch> {
     let context: Vec<Column> = context_columns(&data.format)
         .into_iter()
-        .filter(|c| {
-            !matches!(
-                c.source,
-                ColumnSource::Context(ContextSource::LineNumber | ContextSource::LastSeen { .. })
-            )
-        })
+        .filter(|c| c.source.is_per_file())
         .collect();
     let table = EventTable {
         name: "files".into(),

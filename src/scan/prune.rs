@@ -1,36 +1,20 @@
 //! Skipping whole files: a filter on columns that are the same for every line of a file (`run_id`,
 //! `file`, `eval`, ...) is evaluated once per file, and the files it rejects are not read.
 
-use crate::format::ContextSource;
 use crate::scan::decode::{FileContext, LineValues, RowDecoder};
 use crate::source::discover::SourceFile;
-use crate::table::event_table::{ColumnSource, EventTable};
+use crate::table::event_table::EventTable;
 use datafusion::arrow::array::{Array, BooleanArray};
 use datafusion::catalog::Session;
 use datafusion::common::DFSchema;
 use datafusion::logical_expr::Expr;
 use std::sync::Arc;
 
-/// Whether a column has one value per file.
-fn per_file(source: &ColumnSource) -> bool {
-    matches!(
-        source,
-        ColumnSource::Context(
-            ContextSource::FileStem
-                | ContextSource::FilePath
-                | ContextSource::Ancestor(_)
-                | ContextSource::AncestorInt(_)
-                | ContextSource::UnderDirectory(_)
-                | ContextSource::UnderPath(_)
-        )
-    )
-}
-
 /// Whether `filter` reads only columns with one value per file.
 pub(crate) fn is_per_file(table: &EventTable, filter: &Expr) -> bool {
     let columns = filter.column_refs();
     !columns.is_empty()
-        && columns.iter().all(|c| table.columns.iter().any(|t| t.name == c.name && per_file(&t.source)))
+        && columns.iter().all(|c| table.columns.iter().any(|t| t.name == c.name && t.source.is_per_file()))
 }
 
 /// The files whose per-file values pass every per-file filter. A filter that cannot be evaluated
@@ -47,7 +31,7 @@ pub(crate) fn prune(
     }
     let mut keep = vec![true; files.len()];
     let projection: Vec<usize> =
-        (0..table.columns.len()).filter(|&i| per_file(&table.columns[i].source)).collect();
+        (0..table.columns.len()).filter(|&i| table.columns[i].source.is_per_file()).collect();
     let mut decoder = RowDecoder::new(table, Some(&projection));
     for file in files {
         decoder.start_file(FileContext::new(&table.columns, file));

@@ -28,10 +28,11 @@ pub(crate) struct BlockReader {
 
 /// Where a [`BlockReader`] reads from.
 enum Source {
-    /// The file, open, when the store is [`local_store`]: it is read on the caller's thread. (A
-    /// transcript is a read of microseconds from the page cache; a hand-off to the store's
-    /// blocking threads for each cost a fifth of a full scan in context switches.) Nor does it
-    /// need an object-store path, which cannot name a file whose path is not UTF-8.
+    /// The file, open, when the store is [`local_store`]: it is read on the caller's thread, since
+    /// a transcript is one short read from the page cache and a hand-off to the store's blocking
+    /// threads would cost more than the read (benchmarks/ANALYSIS.md, "Scans read local files on
+    /// their own thread"). Nor does it need an object-store path, which cannot name a file whose
+    /// path is not UTF-8.
     Local(std::fs::File),
     /// Any other store, through the object-store layer.
     Store { store: Arc<dyn ObjectStore>, location: StorePath },

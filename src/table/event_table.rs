@@ -25,6 +25,13 @@ pub(crate) enum ColumnSource {
     Excerpt,
 }
 
+impl ColumnSource {
+    /// Whether the column holds one value per file ([`ContextSource::is_per_file`]).
+    pub(crate) fn is_per_file(&self) -> bool {
+        matches!(self, ColumnSource::Context(source) if source.is_per_file())
+    }
+}
+
 /// One column of an event table.
 #[derive(Debug, Clone)]
 pub(crate) struct Column {
@@ -32,6 +39,30 @@ pub(crate) struct Column {
     pub(crate) kind: Kind,
     pub(crate) source: ColumnSource,
     pub(crate) about: String,
+}
+
+impl Column {
+    /// The column's type as the docs and `\d` name it.
+    pub(crate) fn data_type_name(&self) -> String {
+        match &self.source {
+            ColumnSource::Field { absent, .. } => {
+                let mut name = self.kind.describe();
+                match absent {
+                    crate::format::Absent::Bool(v) => name.push_str(&format!(", {v} when absent")),
+                    crate::format::Absent::Int(v) => name.push_str(&format!(", {v} when absent")),
+                    crate::format::Absent::Required => name.push_str(", required"),
+                    crate::format::Absent::Null => {}
+                }
+                name
+            }
+            ColumnSource::Context(source) => match source.data_type() {
+                datafusion::arrow::datatypes::DataType::Int64 => Kind::Int.describe(),
+                datafusion::arrow::datatypes::DataType::Boolean => Kind::Bool.describe(),
+                _ => Kind::Str.describe(),
+            },
+            _ => Kind::Str.describe(),
+        }
+    }
 }
 
 impl Column {

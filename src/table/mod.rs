@@ -5,4 +5,5 @@
 pub mod corpus;
 pub mod event_table;
 pub(crate) mod file_events;
+#[cfg(feature = "testing")]
 pub mod reference;

@@ -1,7 +1,7 @@
 //! The reference of every table and column, rendered from the format descriptions, so that
 //! `docs/tables.md` says exactly what the code does (a test keeps the file up to date).
 
-use crate::format::{Format, Kind};
+use crate::format::Format;
 use crate::infer::stats::FormatStats;
 use crate::table::event_table::{
     all_tables, context_and_common, context_columns, errors_table, event_tables, events_table, lines_tables,
@@ -220,27 +220,3 @@ fn capitalize(s: &str) -> String {
     chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
-impl crate::table::event_table::Column {
-    /// The column's type as the docs and `\d` name it.
-    pub(crate) fn data_type_name(&self) -> String {
-        use crate::table::event_table::ColumnSource;
-        match &self.source {
-            ColumnSource::Field { absent, .. } => {
-                let mut name = self.kind.describe();
-                match absent {
-                    crate::format::Absent::Bool(v) => name.push_str(&format!(", {v} when absent")),
-                    crate::format::Absent::Int(v) => name.push_str(&format!(", {v} when absent")),
-                    crate::format::Absent::Required => name.push_str(", required"),
-                    crate::format::Absent::Null => {}
-                }
-                name
-            }
-            ColumnSource::Context(source) => match source.data_type() {
-                datafusion::arrow::datatypes::DataType::Int64 => Kind::Int.describe(),
-                datafusion::arrow::datatypes::DataType::Boolean => Kind::Bool.describe(),
-                _ => Kind::Str.describe(),
-            },
-            _ => Kind::Str.describe(),
-        }
-    }
-}
