@@ -1,7 +1,7 @@
 //! `txq generate`: writes a deterministic sample corpus, of a number of runs or about a size.
 
 use crate::error::Error;
-use crate::generate::{ReevalOptions, RupuOptions, write_reeval_corpus, write_rupu_corpus};
+use crate::generate::{ReevalOptions, RupuOptions, TRANSCRIPTS_DIR, write_reeval_files, write_rupu_files};
 use std::path::Path;
 
 /// What to write.
@@ -34,22 +34,18 @@ pub(crate) fn run(out: &Path, options: &Options) -> Result<(), Error> {
     if let Some(size) = options.size {
         rupu.runs = runs_for_size(size, &rupu)?;
     }
-    let expected = write_rupu_corpus(out, &rupu).map_err(Error::write(out))?;
-    let dir = out.join(&expected.transcripts_dir);
+    let written = write_rupu_files(out, &rupu).map_err(Error::write(out))?;
+    let dir = out.join(TRANSCRIPTS_DIR);
     eprintln!(
         "txq: wrote {} rupu transcripts ({}) to {}",
-        expected.runs.len(),
+        written.transcripts,
         crate::text::size::describe(dir_bytes(&dir)),
         crate::text::escape::path(&dir)
     );
     if options.reeval_runs > 0 {
         let reeval = sample_reeval_options(options);
-        let expected = write_reeval_corpus(out, &reeval).map_err(Error::write(out))?;
-        eprintln!(
-            "txq: wrote {} reeval attempts under {}",
-            expected.attempts.len(),
-            crate::text::escape::path(out)
-        );
+        let written = write_reeval_files(out, &reeval).map_err(Error::write(out))?;
+        eprintln!("txq: wrote {} reeval attempts under {}", written.attempts, crate::text::escape::path(out));
     }
     Ok(())
 }
@@ -62,7 +58,7 @@ pub(crate) fn sample_reeval_options(options: &Options) -> ReevalOptions {
 /// How many runs make about `size` bytes, from a pilot corpus with the same options.
 fn runs_for_size(size: u64, options: &RupuOptions) -> Result<usize, Error> {
     let pilot = std::env::temp_dir().join(format!("txq-pilot-{}", std::process::id()));
-    let written = write_rupu_corpus(&pilot, &RupuOptions { runs: PILOT_RUNS, ..options.clone() })
+    let written = write_rupu_files(&pilot, &RupuOptions { runs: PILOT_RUNS, ..options.clone() })
         .map_err(Error::write(&pilot));
     let bytes = dir_bytes(&pilot);
     let _ = std::fs::remove_dir_all(&pilot);

@@ -1,17 +1,24 @@
-//! Deterministic corpora of agent transcripts, damaged files included, written together with
-//! the answers a correct reader must give, for txq's tests and benchmarks.
-//!
-//! `write_rupu_corpus(dir, &RupuOptions::default())` writes `dir/.rupu/transcripts/…` and
-//! returns an [`Expected`] tallied from the lines as they were written, never by reading back.
+//! Deterministic corpora of agent transcripts, damaged files included, for `txq generate`, the
+//! tests and the benchmarks. Each writer tells a tally of every file it writes with its lines as
+//! it meant them: [`Written`] counts them; with the `testing` feature, `write_rupu_corpus(dir,
+//! &RupuOptions::default())` returns an `Expected`, the answers a correct reader must give,
+//! tallied from those lines, never by reading a file back.
 
-pub(crate) mod expected;
+#[cfg(feature = "testing")]
+pub mod expected;
+pub(crate) mod lines;
 pub(crate) mod reeval;
 pub mod rng;
 pub(crate) mod rupu;
 
+#[cfg(feature = "testing")]
 pub use expected::{Expected, ExpectedRun};
-pub use reeval::{ExpectedAttempt, ReevalExpected, ReevalOptions, write_reeval_corpus};
-pub use rupu::{RupuOptions, TRANSCRIPTS_DIR, write_rupu_corpus};
+#[cfg(feature = "testing")]
+pub use reeval::{ExpectedAttempt, ReevalExpected, write_reeval_corpus};
+pub use reeval::{ReevalOptions, WrittenAttempts, write_reeval_files};
+#[cfg(feature = "testing")]
+pub use rupu::write_rupu_corpus;
+pub use rupu::{RupuOptions, TRANSCRIPTS_DIR, Written, write_rupu_files};
 
-#[cfg(test)]
+#[cfg(all(test, feature = "testing"))]
 mod tests;

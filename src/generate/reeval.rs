@@ -10,9 +10,10 @@
 mod artifacts;
 mod attempt;
 mod content;
+#[cfg(feature = "testing")]
 mod expected;
 mod lines;
-#[cfg(test)]
+#[cfg(all(test, feature = "testing"))]
 mod tests;
 
 use std::{fs, io, path::Path};
@@ -20,6 +21,7 @@ use std::{fs, io, path::Path};
 use artifacts::{raw_parts, side_files};
 use attempt::AttemptWriter;
 use content::{EVALS, Eval};
+#[cfg(feature = "testing")]
 pub use expected::{ExpectedAttempt, ReevalExpected};
 use lines::{Line, first_half, flat_object, render};
 use serde_json::{Value, json};
@@ -148,12 +150,75 @@ const DAMAGE_SLOTS: [(Damage, usize, usize); 5] = [
     (Damage::TruncatedTail, 1, 2),
 ];
 
-/// Writes a reeval corpus under `dir`: attempts under `dir/.reeval/runs/` and
-/// `dir/evals/.history/`, each folder with its `transcript.jsonl` and some with
-/// `transcript.raw.jsonl`, `diff.patch` and `judge-input.json`. Returns the answers a correct
+/// Told of each file the reeval writer writes, with its lines as the writer meant them: the
+/// answers a correct reader must give are tallied from them ([`ReevalExpected`], for the tests),
+/// or the files are counted ([`WrittenAttempts`], for `txq generate`).
+trait ReevalTally {
+    fn attempt(&mut self, id: AttemptId, lines: &[Line]);
+    fn raw(&mut self, file: &str, lines: &[Line]);
+    fn side_file(&mut self, file: String);
+}
+
+/// Where one transcript sits: its path and what the path says (read by the tally only).
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
+struct AttemptId {
+    file: String,
+    run_id: String,
+    eval: &'static str,
+    cell: &'static str,
+    attempt: i64,
+    history: bool,
+}
+
+/// What the reeval writer wrote, counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WrittenAttempts {
+    /// `transcript.jsonl` files (an attempt kept in both trees counts twice).
+    pub attempts: usize,
+}
+
+impl ReevalTally for WrittenAttempts {
+    fn attempt(&mut self, _: AttemptId, _: &[Line]) {
+        self.attempts += 1;
+    }
+    fn raw(&mut self, _: &str, _: &[Line]) {}
+    fn side_file(&mut self, _: String) {}
+}
+
+#[cfg(feature = "testing")]
+impl ReevalTally for ReevalExpected {
+    fn attempt(&mut self, id: AttemptId, lines: &[Line]) {
+        self.record_attempt(id, lines);
+    }
+    fn raw(&mut self, file: &str, lines: &[Line]) {
+        self.record_raw(file, lines);
+    }
+    fn side_file(&mut self, file: String) {
+        self.side_files.push(file);
+    }
+}
+
+/// Writes a reeval corpus under `dir` ([`write_reeval`]) and returns the answers a correct
 /// reader must give, tallied from the lines as they are written.
+#[cfg(feature = "testing")]
 pub fn write_reeval_corpus(dir: &Path, opts: &ReevalOptions) -> io::Result<ReevalExpected> {
     let mut expected = ReevalExpected::default();
+    write_reeval(dir, opts, &mut expected)?;
+    expected.finish();
+    Ok(expected)
+}
+
+/// Writes a reeval corpus under `dir` ([`write_reeval`]) and says how many attempts it wrote.
+pub fn write_reeval_files(dir: &Path, opts: &ReevalOptions) -> io::Result<WrittenAttempts> {
+    let mut written = WrittenAttempts::default();
+    write_reeval(dir, opts, &mut written)?;
+    Ok(written)
+}
+
+/// Writes a reeval corpus under `dir`: attempts under `dir/.reeval/runs/` and
+/// `dir/evals/.history/`, each folder with its `transcript.jsonl` and some with
+/// `transcript.raw.jsonl`, `diff.patch` and `judge-input.json`, telling `tally` of each.
+fn write_reeval(dir: &Path, opts: &ReevalOptions, tally: &mut impl ReevalTally) -> io::Result<()> {
     let mut corpus_rng = Rng::derive(opts.seed, u64::MAX);
     let mut started_ms = CORPUS_START_MS;
     for index in 0..opts.runs {
@@ -163,21 +228,20 @@ pub fn write_reeval_corpus(dir: &Path, opts: &ReevalOptions) -> io::Result<Reeva
         for (ordinal, slot) in run.attempt_slots().into_iter().enumerate() {
             let mut attempt_rng = Rng::derive(attempts_seed, ordinal as u64);
             let plan = AttemptPlan::new(&run, ordinal, slot, opts, &mut attempt_rng);
-            write_attempt(dir, &run, &plan, attempt_rng, &mut expected)?;
+            write_attempt(dir, &run, &plan, attempt_rng, tally)?;
         }
         started_ms += 2 * 3_600_000 + corpus_rng.below(3_600_000);
     }
-    expected.finish();
-    Ok(expected)
+    Ok(())
 }
 
-/// Writes one attempt's folder into each tree that keeps it, and tallies every copy.
+/// Writes one attempt's folder into each tree that keeps it, and tells `tally` of every copy.
 fn write_attempt(
     dir: &Path,
     run: &RunPlan,
     plan: &AttemptPlan,
     mut rng: Rng,
-    expected: &mut ReevalExpected,
+    tally: &mut impl ReevalTally,
 ) -> io::Result<()> {
     let mut lines = AttemptWriter::new(plan, Rng::new(rng.next_u64())).build();
     let mut raw = plan.raw.then(|| raw_parts(&lines, plan.cell.harness, &mut rng));
@@ -192,7 +256,7 @@ fn write_attempt(
         fs::create_dir_all(dir.join(&folder))?;
         let file = format!("{folder}/transcript.jsonl");
         fs::write(dir.join(&file), &transcript_bytes)?;
-        let id = expected::AttemptId {
+        let id = AttemptId {
             file,
             run_id: run.run_id.clone(),
             eval: plan.eval.slug,
@@ -200,16 +264,16 @@ fn write_attempt(
             attempt: plan.number,
             history,
         };
-        expected.record_attempt(id, &lines);
+        tally.attempt(id, &lines);
         if let (Some(raw), Some(bytes)) = (&raw, &raw_bytes) {
             let file = format!("{folder}/transcript.raw.jsonl");
             fs::write(dir.join(&file), bytes)?;
-            expected.record_raw(&file, raw);
+            tally.raw(&file, raw);
         }
         for (name, contents) in &side {
             let file = format!("{folder}/{name}");
             fs::write(dir.join(&file), contents)?;
-            expected.side_files.push(file);
+            tally.side_file(file);
         }
     }
     Ok(())

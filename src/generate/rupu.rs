@@ -9,7 +9,9 @@ use std::{fs, io, path::Path};
 
 use serde_json::json;
 
-use super::expected::{Expected, FlowMeta, Line, envelope, render, typed_object};
+#[cfg(feature = "testing")]
+use super::expected::Expected;
+use super::lines::{FlowMeta, Line, envelope, render, typed_object};
 use super::rng::{Rng, rfc3339};
 use run::RunWriter;
 use tools::flow_record;
@@ -47,6 +49,7 @@ impl Default for RupuOptions {
 /// transcripts).
 pub(crate) const NETFLOW_DIR: &str = ".rupu/netflow";
 
+#[cfg(feature = "testing")]
 impl Expected {
     /// The ledgers that belong to no run of the corpus (a run's is `.rupu/netflow/<run_id>.jsonl`,
     /// its transcript archived or not): each a unit of an export of its own.
@@ -112,12 +115,78 @@ const MODELS: &[(&str, &[&str])] = &[
 ];
 const MODES: &[&str] = &["ask", "bypass", "readonly"];
 
-/// Writes a rupu corpus under `dir`: transcripts in `dir/.rupu/transcripts/` (some in its
-/// `archive/`), plus, with damage on, a step log and a netflow ledger that are not transcripts.
-/// Returns the answers a correct reader must give, tallied from the lines as they are written.
+/// Told of each file the rupu writer writes, with its lines as the writer meant them: the
+/// answers a correct reader must give are tallied from them ([`Expected`], for the tests), or the
+/// files are counted ([`Written`], for `txq generate`).
+trait RupuTally {
+    fn transcript(&mut self, file: &str, archived: bool, lines: &[Line]);
+    fn flows(&mut self, run_id: &str, lines: &[Line], flows: &[FlowMeta], ledger: bool);
+    fn ledger(&mut self, file: String);
+    fn non_transcript(&mut self, file: String);
+}
+
+/// What the rupu writer wrote, counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Agent transcripts.
+    pub transcripts: usize,
+    /// Netflow ledgers.
+    pub ledgers: usize,
+    /// Files that are not transcripts (a step log).
+    pub non_transcripts: usize,
+}
+
+impl RupuTally for Written {
+    fn transcript(&mut self, _: &str, _: bool, _: &[Line]) {
+        self.transcripts += 1;
+    }
+    fn flows(&mut self, _: &str, _: &[Line], _: &[FlowMeta], _: bool) {}
+    fn ledger(&mut self, _: String) {
+        self.ledgers += 1;
+    }
+    fn non_transcript(&mut self, _: String) {
+        self.non_transcripts += 1;
+    }
+}
+
+#[cfg(feature = "testing")]
+impl RupuTally for Expected {
+    fn transcript(&mut self, file: &str, archived: bool, lines: &[Line]) {
+        self.record_transcript(file, archived, lines);
+    }
+    fn flows(&mut self, run_id: &str, lines: &[Line], flows: &[FlowMeta], ledger: bool) {
+        self.record_flows(run_id, lines, flows, ledger);
+    }
+    fn ledger(&mut self, file: String) {
+        self.ledgers.push(file);
+    }
+    fn non_transcript(&mut self, file: String) {
+        self.non_transcripts.push(file);
+    }
+}
+
+/// Writes a rupu corpus under `dir` ([`write_rupu`]) and returns the answers a correct reader
+/// must give, tallied from the lines as they are written.
+#[cfg(feature = "testing")]
 pub fn write_rupu_corpus(dir: &Path, opts: &RupuOptions) -> io::Result<Expected> {
-    fs::create_dir_all(dir.join(TRANSCRIPTS_DIR).join("archive"))?;
     let mut expected = Expected { transcripts_dir: TRANSCRIPTS_DIR.to_string(), ..Expected::default() };
+    write_rupu(dir, opts, &mut expected)?;
+    expected.finish();
+    Ok(expected)
+}
+
+/// Writes a rupu corpus under `dir` ([`write_rupu`]) and says how many files it wrote.
+pub fn write_rupu_files(dir: &Path, opts: &RupuOptions) -> io::Result<Written> {
+    let mut written = Written::default();
+    write_rupu(dir, opts, &mut written)?;
+    Ok(written)
+}
+
+/// Writes a rupu corpus under `dir`: transcripts in `dir/.rupu/transcripts/` (some in its
+/// `archive/`), plus, with damage on, a step log and a netflow ledger that are not transcripts,
+/// telling `tally` of each.
+fn write_rupu(dir: &Path, opts: &RupuOptions, tally: &mut impl RupuTally) -> io::Result<()> {
+    fs::create_dir_all(dir.join(TRANSCRIPTS_DIR).join("archive"))?;
     let mut corpus_rng = Rng::derive(opts.seed, u64::MAX);
     let workspaces: Vec<String> =
         (0..3).map(|_| format!("ws_{}", corpus_rng.ulid(CORPUS_START_MS - 30 * 86_400_000))).collect();
@@ -130,8 +199,8 @@ pub fn write_rupu_corpus(dir: &Path, opts: &RupuOptions) -> io::Result<Expected>
         for damage in &plan.damage {
             apply_damage(&mut lines, *damage, &mut damage_rng);
         }
-        expected.record_transcript(&plan.file, plan.archived, &lines);
-        expected.record_flows(&plan.run_id, &lines, &flows, plan.v0_74);
+        tally.transcript(&plan.file, plan.archived, &lines);
+        tally.flows(&plan.run_id, &lines, &flows, plan.v0_74);
         fs::write(dir.join(&plan.file), render(&lines, plan.damage.contains(&Damage::CrlfEndings)))?;
         // The sink opens a run's ledger with its first flow.
         if plan.v0_74 && !flows.is_empty() {
@@ -139,20 +208,19 @@ pub fn write_rupu_corpus(dir: &Path, opts: &RupuOptions) -> io::Result<Expected>
             fs::create_dir_all(dir.join(NETFLOW_DIR))?;
             let text: String = flows.iter().flat_map(|flow| flow.ledger_lines()).map(|l| l + "\n").collect();
             fs::write(dir.join(&ledger), text)?;
-            expected.ledgers.push(ledger);
+            tally.ledger(ledger);
         }
         started_ms += 90_000 + corpus_rng.below(40 * 60_000);
     }
     if opts.damage {
-        write_non_transcripts(dir, &mut corpus_rng, &mut expected)?;
+        write_non_transcripts(dir, &mut corpus_rng, tally)?;
     }
-    expected.finish();
-    Ok(expected)
+    Ok(())
 }
 
 /// The step log (a `run_<ULID>.jsonl` name, no `run_start` anywhere: not a transcript) and a
 /// netflow ledger in `transcripts/netflow/`. Their ULIDs fall between the first two runs'.
-fn write_non_transcripts(dir: &Path, rng: &mut Rng, expected: &mut Expected) -> io::Result<()> {
+fn write_non_transcripts(dir: &Path, rng: &mut Rng, tally: &mut impl RupuTally) -> io::Result<()> {
     let at_ms = CORPUS_START_MS + 60_000;
     let step_log = format!("{TRANSCRIPTS_DIR}/run_{}.jsonl", rng.ulid(at_ms));
     let steps = [
@@ -181,13 +249,13 @@ fn write_non_transcripts(dir: &Path, rng: &mut Rng, expected: &mut Expected) -> 
     // A ledger that lies in a netflow/ folder under the transcripts: read as a ledger, of a run
     // whose transcript is not there.
     let metas: Vec<FlowMeta> = records.into_iter().map(|record| FlowMeta::logged(record, None)).collect();
-    expected.record_flows(&ledger_run_id, &[], &metas, true);
+    tally.flows(&ledger_run_id, &[], &metas, true);
     for (file, lines, ledger) in [(step_log, step_lines, false), (ledger, flows, true)] {
         fs::write(dir.join(&file), lines.iter().map(|line| format!("{line}\n")).collect::<String>())?;
         if ledger {
-            expected.ledgers.push(file);
+            tally.ledger(file);
         } else {
-            expected.non_transcripts.push(file);
+            tally.non_transcript(file);
         }
     }
     Ok(())

@@ -362,9 +362,8 @@ async fn scan_files(
             }
             continue;
         }
-        let unreadable = |why: String| {
-            source.problems.record(Problem::UnreadableFile { file: file.path.clone(), why })
-        };
+        let unreadable =
+            |why: String| source.problems.record(Problem::UnreadableFile { file: file.path.clone(), why });
         let mut blocks = match BlockReader::open(source.store.clone(), file) {
             Ok(blocks) => blocks,
             Err(why) => {

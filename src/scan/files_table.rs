@@ -43,10 +43,8 @@ impl FilesTable {
 
 /// The rows of the first `n` files of `data`: its transcripts, then the files that are not.
 fn rows(data: &FormatData, n: usize) -> Result<RecordBatch> {
-    let context: Vec<Column> = context_columns(&data.format)
-        .into_iter()
-        .filter(|c| c.source.is_per_file())
-        .collect();
+    let context: Vec<Column> =
+        context_columns(&data.format).into_iter().filter(|c| c.source.is_per_file()).collect();
     let table = EventTable {
         name: "files".into(),
         rows: Rows::AllEvents,

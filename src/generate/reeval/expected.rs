@@ -1,10 +1,12 @@
 //! The answers a correct reader must give over a generated reeval corpus, tallied from the
-//! lines as they were written (never from re-reading a file).
+//! lines as they were written (never from re-reading a file). Test tooling: built with the
+//! `testing` feature only.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::AttemptId;
 use super::lines::Line;
 
 /// What one `transcript.jsonl` should read back as. Only valid events count.
@@ -78,16 +80,6 @@ pub struct ReevalExpected {
     pub(crate) empty_lines: u64,
     /// The attempts' `diff.patch` and `judge-input.json` files, which are not transcripts, sorted.
     pub side_files: Vec<String>,
-}
-
-/// Where one transcript sits: its path and what the path says.
-pub(super) struct AttemptId {
-    pub(super) file: String,
-    pub(super) run_id: String,
-    pub(super) eval: &'static str,
-    pub(super) cell: &'static str,
-    pub(super) attempt: i64,
-    pub(super) history: bool,
 }
 
 /// Fields that hold a number (or null) whenever they are present.

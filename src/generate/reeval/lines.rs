@@ -1,7 +1,7 @@
 //! The lines of generated reeval files: flat JSON objects whose keys keep the order they were
 //! given in, the damaged lines among them, and their bytes.
 
-use crate::generate::expected::{push_entry, push_json};
+use crate::generate::lines::{push_entry, push_json};
 use serde_json::Value;
 
 /// A flat object's entries in written order.
@@ -20,7 +20,12 @@ pub(super) struct Truncation {
 pub(super) enum Line {
     /// A valid object, keys in the order of `fields`; `truncation` is set on a tool event
     /// whose output carries the truncation marker.
-    Event { fields: Fields, truncation: Option<Truncation> },
+    Event {
+        fields: Fields,
+        /// Read by the tally (feature testing) only.
+        #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+        truncation: Option<Truncation>,
+    },
     /// An empty line: readers skip it, but it still counts for line numbering.
     Empty,
     /// A newline-terminated line that readers must report as an error.

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{Ending, RunPlan, RupuOptions};
-use crate::generate::expected::{FlowMeta, Line};
+use crate::generate::lines::{FlowMeta, Line};
 use crate::generate::rng::{Rng, rfc3339};
 
 /// (name, layer, preload) of the skills a run can bind.

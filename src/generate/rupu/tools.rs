@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::SHOWCASE_TOOLS;
 use super::run::RunWriter;
-use crate::generate::expected::FlowMeta;
+use crate::generate::lines::FlowMeta;
 use crate::generate::rng::{Rng, rfc3339};
 
 /// MCP catalog tools a v0.74 run's catalog offers beside its own tools; each call of one writes
