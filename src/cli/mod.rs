@@ -1,5 +1,7 @@
-//! The command-line program: arguments in, statements run, results out, and one exit code for
-//! every way it can end.
+//! The command-line program. In: the arguments. Out: results on stdout, messages on stderr, and an
+//! exit code ([`crate::error::Error::exit_code`]). Every way SQL arrives (`-e`, `-f`, stdin, the
+//! shell, `txq query`) runs through one [`exec::Runner`]; the export, prices and generate
+//! commands have a file each.
 
 pub mod args;
 pub(crate) mod commands;

@@ -1,4 +1,5 @@
-//! `txq export`: every table of each format found (or those named) as a Parquet dataset under
+//! `txq export`. In: an open engine and the export's options. Out: every table of each format found
+//! (or those named) as a Parquet dataset under
 //! `OUT/<schema>/<table>/` (the names made safe folder names, every path proven inside OUT:
 //! [`paths`]), zstd, with the SQL table's column names and types, in Hive folders by day or run
 //! if asked; written under temporary names and put in place at the end; `--append` adds the runs

@@ -1,6 +1,7 @@
-//! What the files hold, learned in one read of each: the pass over a file ([`pass`]), the numbered
-//! type signatures a corpus is summed up in ([`signature`]), and the cache that keeps both on disk
-//! so that an unchanged file is not read again ([`cache`]).
+//! What the files hold, learned in one read of each. In: a format's source files. Out: each file's
+//! summary (its types, fields and their shapes: [`stats`]), made by the pass over a file
+//! ([`pass`]), numbered as type signatures shared across the corpus ([`signature`]), and kept on
+//! disk so that an unchanged file is not read again ([`cache`]).
 
 pub mod cache;
 pub mod pass;

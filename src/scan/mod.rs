@@ -1,5 +1,7 @@
-//! The one scan every format and every event table share: a DataFusion table provider whose plan
-//! streams record batches from the transcript files, decoding only the projected columns.
+//! The one scan every format and every event table share. In: the corpus and one of its tables.
+//! Out: a DataFusion table provider whose plan streams record batches from the transcript files,
+//! decoding only the projected columns and skipping the files a filter rules out; and the
+//! `files` table.
 
 pub mod decode;
 mod exec;
