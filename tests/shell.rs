@@ -61,6 +61,10 @@ fn a_statement_spans_lines_and_runs_at_its_semicolon() {
     s.send_line("select input_tokns from usage;").unwrap();
     let out = s.exp_string(PROMPT).unwrap();
     assert!(out.contains("txq: error:") && out.contains("input_tokens"), "{out}");
+    // A missing table gets the hint a script gets (the shell reports errors as txq -e does).
+    s.send_line("select * from usag;").unwrap();
+    let out = s.exp_string(PROMPT).unwrap();
+    assert!(out.contains("did you mean 'usage'?") && out.contains("hint: \\d in the shell"), "{out}");
     s.send_line("select 41 + 1 as answer;").unwrap();
     s.exp_string("42").unwrap();
     quit(s);
