@@ -83,8 +83,7 @@ pub async fn run(args: Args) -> Result<(), Error> {
         let width = terminal_size::terminal_size_of(&stdout).map(|(w, _)| usize::from(w.0));
         if let (print::OutputFormat::Table, Some(width)) = (args.format, width) {
             let mut out = std::io::BufWriter::new(stdout.lock());
-            screen::write_blocks(&crate::sql::queries::list(), width, &mut out)
-                .map_err(|e| Error::Output(std::io::Error::other(e)))?;
+            screen::write_blocks(&crate::sql::queries::list(), width, &mut out).map_err(Error::of_output)?;
             return out.flush().map_err(Error::Output);
         }
         return query::print_list(args.format, &mut std::io::BufWriter::new(stdout.lock()));

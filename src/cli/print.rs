@@ -2,6 +2,7 @@
 //! (control characters in it escaped; aligned on its first rows, then streamed), CSV, TSV, a JSON
 //! array or JSON lines for scripts (every value exact).
 
+use crate::error::Error;
 use crate::text::escape;
 use datafusion::arrow::array::{Array, ArrayRef, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -57,12 +58,8 @@ pub(crate) fn write_batch(
     format: OutputFormat,
     batch: &RecordBatch,
     out: &mut dyn Write,
-) -> Result<(), super::Error> {
-    use crate::error::Error;
-    write_batches(format, &batch.schema(), std::slice::from_ref(batch), out).map_err(|e| match e {
-        ArrowError::IoError(_, io) => Error::Output(io),
-        other => Error::Output(std::io::Error::other(other)),
-    })?;
+) -> Result<(), Error> {
+    write_batches(format, &batch.schema(), std::slice::from_ref(batch), out).map_err(Error::of_output)?;
     out.flush().map_err(Error::Output)
 }
 
