@@ -199,17 +199,75 @@ impl Shape {
     }
 }
 
-/// The type of a line written the usual way, `{"<type_key>":"<type>"...`, without parsing it;
-/// `None` when the line starts any other way (then only a full parse can tell).
+/// The type of a line written the usual way, without parsing it: `{"<type_key>":"<type>"...`,
+/// or the type key later among the line's top-level keys (`{"parentUuid":..,"type":"user",..}`),
+/// found by stepping over the values before it. `None` when the line is written any other way,
+/// has no such key, or its value is not a plain string (then only a full parse can tell).
 pub(crate) fn quick_type<'a>(line: &'a [u8], type_key: &str) -> Option<&'a str> {
-    let rest = line.strip_prefix(b"{\"")?;
-    let rest = rest.strip_prefix(type_key.as_bytes())?;
-    let rest = rest.strip_prefix(b"\":\"")?;
+    let first = line
+        .strip_prefix(b"{\"")
+        .and_then(|rest| rest.strip_prefix(type_key.as_bytes()))
+        .and_then(|rest| rest.strip_prefix(b"\":\""));
+    match first {
+        Some(rest) => plain_string(rest),
+        None => top_level_string(line, type_key),
+    }
+}
+
+/// The text of a string whose opening quote is just before `rest`, when it holds no escape.
+fn plain_string(rest: &[u8]) -> Option<&str> {
     let end = memchr::memchr2(b'"', b'\\', rest)?;
     if rest[end] != b'"' {
         return None;
     }
     std::str::from_utf8(&rest[..end]).ok()
+}
+
+/// The plain string value of the top-level `key` of the object `line`, stepping over strings,
+/// objects and arrays without reading them; `None` at anything unexpected.
+fn top_level_string<'a>(line: &'a [u8], key: &str) -> Option<&'a str> {
+    if line.first() != Some(&b'{') {
+        return None;
+    }
+    let (mut at, mut depth, mut last) = (1, 1usize, b'{');
+    while at < line.len() {
+        match line[at] {
+            b'"' => {
+                let start = at + 1;
+                let end = string_end(line, start)?;
+                if depth == 1 && matches!(last, b'{' | b',') && &line[start..end] == key.as_bytes() {
+                    let mut rest = &line[end + 1..];
+                    rest = rest.trim_ascii_start().strip_prefix(b":")?.trim_ascii_start();
+                    return plain_string(rest.strip_prefix(b"\"")?);
+                }
+                last = b'"';
+                at = end + 1;
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return None;
+                }
+            }
+            b',' | b':' if depth == 1 => last = line[at],
+            _ => {}
+        }
+        at += 1;
+    }
+    None
+}
+
+/// Where the string that starts at `start` (after its opening quote) ends: its closing quote.
+fn string_end(line: &[u8], mut start: usize) -> Option<usize> {
+    loop {
+        let at = start + memchr::memchr2(b'"', b'\\', line.get(start..)?)?;
+        if line[at] == b'"' {
+            return Some(at);
+        }
+        start = at + 2;
+    }
 }
 
 /// A line split into its event type and its fields.
@@ -534,11 +592,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn quick_type_reads_the_usual_prefix_only() {
+    fn quick_type_finds_the_top_level_type_key_without_parsing() {
         assert_eq!(quick_type(br#"{"type":"usage","data":{}}"#, "type"), Some("usage"));
         assert_eq!(quick_type(br#"{"type":"us\u0061ge"}"#, "type"), None);
-        assert_eq!(quick_type(br#"{ "type": "usage"}"#, "type"), None);
-        assert_eq!(quick_type(br#"{"data":{},"type":"usage"}"#, "type"), None);
+        assert_eq!(quick_type(br#"{ "type": "usage"}"#, "type"), Some("usage"));
+        // The type key later among the top-level keys: found, never inside a nested value.
+        assert_eq!(quick_type(br#"{"data":{"type":"inner"},"type":"usage"}"#, "type"), Some("usage"));
+        assert_eq!(
+            quick_type(br#"{"a":"x\"type\":\"no\"","b":[{"type":"no"}],"type":"yes"}"#, "type"),
+            Some("yes")
+        );
+        assert_eq!(quick_type(br#"{"a":"type","b":1}"#, "type"), None);
+        assert_eq!(quick_type(br#"{"data":{"type":"inner"}}"#, "type"), None);
+        assert_eq!(quick_type(br#"{"data":{}, "type" : "spaced"}"#, "type"), Some("spaced"));
+        assert_eq!(quick_type(br#"{"data":{},"type":7}"#, "type"), None);
+        assert_eq!(quick_type(br#"{"data":{},"type":"cut"#, "type"), None);
+        assert_eq!(quick_type(br#"{"data":"unterminated"#, "type"), None);
     }
 
     #[test]
