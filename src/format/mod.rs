@@ -221,8 +221,11 @@ pub struct EventSpec {
 /// A documented field.
 #[derive(Debug, Clone)]
 pub(crate) struct FieldSpec {
-    /// The key as written in the data.
+    /// The key as written in the data; `a.b.c` is the key `c` of the object at `b` of the object
+    /// at `a` (Claude Code's `message.usage.input_tokens`).
     pub(crate) key: &'static str,
+    /// The column's name, when not the (last) key's under the format's naming.
+    pub(crate) name: Option<&'static str>,
     /// Its type.
     pub(crate) kind: Kind,
     /// The value a missing key stands for.
@@ -420,12 +423,18 @@ pub(crate) mod build {
     }
 
     pub(crate) fn field(key: &'static str, kind: Kind, about: &'static str) -> FieldSpec {
-        FieldSpec { key, kind, absent: Absent::Null, about, derive: None }
+        FieldSpec { key, name: None, kind, absent: Absent::Null, about, derive: None }
+    }
+
+    /// A field whose column is named `name`, not after its key (for a nested key: `message.id`
+    /// as `message_id`).
+    pub(crate) fn named(key: &'static str, name: &'static str, kind: Kind, about: &'static str) -> FieldSpec {
+        FieldSpec { key, name: Some(name), kind, absent: Absent::Null, about, derive: None }
     }
 
     /// A boolean flag omitted when false.
     pub(crate) fn flag(key: &'static str, about: &'static str) -> FieldSpec {
-        FieldSpec { key, kind: Kind::Bool, absent: Absent::Bool(false), about, derive: None }
+        FieldSpec { key, name: None, kind: Kind::Bool, absent: Absent::Bool(false), about, derive: None }
     }
 
     pub(crate) fn list(kind: Kind) -> Kind {

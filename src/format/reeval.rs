@@ -120,6 +120,7 @@ fn folder_of(file: &std::path::Path) -> Option<std::path::PathBuf> {
 
 fn marker(part: MarkerPart, kind: Kind, about: &'static str) -> FieldSpec {
     FieldSpec {
+        name: None,
         key: "output",
         kind,
         absent: Absent::Null,
@@ -183,6 +184,7 @@ fn events() -> Vec<EventSpec> {
                 field("query", Str, "what was searched"),
                 field("references", Int, "how many sources the harness says it used, or null"),
                 FieldSpec {
+                    name: None,
                     key: "ok",
                     kind: Bool,
                     absent: Absent::Bool(true),

@@ -104,6 +104,7 @@ fn events() -> Vec<EventSpec> {
             vec![
                 field("run_id", Str, "the run id, as in the file name"),
                 FieldSpec {
+                    name: None,
                     key: "status",
                     kind: Str,
                     absent: Absent::Required,
@@ -137,6 +138,7 @@ fn events() -> Vec<EventSpec> {
                 field("input_tokens", Count, "input tokens, cached ones included"),
                 field("output_tokens", Count, "output tokens"),
                 FieldSpec {
+                    name: None,
                     key: "cached_tokens",
                     kind: Count,
                     absent: Absent::Int(0),

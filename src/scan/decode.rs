@@ -396,7 +396,12 @@ pub(crate) struct NulledValue {
 #[derive(Debug)]
 pub struct RowDecoder {
     schema: SchemaRef,
-    columns: Vec<(usize, Column, Builder)>,
+    /// Each projected column: its index in the table, itself, its builder, and the object it is
+    /// read from (an index into `objects`; `None`: among the event's fields).
+    columns: Vec<(usize, Column, Builder, Option<usize>)>,
+    /// The nested objects the columns read from (`message`, `message.usage`), each with the key
+    /// that holds it and the object it lies in (`None`: the event's fields), parents first.
+    objects: Vec<(String, Option<usize>)>,
     context: FileContext,
     rows: usize,
 }
@@ -418,15 +423,27 @@ impl RowDecoder {
         let projection = projection.unwrap_or(&all);
         let full = table.schema();
         let schema = Arc::new(full.project(projection).expect("projection within the table"));
+        let mut paths: Vec<Vec<String>> = Vec::new();
         let columns = projection
             .iter()
             .map(|&i| {
                 let column = table.columns[i].clone();
                 let builder = Builder::for_type(&column.data_type(), rows);
-                (i, column, builder)
+                let object = match &column.source {
+                    ColumnSource::Field { at, .. } if !at.is_empty() => Some(object_index(&mut paths, at)),
+                    _ => None,
+                };
+                (i, column, builder, object)
             })
             .collect();
-        Self { schema, columns, context: FileContext::default(), rows: 0 }
+        let objects = paths
+            .iter()
+            .map(|path| {
+                let parent = path[..path.len() - 1].to_vec();
+                (path[path.len() - 1].clone(), paths.iter().position(|p| *p == parent))
+            })
+            .collect();
+        Self { schema, columns, objects, context: FileContext::default(), rows: 0 }
     }
 
     pub(crate) fn schema(&self) -> &SchemaRef {
@@ -445,7 +462,17 @@ impl RowDecoder {
     /// Appends one row; problems with its values are pushed to `problems`.
     pub(crate) fn push(&mut self, values: &LineValues<'_>, problems: &mut Vec<NulledValue>) {
         self.rows += 1;
-        for (index, column, builder) in &mut self.columns {
+        // The nested objects of this line, each parsed once when a column first needs it.
+        let mut objects: Vec<Option<Option<RawObject<'_>>>> = Vec::new();
+        objects.resize_with(self.objects.len(), || None);
+        for (index, column, builder, object) in &mut self.columns {
+            let fields = match *object {
+                None => values.fields,
+                Some(at) => {
+                    resolve(&self.objects, &mut objects, at, values.fields);
+                    objects[at].as_ref().and_then(Option::as_ref)
+                }
+            };
             let text = |s: Option<&str>, b: &mut Builder| match (b, s) {
                 (Builder::Str(b), Some(s)) => b.append_value(s),
                 (b, _) => b.null(),
@@ -462,10 +489,10 @@ impl RowDecoder {
                     }
                 }
                 ColumnSource::Field { key, derive: Some(derive), .. } => {
-                    builder.derived(derive, values.fields.and_then(|f| f.get(key)));
+                    builder.derived(derive, fields.and_then(|f| f.get(key)));
                 }
-                ColumnSource::Field { key, absent, derive: None } => {
-                    let raw = values.fields.and_then(|f| f.get(key));
+                ColumnSource::Field { key, absent, derive: None, .. } => {
+                    let raw = fields.and_then(|f| f.get(key));
                     if let Err(why) = builder.field(&column.kind, raw, *absent) {
                         problems.push(NulledValue { column: column.name.clone(), why });
                     }
@@ -480,11 +507,43 @@ impl RowDecoder {
 
     /// The rows so far as a batch; the decoder starts empty again.
     pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
-        let arrays = self.columns.iter_mut().map(|(_, _, b)| b.finish()).collect::<Result<Vec<_>, _>>()?;
+        let arrays = self.columns.iter_mut().map(|(_, _, b, _)| b.finish()).collect::<Result<Vec<_>, _>>()?;
         let options = RecordBatchOptions::new().with_row_count(Some(self.rows));
         self.rows = 0;
         RecordBatch::try_new_with_options(self.schema.clone(), arrays, &options)
     }
+}
+
+/// The index of the object at `path` among `paths`, added with its parents (parents first).
+fn object_index(paths: &mut Vec<Vec<String>>, path: &[String]) -> usize {
+    for end in 1..=path.len() {
+        if !paths.iter().any(|p| p[..] == path[..end]) {
+            paths.push(path[..end].to_vec());
+        }
+    }
+    paths.iter().position(|p| p[..] == path[..]).expect("added above")
+}
+
+/// Parses the nested object `at` of a line into `parsed` (and its parents before it), once: a
+/// key that is absent, or not an object, leaves it `None`.
+fn resolve<'a>(
+    objects: &[(String, Option<usize>)],
+    parsed: &mut [Option<Option<RawObject<'a>>>],
+    at: usize,
+    fields: Option<&RawObject<'a>>,
+) {
+    if parsed[at].is_some() {
+        return;
+    }
+    let (key, parent) = &objects[at];
+    let raw = match *parent {
+        None => fields.and_then(|f| f.get(key)),
+        Some(parent) => {
+            resolve(objects, parsed, parent, fields);
+            parsed[parent].as_ref().and_then(Option::as_ref).and_then(|f| f.get(key))
+        }
+    };
+    parsed[at] = Some(raw.and_then(|raw| crate::json::parse_object(raw).ok()));
 }
 
 #[cfg(test)]

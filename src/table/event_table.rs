@@ -13,8 +13,9 @@ use std::sync::Arc;
 pub(crate) enum ColumnSource {
     /// From the file or the line's position.
     Context(ContextSource),
-    /// From the event's field `key` (or computed from it).
-    Field { key: String, absent: Absent, derive: Option<Derive> },
+    /// From the event's field `key` (or computed from it), in the object at the path `at` of
+    /// the event's fields (empty: among the fields themselves).
+    Field { at: Vec<String>, key: String, absent: Absent, derive: Option<Derive> },
     /// The event's type as written (`events`).
     EventType,
     /// The event's fields as JSON text (`events`).
@@ -145,6 +146,15 @@ pub(crate) fn context_columns(format: &Format) -> Vec<Column> {
         .collect()
 }
 
+/// A field to make a column of: its key in the object at `at`, and how it is read.
+struct FieldAt {
+    at: Vec<String>,
+    key: String,
+    name: Option<&'static str>,
+    absent: Absent,
+    derive: Option<Derive>,
+}
+
 /// Columns being gathered for one table: a field whose column name is taken (by a context column
 /// or an earlier field) is named `data_<name>`; a key already present is not added twice.
 struct Columns {
@@ -153,24 +163,23 @@ struct Columns {
 }
 
 impl Columns {
-    fn has_key(&self, key: &str, derive: Option<Derive>) -> bool {
-        self.columns.iter().any(|c| matches!(&c.source, ColumnSource::Field { key: k, derive: d, .. } if k == key && *d == derive))
+    fn has_key(&self, at: &[String], key: &str, derive: Option<Derive>) -> bool {
+        self.columns.iter().any(|c| {
+            matches!(&c.source, ColumnSource::Field { at: a, key: k, derive: d, .. }
+                if a == at && k == key && *d == derive)
+        })
     }
 
     fn add_spec(&mut self, spec: &FieldSpec, documented: bool) {
-        self.add(spec.key, spec.kind.clone(), spec.absent, spec.derive, spec.about.to_string(), documented);
+        let mut path: Vec<String> = spec.key.split('.').map(str::to_string).collect();
+        let key = path.pop().unwrap_or_default();
+        let field = FieldAt { at: path, key, name: spec.name, absent: spec.absent, derive: spec.derive };
+        self.add(field, spec.kind.clone(), spec.about.to_string(), documented);
     }
 
-    fn add(
-        &mut self,
-        key: &str,
-        kind: Kind,
-        absent: Absent,
-        derive: Option<Derive>,
-        about: String,
-        documented: bool,
-    ) {
-        if self.has_key(key, derive) {
+    fn add(&mut self, field: FieldAt, kind: Kind, about: String, documented: bool) {
+        let FieldAt { at, key, name, absent, derive } = field;
+        if self.has_key(&at, &key, derive) {
             return;
         }
         let mut name = match derive {
@@ -180,27 +189,30 @@ impl Columns {
                     MarkerPart::TotalChars => "total_chars",
                     MarkerPart::Sha256 => "sha256",
                 };
-                format!("{}_{suffix}", self.naming.apply(key))
+                format!("{}_{suffix}", self.naming.apply(&key))
             }
-            None if documented => self.naming.apply(key),
-            None => identifier(&self.naming.apply(key), FIELD_LEAD),
+            None if name.is_some() => name.unwrap_or_default().to_string(),
+            None if documented => self.naming.apply(&key),
+            None => identifier(&self.naming.apply(&key), FIELD_LEAD),
         };
         while self.columns.iter().any(|c| c.name == name) {
             name = format!("data_{name}");
         }
-        let source = ColumnSource::Field { key: key.to_string(), absent, derive };
+        let source = ColumnSource::Field { at, key, absent, derive };
         self.columns.push(Column { name, kind, source, about });
     }
 
     /// Adds the fields found in the data that no document names.
     fn add_found(&mut self, found: &[(String, ShapeSet)], skip_key: Option<&str>) {
         for (key, shapes) in found {
-            if Some(key.as_str()) == skip_key || self.has_key(key, None) {
+            if Some(key.as_str()) == skip_key || self.has_key(&[], key, None) {
                 continue;
             }
             let kind = inferred_kind(*shapes);
             let about = format!("found in the data ({})", kind.describe());
-            self.add(key, kind, Absent::Null, None, about, false);
+            let field =
+                FieldAt { at: vec![], key: key.clone(), name: None, absent: Absent::Null, derive: None };
+            self.add(field, kind, about, false);
         }
     }
 }
