@@ -112,6 +112,10 @@ pub(crate) enum FileMatch {
     Name(&'static str),
     /// Files with this extension whose own folder has this name (`netflow/<run_id>.jsonl`).
     InFolder { folder: &'static str, extension: &'static str },
+    /// Files whose path ends as one of these patterns does, whatever folder was searched
+    /// (`projects/*/*.jsonl` under a Claude Code home): `*` stands for a name or part of one,
+    /// `**` for any number of folders.
+    Patterns(&'static [&'static str]),
 }
 
 impl FileMatch {
@@ -125,16 +129,19 @@ impl FileMatch {
             FileMatch::InFolder { folder: wanted, extension } => {
                 folder == Some(*wanted) && has_extension(extension)
             }
+            // Matched on the whole path, by discovery's compiled patterns.
+            FileMatch::Patterns(_) => false,
         }
     }
 
-    /// Which claims first when two formats' rules match a file: an exact name, then a folder,
-    /// then an extension alone.
+    /// Which claims first when two formats' rules match a file: an exact name, then a path
+    /// pattern, then a folder, then an extension alone.
     pub(crate) fn claim_rank(&self) -> u8 {
         match self {
             FileMatch::Name(_) => 0,
-            FileMatch::InFolder { .. } => 1,
-            FileMatch::Extension(_) => 2,
+            FileMatch::Patterns(_) => 1,
+            FileMatch::InFolder { .. } => 2,
+            FileMatch::Extension(_) => 3,
         }
     }
 }

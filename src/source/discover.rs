@@ -2,7 +2,7 @@
 //! recursively without following a symlink loop twice, each file given to the format that claims it.
 
 use crate::error::{Error, Result};
-use crate::format::Format;
+use crate::format::{FileMatch, Format};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -79,13 +79,8 @@ fn expand(place: &str, home: Option<&Path>) -> PathBuf {
 /// by its exact name go before those matching it by extension.
 pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery> {
     let mut out = Discovery { files: vec![Vec::new(); formats.len()], ..Default::default() };
-    let mut claim_order: Vec<usize> = (0..formats.len()).collect();
-    claim_order.sort_by_key(|&i| formats[i].files.claim_rank());
-    let claim = |path: &Path| {
-        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-        let folder = path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy());
-        claim_order.iter().copied().find(|&i| formats[i].files.matches(&name, folder.as_deref()))
-    };
+    let claimer = Claimer::new(formats);
+    let claim = |path: &Path| claimer.claim(path);
     let paths = with_beside(formats, paths);
 
     // Every file found, with its format: a file reached twice (through a symlink) is kept once,
@@ -172,6 +167,49 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery> {
         }
     }
     Ok(out)
+}
+
+/// Which format a file is: the first, in the order of [`crate::format::FileMatch::claim_rank`],
+/// whose rule matches its name, its folder or its path.
+struct Claimer<'a> {
+    formats: &'a [Format],
+    order: Vec<usize>,
+    /// Each format's path patterns, compiled (`None` for a format matched by name).
+    patterns: Vec<Option<globset::GlobSet>>,
+}
+
+impl<'a> Claimer<'a> {
+    fn new(formats: &'a [Format]) -> Self {
+        let mut order: Vec<usize> = (0..formats.len()).collect();
+        order.sort_by_key(|&i| formats[i].files.claim_rank());
+        let patterns = formats
+            .iter()
+            .map(|format| match format.files {
+                FileMatch::Patterns(patterns) => {
+                    let mut set = globset::GlobSetBuilder::new();
+                    for pattern in patterns {
+                        let glob = globset::GlobBuilder::new(&format!("**/{pattern}"))
+                            .literal_separator(true)
+                            .build()
+                            .expect("a format's path pattern is a valid glob");
+                        set.add(glob);
+                    }
+                    Some(set.build().expect("a format's path patterns compile"))
+                }
+                _ => None,
+            })
+            .collect();
+        Self { formats, order, patterns }
+    }
+
+    fn claim(&self, path: &Path) -> Option<usize> {
+        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        let folder = path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy());
+        self.order.iter().copied().find(|&i| match &self.patterns[i] {
+            Some(set) => set.is_match(path),
+            None => self.formats[i].files.matches(&name, folder.as_deref()),
+        })
+    }
 }
 
 /// `paths` and, after them, each existing directory a format keeps beside one of them
