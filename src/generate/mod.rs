@@ -5,11 +5,13 @@
 //! returns an [`Expected`] tallied from the lines as they were written, never by reading back.
 
 pub mod expected;
+pub mod harness;
 pub mod reeval;
 pub mod rng;
 pub mod rupu;
 
 pub use expected::{Expected, ExpectedRun};
+pub use harness::{Harness, HarnessExpected, HarnessOptions, write_harness_home};
 pub use reeval::{ExpectedAttempt, ReevalExpected, ReevalOptions, write_reeval_corpus};
 pub use rupu::{RupuOptions, TRANSCRIPTS_DIR, write_rupu_corpus};
 

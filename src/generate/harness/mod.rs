@@ -1,0 +1,351 @@
+//! Claude Code, Codex CLI and Gemini CLI homes: each harness's transcripts in its native layout
+//! (or where its environment variable moves it), every trap of `shared/docs/harnesses.md` among
+//! them, written together with the normalized `calls`, `tool_calls` and `sessions` a correct
+//! reader must give, tallied from the lines as written (never by reading a file back).
+//!
+//! `write_harness_home(dir, &HarnessOptions::default())` writes, under the fake `$HOME` `dir`:
+//! - Claude Code: `.claude/projects/<encoded-cwd>/<sessionId>.jsonl` (and some sessions under
+//!   `.config/claude/projects/`), subagents in `<sessionId>/subagents/agent-<agentId>.jsonl`
+//!   beside `agent-<agentId>.meta.json`, one older flat `agent-<agentId>.jsonl` ([`claude`]);
+//! - Codex CLI: `.codex/sessions/YYYY/MM/DD/rollout-…-<thread>.jsonl` (local-time path),
+//!   `.codex/archived_sessions/rollout-….jsonl`, some as `.jsonl.zst` ([`codex`]);
+//! - Gemini CLI: `.gemini/tmp/<slug>/chats/session-<YYYY-MM-DDTHH-MM>-<id8>.jsonl`, a subagent
+//!   in `chats/<parentSessionId>/<sessionId>.jsonl`, `.project_root`, `.gemini/projects.json`
+//!   ([`gemini`]).
+//!
+//! The accounting rules the tally implements are in [`expected`].
+
+mod claude;
+mod codex;
+mod expected;
+mod gemini;
+#[cfg(test)]
+mod tests;
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+
+pub use expected::{
+    CallSums, ExpectedCall, ExpectedSession, ExpectedToolCall, HarnessCounts, HarnessExpected,
+};
+
+use super::expected::push_json;
+use super::rng::{Rng, rfc3339};
+
+/// One of the three harnesses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Harness {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl Harness {
+    pub const ALL: [Harness; 3] = [Harness::Claude, Harness::Codex, Harness::Gemini];
+
+    /// The `harness` column's value: `claude`, `codex`, `gemini`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Harness::Claude => "claude",
+            Harness::Codex => "codex",
+            Harness::Gemini => "gemini",
+        }
+    }
+
+    /// The `provider` column's value for its calls.
+    pub fn provider(self) -> &'static str {
+        match self {
+            Harness::Claude => "anthropic",
+            Harness::Codex => "openai",
+            Harness::Gemini => "google",
+        }
+    }
+
+    /// The harness named `name` (`claude`, `codex`, `gemini`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|harness| harness.name() == name)
+    }
+}
+
+/// What [`write_harness_home`] writes. The directories are relative to the home dir.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HarnessOptions {
+    pub seed: u64,
+    /// The harnesses to write, each once.
+    pub harnesses: Vec<Harness>,
+    /// Main sessions per harness (subagents and child threads come on top). The traps sit in the
+    /// first sessions (Claude 7, Codex 8, Gemini 3 of them): fewer sessions, fewer traps.
+    pub sessions: usize,
+    /// Write the damaged lines (a non-JSON line mid-file, a cut-off last line).
+    pub damage: bool,
+    /// Keep every row of `calls`, `tool_calls` and `sessions` in the tally; without it only the
+    /// sums and counts are kept (for corpora of gigabytes).
+    pub keep_rows: bool,
+    /// Claude Code's roots, each holding `projects/` (`CLAUDE_CONFIG_DIR` names one); sessions are
+    /// spread over them, most in the first. Default `.claude` and `.config/claude`.
+    pub claude_dirs: Vec<PathBuf>,
+    /// `CODEX_HOME`, holding `sessions/` and `archived_sessions/`. Default `.codex`.
+    pub codex_home: PathBuf,
+    /// `GEMINI_CLI_HOME`, holding `.gemini/`. Default the home dir itself (empty path).
+    pub gemini_home: PathBuf,
+}
+
+impl Default for HarnessOptions {
+    fn default() -> Self {
+        Self {
+            seed: 42,
+            harnesses: Harness::ALL.to_vec(),
+            sessions: 12,
+            damage: true,
+            keep_rows: true,
+            claude_dirs: vec![PathBuf::from(".claude"), PathBuf::from(".config/claude")],
+            codex_home: PathBuf::from(".codex"),
+            gemini_home: PathBuf::new(),
+        }
+    }
+}
+
+/// Writes the chosen harnesses' transcripts under `dir`, returning what a correct reader of
+/// them must answer.
+pub fn write_harness_home(dir: &Path, opts: &HarnessOptions) -> io::Result<HarnessExpected> {
+    let mut expected = HarnessExpected::new(opts.keep_rows);
+    let mut written = Vec::new();
+    for harness in &opts.harnesses {
+        if written.contains(harness) {
+            continue;
+        }
+        written.push(*harness);
+        match harness {
+            Harness::Claude => claude::write(dir, opts, &mut expected)?,
+            Harness::Codex => codex::write(dir, opts, &mut expected)?,
+            Harness::Gemini => gemini::write(dir, opts, &mut expected)?,
+        }
+    }
+    expected.finish();
+    Ok(expected)
+}
+
+/// One physical line of a generated transcript, as the generator means it.
+#[derive(Debug, Clone)]
+pub(super) enum Line {
+    /// A valid JSON object: its top-level keys in written order (nested objects are written
+    /// with sorted keys). `replayed` marks a Codex child's copy of its parent's history.
+    Object { fields: Vec<(Cow<'static, str>, Value)>, replayed: bool },
+    /// A newline-terminated line that is not JSON: an error at its line.
+    Corrupt(String),
+    /// The file's last line, cut off mid-write with no newline: an error at its line too.
+    CutOff(String),
+}
+
+impl Line {
+    /// A valid object with `fields` in this order.
+    pub(super) fn object(fields: Vec<(&'static str, Value)>) -> Self {
+        let fields = fields.into_iter().map(|(key, value)| (Cow::Borrowed(key), value)).collect();
+        Line::Object { fields, replayed: false }
+    }
+
+    /// One line of text as a reader meets it: an object, or else a corrupt line.
+    #[cfg(test)]
+    pub(super) fn parse(text: &str) -> Self {
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => Line::Object {
+                fields: map.into_iter().map(|(key, value)| (Cow::Owned(key), value)).collect(),
+                replayed: false,
+            },
+            _ => Line::Corrupt(text.to_string()),
+        }
+    }
+
+    /// The value of a top-level key of a valid object.
+    pub(super) fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Line::Object { fields, .. } => fields.iter().find(|(name, _)| name == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// A top-level string.
+    pub(super) fn str(&self, key: &str) -> Option<&str> {
+        self.get(key).and_then(Value::as_str)
+    }
+
+    /// Whether the line is a replayed copy of a parent's line.
+    pub(super) fn is_replayed(&self) -> bool {
+        matches!(self, Line::Object { replayed: true, .. })
+    }
+
+    /// The same line marked as replayed.
+    pub(super) fn replayed(&self) -> Self {
+        match self {
+            Line::Object { fields, .. } => Line::Object { fields: fields.clone(), replayed: true },
+            other => other.clone(),
+        }
+    }
+
+    /// Sets a top-level key where it stands, or appends it.
+    pub(super) fn set(&mut self, key: &'static str, value: Value) {
+        if let Line::Object { fields, .. } = self {
+            match fields.iter_mut().find(|(name, _)| name == key) {
+                Some((_, slot)) => *slot = value,
+                None => fields.push((Cow::Borrowed(key), value)),
+            }
+        }
+    }
+
+    /// The line's text, without its newline.
+    pub(super) fn text(&self) -> String {
+        match self {
+            Line::Object { fields, .. } => {
+                let mut out = String::from("{");
+                for (position, (key, value)) in fields.iter().enumerate() {
+                    if position > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::from(key.as_ref()).to_string());
+                    out.push(':');
+                    push_json(&mut out, value);
+                }
+                out.push('}');
+                out
+            }
+            Line::Corrupt(text) | Line::CutOff(text) => text.clone(),
+        }
+    }
+}
+
+/// Compact JSON text of `value`, object keys sorted (Codex's `arguments` strings).
+pub(super) fn json_text(value: &Value) -> String {
+    let mut out = String::new();
+    push_json(&mut out, value);
+    out
+}
+
+/// The first half of `text`, cut at a char boundary: never valid JSON when `text` is an object.
+pub(super) fn first_half(text: &str) -> String {
+    let end = (0..=text.len() / 2).rev().find(|end| text.is_char_boundary(*end)).unwrap_or(0);
+    text[..end].to_string()
+}
+
+/// Writes `lines` to `path` (its folders made), each ended by `\n` except a cut-off last line,
+/// zstd-compressed at level 3 (as Codex compresses rollouts) when `zstd`.
+pub(super) fn write_lines(path: &Path, lines: &[Line], zstd: bool) -> io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let file = BufWriter::with_capacity(1 << 16, File::create(path)?);
+    if zstd {
+        let mut encoder = zstd::stream::Encoder::new(file, 3)?;
+        put_lines(&mut encoder, lines)?;
+        encoder.finish()?.flush()
+    } else {
+        let mut file = file;
+        put_lines(&mut file, lines)?;
+        file.flush()
+    }
+}
+
+fn put_lines(out: &mut impl Write, lines: &[Line]) -> io::Result<()> {
+    for line in lines {
+        out.write_all(line.text().as_bytes())?;
+        if !matches!(line, Line::CutOff(_)) {
+            out.write_all(b"\n")?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes a small file that is not a transcript (a marker, an index, a subagent's meta).
+pub(super) fn write_text(path: &Path, text: &str) -> io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, text)
+}
+
+/// `root/tail` relative to the home dir, `/`-separated (`root` may be empty).
+pub(super) fn relative(root: &Path, tail: &str) -> String {
+    let mut parts: Vec<String> = root
+        .components()
+        .filter_map(|part| match part {
+            Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    parts.push(tail.to_string());
+    parts.join("/")
+}
+
+/// `unix_ms` as the harnesses write it: RFC 3339 UTC with milliseconds.
+pub(super) fn ts(unix_ms: u64) -> String {
+    rfc3339(unix_ms, true)
+}
+
+/// A random (version 4) UUID.
+pub(super) fn uuid_v4(rng: &mut Rng) -> String {
+    let variant = ["8", "9", "a", "b"][rng.below(4) as usize];
+    format!("{}-{}-4{}-{variant}{}-{}", rng.hex(8), rng.hex(4), rng.hex(3), rng.hex(3), rng.hex(12))
+}
+
+/// A time-ordered (version 7) UUID, as Codex names threads.
+pub(super) fn uuid_v7(rng: &mut Rng, unix_ms: u64) -> String {
+    let time = format!("{:012x}", unix_ms & 0xFFFF_FFFF_FFFF);
+    let variant = ["8", "9", "a", "b"][rng.below(4) as usize];
+    format!("{}-{}-7{}-{variant}{}-{}", &time[..8], &time[8..], rng.hex(3), rng.hex(3), rng.hex(12))
+}
+
+const WORDS: &[&str] = &[
+    "invoice",
+    "total",
+    "rounding",
+    "test",
+    "fixture",
+    "parser",
+    "config",
+    "retry",
+    "cache",
+    "token",
+    "handler",
+    "schema",
+    "migration",
+    "timeout",
+    "request",
+    "client",
+    "branch",
+    "build",
+    "lint",
+    "module",
+    "export",
+    "report",
+    "decimal",
+    "currency",
+    "ledger",
+    "query",
+    "index",
+    "session",
+];
+
+/// `count` words of filler text, the first capitalised, ending with a full stop.
+pub(super) fn sentence(rng: &mut Rng, count: usize) -> String {
+    let mut text: String = (0..count.max(1)).map(|_| rng.pick(WORDS)).collect::<Vec<_>>().join(" ");
+    if let Some(first) = text.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    text.push('.');
+    text
+}
+
+/// About `bytes` bytes of tool output: numbered source-like lines.
+pub(super) fn output_text(rng: &mut Rng, bytes: usize) -> String {
+    let mut out = String::new();
+    let mut number = 1;
+    while out.len() < bytes {
+        let words = rng.size(3, 9);
+        out.push_str(&format!("{number:>4}\t{}\n", sentence(rng, words)));
+        number += 1;
+    }
+    out
+}
