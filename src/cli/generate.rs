@@ -1,6 +1,9 @@
 //! `txq generate`: writes a deterministic sample corpus, of a number of runs or about a size.
 
-use crate::generate::{ReevalOptions, RupuOptions, write_reeval_corpus, write_rupu_corpus};
+use crate::generate::harness::harnesses_named;
+use crate::generate::{
+    HarnessOptions, ReevalOptions, RupuOptions, write_harness_home, write_reeval_corpus, write_rupu_corpus,
+};
 use std::path::Path;
 
 /// What to write.
@@ -16,13 +19,22 @@ pub struct Options {
     pub tool_output_bytes: (usize, usize),
     /// The share of runs written as rupu v0.74 writes them.
     pub v0_74_percent: u64,
+    /// Harness homes to write instead (their names, or `all`): `runs` sessions of each, or
+    /// about `size` bytes in all.
+    pub harnesses: Vec<String>,
 }
 
 /// Runs of a pilot corpus that measures how many bytes a run takes.
 const PILOT_RUNS: usize = 60;
 
+/// Sessions of a pilot home that measures how many bytes a session takes.
+const PILOT_SESSIONS: usize = 40;
+
 /// Writes the corpus into `out`, saying on stderr what it wrote.
 pub fn run(out: &Path, options: &Options) -> Result<(), String> {
+    if !options.harnesses.is_empty() {
+        return run_harnesses(out, options);
+    }
     let mut rupu = RupuOptions {
         seed: options.seed,
         runs: options.runs,
@@ -52,6 +64,46 @@ pub fn run(out: &Path, options: &Options) -> Result<(), String> {
             crate::text::escape::path(out)
         );
     }
+    Ok(())
+}
+
+/// Writes the harness homes asked for into `out` (a fake home dir), keeping only the sums of
+/// what it wrote, so that a corpus of gigabytes takes little memory.
+fn run_harnesses(out: &Path, options: &Options) -> Result<(), String> {
+    let mut harness = HarnessOptions {
+        seed: options.seed,
+        harnesses: harnesses_named(&options.harnesses),
+        sessions: options.runs,
+        damage: options.damage,
+        keep_rows: false,
+        ..HarnessOptions::default()
+    };
+    let cannot =
+        |dir: &Path, e: std::io::Error| format!("{}: cannot write: {e}", crate::text::escape::path(dir));
+    if let Some(size) = options.size {
+        let pilot = std::env::temp_dir().join(format!("txq-pilot-home-{}", std::process::id()));
+        let written =
+            write_harness_home(&pilot, &HarnessOptions { sessions: PILOT_SESSIONS, ..harness.clone() });
+        let bytes = dir_bytes(&pilot);
+        let _ = std::fs::remove_dir_all(&pilot);
+        written.map_err(|e| cannot(&pilot, e))?;
+        harness.sessions = (size / (bytes / PILOT_SESSIONS as u64).max(1)).max(1) as usize;
+    }
+    let expected = write_harness_home(out, &harness).map_err(|e| cannot(out, e))?;
+    let bytes: u64 = expected
+        .files
+        .iter()
+        .chain(&expected.other_files)
+        .filter_map(|file| std::fs::metadata(out.join(file)).ok())
+        .map(|meta| meta.len())
+        .sum();
+    for (name, counts) in &expected.by_harness {
+        eprintln!(
+            "txq: wrote {} {name} sessions ({} calls, {} tool calls) in {} files",
+            counts.sessions, counts.calls, counts.tool_calls, counts.files
+        );
+    }
+    eprintln!("txq: {} under {}", human(bytes), crate::text::escape::path(out));
     Ok(())
 }
 

@@ -96,6 +96,7 @@ pub async fn run(args: Args) -> Result<(), CliError> {
         no_damage,
         tool_output_bytes,
         v0_74_percent,
+        harness,
     }) = &args.command
     {
         let options = generate::Options {
@@ -106,6 +107,7 @@ pub async fn run(args: Args) -> Result<(), CliError> {
             damage: !no_damage,
             tool_output_bytes: *tool_output_bytes,
             v0_74_percent: *v0_74_percent,
+            harnesses: harness.clone(),
         };
         return generate::run(out, &options).map_err(CliError::Usage);
     }

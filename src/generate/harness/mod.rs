@@ -36,6 +36,28 @@ pub use expected::{
 use super::expected::push_json;
 use super::rng::{Rng, rfc3339};
 
+/// The name that stands for every harness (`txq generate --harness all`).
+pub const ALL_HARNESSES: &str = "all";
+
+/// The harnesses `names` name (each a harness's name or [`ALL_HARNESSES`]), each once, in the
+/// order first named; unknown names are left out.
+pub fn harnesses_named(names: &[String]) -> Vec<Harness> {
+    let mut chosen = Vec::new();
+    for name in names {
+        let named: Vec<Harness> = if name == ALL_HARNESSES {
+            Harness::ALL.to_vec()
+        } else {
+            Harness::from_name(name).into_iter().collect()
+        };
+        for harness in named {
+            if !chosen.contains(&harness) {
+                chosen.push(harness);
+            }
+        }
+    }
+    chosen
+}
+
 /// One of the three harnesses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Harness {

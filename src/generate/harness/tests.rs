@@ -361,7 +361,8 @@ fn read_codex(
         })
         .collect();
     // Thread id → (parent, totals of its counts, its function calls' ids).
-    let mut threads: BTreeMap<String, (Option<String>, Vec<Value>, BTreeSet<String>)> = BTreeMap::new();
+    type Thread = (Option<String>, Vec<Value>, BTreeSet<String>);
+    let mut threads: BTreeMap<String, Thread> = BTreeMap::new();
     let meta_of = |lines: &Vec<Option<Value>>| -> Value {
         lines
             .iter()
@@ -923,7 +924,8 @@ fn the_examples_of_harnesses_md_section_7_give_their_figures() {
     let gemini_file = ".gemini/tmp/billing-api/chats/session-2026-09-04T07-30-7d2e9b40.jsonl";
     expected.record_gemini(gemini_file, None, "/home/ana/src/billing-api", &parse(GEMINI_EXAMPLE));
     expected.finish();
-    let figures: Vec<(&str, i64, i64, i64, i64, Option<i64>, u64)> = expected
+    type Figures<'a> = (&'a str, i64, i64, i64, i64, Option<i64>, u64);
+    let figures: Vec<Figures> = expected
         .calls
         .iter()
         .map(|c| {
@@ -985,4 +987,13 @@ fn the_examples_of_harnesses_md_section_7_give_their_figures() {
             ),
         ]
     );
+}
+
+#[test]
+fn all_names_every_harness_once() {
+    let names =
+        |list: &[&str]| super::harnesses_named(&list.iter().map(|n| n.to_string()).collect::<Vec<_>>());
+    assert_eq!(names(&["gemini", "all"]), [Harness::Gemini, Harness::Claude, Harness::Codex]);
+    assert_eq!(names(&["codex", "codex"]), [Harness::Codex]);
+    assert!(names(&["cursor"]).is_empty());
 }
