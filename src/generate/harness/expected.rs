@@ -331,7 +331,7 @@ impl HarnessExpected {
         self.by_harness.entry(harness.name().to_string()).or_default().files += 1;
     }
 
-    /// A damaged line, or `None` and the file's line number for a valid one.
+    /// Records the line at `index` of `path` if it is damaged; returns its 1-based number.
     fn saw_line(&mut self, path: &str, index: usize, line: &Line) -> u64 {
         let number = index as u64 + 1;
         match line {

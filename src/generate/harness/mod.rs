@@ -131,6 +131,21 @@ impl Default for HarnessOptions {
     }
 }
 
+impl HarnessOptions {
+    /// The environment that points each harness (and a reader) at where these options write
+    /// under the home `dir`: `CLAUDE_CONFIG_DIR` (when there is one Claude root), `CODEX_HOME`,
+    /// `GEMINI_CLI_HOME`.
+    pub fn env_vars(&self, dir: &Path) -> Vec<(&'static str, PathBuf)> {
+        let mut vars = Vec::new();
+        if let [root] = self.claude_dirs.as_slice() {
+            vars.push(("CLAUDE_CONFIG_DIR", dir.join(root)));
+        }
+        vars.push(("CODEX_HOME", dir.join(&self.codex_home)));
+        vars.push(("GEMINI_CLI_HOME", dir.join(&self.gemini_home)));
+        vars
+    }
+}
+
 /// Writes the chosen harnesses' transcripts under `dir`, returning what a correct reader of
 /// them must answer.
 pub fn write_harness_home(dir: &Path, opts: &HarnessOptions) -> io::Result<HarnessExpected> {

@@ -615,7 +615,12 @@ fn moved_roots_hold_every_transcript_and_the_tally_still_matches() {
     assert!(paths.iter().any(|p| p.starts_with("cfg/claude/projects/")));
     assert!(paths.iter().any(|p| p.starts_with("cfg/codex/sessions/")));
     assert!(paths.iter().any(|p| p.starts_with("cfg/gemini-home/.gemini/tmp/")));
+    let vars: Vec<(&str, PathBuf)> = home.opts.env_vars(&home.dir);
+    let names: Vec<&str> = vars.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"]);
+    assert!(vars.iter().all(|(_, path)| path.is_dir()), "{vars:?}");
     let native = Home::write("native", HarnessOptions::default());
+    assert_eq!(native.opts.env_vars(&native.dir).len(), 2, "two Claude roots: no CLAUDE_CONFIG_DIR");
     assert_eq!(home.expected.by_model, native.expected.by_model, "the same sessions, elsewhere");
 }
 
