@@ -2,7 +2,7 @@
 
 use crate::generate::harness::harnesses_named;
 use crate::generate::{
-    HarnessOptions, ReevalOptions, RupuOptions, write_harness_home, write_reeval_corpus, write_rupu_corpus,
+    HarnessOptions, ReevalOptions, RupuOptions, write_harness_files, write_reeval_corpus, write_rupu_corpus,
 };
 use std::path::Path;
 
@@ -67,15 +67,14 @@ pub fn run(out: &Path, options: &Options) -> Result<(), String> {
     Ok(())
 }
 
-/// Writes the harness homes asked for into `out` (a fake home dir), keeping only the sums of
-/// what it wrote, so that a corpus of gigabytes takes little memory.
+/// Writes the harness homes asked for into `out` (a fake home dir), counting what it writes
+/// without tallying it, so that a corpus of gigabytes takes little memory.
 fn run_harnesses(out: &Path, options: &Options) -> Result<(), String> {
     let mut harness = HarnessOptions {
         seed: options.seed,
         harnesses: harnesses_named(&options.harnesses),
         sessions: options.runs,
         damage: options.damage,
-        keep_rows: false,
         ..HarnessOptions::default()
     };
     let cannot =
@@ -83,25 +82,21 @@ fn run_harnesses(out: &Path, options: &Options) -> Result<(), String> {
     if let Some(size) = options.size {
         let pilot = std::env::temp_dir().join(format!("txq-pilot-home-{}", std::process::id()));
         let written =
-            write_harness_home(&pilot, &HarnessOptions { sessions: PILOT_SESSIONS, ..harness.clone() });
+            write_harness_files(&pilot, &HarnessOptions { sessions: PILOT_SESSIONS, ..harness.clone() });
         let bytes = dir_bytes(&pilot);
         let _ = std::fs::remove_dir_all(&pilot);
         written.map_err(|e| cannot(&pilot, e))?;
         harness.sessions = (size / (bytes / PILOT_SESSIONS as u64).max(1)).max(1) as usize;
     }
-    let expected = write_harness_home(out, &harness).map_err(|e| cannot(out, e))?;
-    let bytes: u64 = expected
-        .files
+    let written = write_harness_files(out, &harness).map_err(|e| cannot(out, e))?;
+    let bytes: u64 = written
+        .paths
         .iter()
-        .chain(&expected.other_files)
         .filter_map(|file| std::fs::metadata(out.join(file)).ok())
         .map(|meta| meta.len())
         .sum();
-    for (name, counts) in &expected.by_harness {
-        eprintln!(
-            "txq: wrote {} {name} sessions ({} calls, {} tool calls) in {} files",
-            counts.sessions, counts.calls, counts.tool_calls, counts.files
-        );
+    for (name, (sessions, files)) in &written.by_harness {
+        eprintln!("txq: wrote {sessions} {name} sessions in {files} files");
     }
     eprintln!("txq: {} under {}", human(bytes), crate::text::escape::path(out));
     Ok(())

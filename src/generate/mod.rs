@@ -11,7 +11,9 @@ pub mod rng;
 pub mod rupu;
 
 pub use expected::{Expected, ExpectedRun};
-pub use harness::{Harness, HarnessExpected, HarnessOptions, write_harness_home};
+pub use harness::{
+    Harness, HarnessExpected, HarnessOptions, HarnessWritten, write_harness_files, write_harness_home,
+};
 pub use reeval::{ExpectedAttempt, ReevalExpected, ReevalOptions, write_reeval_corpus};
 pub use rupu::{RupuOptions, TRANSCRIPTS_DIR, write_rupu_corpus};
 

@@ -16,9 +16,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::expected::ClaudeFile;
 use super::{
-    HarnessExpected, HarnessOptions, Line, first_half, output_text, relative, sentence, ts, uuid_v4,
+    ClaudeFile, HarnessOptions, HarnessTally, Line, first_half, output_text, relative, sentence, ts, uuid_v4,
     write_lines, write_text,
 };
 use crate::generate::rng::Rng;
@@ -53,7 +52,7 @@ pub(super) fn encode_cwd(cwd: &str) -> String {
 }
 
 /// Writes the Claude Code sessions under each of `opts.claude_dirs`.
-pub(super) fn write(dir: &Path, opts: &HarnessOptions, expected: &mut HarnessExpected) -> io::Result<()> {
+pub(super) fn write(dir: &Path, opts: &HarnessOptions, tally: &mut impl HarnessTally) -> io::Result<()> {
     let shared_agent_id = Rng::derive(opts.seed ^ SALT, u64::MAX).hex(8);
     let mut start_ms = START_MS;
     for index in 0..opts.sessions {
@@ -85,7 +84,7 @@ pub(super) fn write(dir: &Path, opts: &HarnessOptions, expected: &mut HarnessExp
                 lines,
             })
             .collect();
-        expected.record_claude(&group);
+        tally.claude_session(&group);
         for (path, _, lines) in &files {
             write_lines(&dir.join(path), lines, false)?;
         }
@@ -94,7 +93,7 @@ pub(super) fn write(dir: &Path, opts: &HarnessOptions, expected: &mut HarnessExp
             let meta = json!({"agentType": "general-purpose", "spawnDepth": 1, "model": SUBAGENT_MODEL});
             let path = relative(root, &name);
             write_text(&dir.join(&path), &format!("{meta}\n"))?;
-            expected.record_other(&path);
+            tally.other(&path);
         }
     }
     Ok(())

@@ -19,8 +19,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{
-    Harness, HarnessExpected, HarnessOptions, Line, first_half, json_text, output_text, relative, sentence,
-    ts, uuid_v7, write_lines,
+    Harness, HarnessOptions, HarnessTally, Line, first_half, json_text, output_text, relative, sentence, ts,
+    uuid_v7, write_lines,
 };
 use crate::generate::rng::{Rng, rfc3339};
 
@@ -54,7 +54,7 @@ struct Placement {
 }
 
 /// Writes the Codex threads under `opts.codex_home`.
-pub(super) fn write(dir: &Path, opts: &HarnessOptions, expected: &mut HarnessExpected) -> io::Result<()> {
+pub(super) fn write(dir: &Path, opts: &HarnessOptions, tally: &mut impl HarnessTally) -> io::Result<()> {
     let home = &opts.codex_home;
     let mut start_ms = START_MS;
     for index in 0..opts.sessions {
@@ -92,22 +92,22 @@ pub(super) fn write(dir: &Path, opts: &HarnessOptions, expected: &mut HarnessExp
             children.push(rollout.fork(&mut rng));
         }
         let path = relative(home, &rollout.path(placement.archived, placement.zstd));
-        expected.record_codex(&path, &rollout.lines);
+        tally.codex_rollout(&path, &rollout.lines);
         write_lines(&dir.join(&path), &rollout.lines, placement.zstd)?;
         let older_copy = &rollout.lines[..rollout.lines.len() * 3 / 5];
         if index == BESIDE_ITS_ZST {
             let path = relative(home, &rollout.path(false, true));
-            expected.record_shadowed(Harness::Codex, &path);
+            tally.shadowed(Harness::Codex, &path);
             write_lines(&dir.join(&path), older_copy, true)?;
         }
         if index == IN_BOTH_TREES {
             let path = relative(home, &rollout.path(true, false));
-            expected.record_shadowed(Harness::Codex, &path);
+            tally.shadowed(Harness::Codex, &path);
             write_lines(&dir.join(&path), older_copy, false)?;
         }
         for child in children {
             let path = relative(home, &child.path(false, false));
-            expected.record_codex(&path, &child.lines);
+            tally.codex_rollout(&path, &child.lines);
             write_lines(&dir.join(&path), &child.lines, false)?;
         }
     }

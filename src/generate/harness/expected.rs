@@ -56,7 +56,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{Harness, Line};
+use super::{ClaudeFile, Harness, HarnessTally, Line};
 
 /// One row of `calls` (cost is not tallied).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -261,14 +261,6 @@ struct Figures {
     cache_write: i64,
     output: i64,
     reasoning: Option<i64>,
-}
-
-/// One Claude Code file of a session group: the main file, or a subagent's (`agent_id` from its
-/// name, `agent-<agentId>.jsonl`).
-pub(super) struct ClaudeFile<'a> {
-    pub(super) path: String,
-    pub(super) agent_id: Option<String>,
-    pub(super) lines: &'a [Line],
 }
 
 /// The copy of a Claude response its call's figures come from, so far.
@@ -629,6 +621,24 @@ impl HarnessExpected {
             list.sort();
         }
         self.errors.sort();
+    }
+}
+
+impl HarnessTally for HarnessExpected {
+    fn claude_session(&mut self, files: &[ClaudeFile]) {
+        self.record_claude(files);
+    }
+    fn codex_rollout(&mut self, path: &str, lines: &[Line]) {
+        self.record_codex(path, lines);
+    }
+    fn gemini_chat(&mut self, path: &str, parent: Option<&str>, cwd: &str, lines: &[Line]) {
+        self.record_gemini(path, parent, cwd, lines);
+    }
+    fn shadowed(&mut self, harness: Harness, path: &str) {
+        self.record_shadowed(harness, path);
+    }
+    fn other(&mut self, path: &str) {
+        self.record_other(path);
     }
 }
 

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{
-    HarnessExpected, HarnessOptions, Line, first_half, output_text, relative, sentence, ts, uuid_v4,
+    HarnessOptions, HarnessTally, Line, first_half, output_text, relative, sentence, ts, uuid_v4,
     write_lines, write_text,
 };
 use crate::generate::rng::Rng;
@@ -39,7 +39,7 @@ const SECOND_SLUG: usize = 1;
 const DAMAGED: usize = 2;
 
 /// Writes the Gemini chats and the project registry under `opts.gemini_home`.
-pub(super) fn write(dir: &Path, opts: &HarnessOptions, expected: &mut HarnessExpected) -> io::Result<()> {
+pub(super) fn write(dir: &Path, opts: &HarnessOptions, tally: &mut impl HarnessTally) -> io::Result<()> {
     let home = &opts.gemini_home;
     let mut used: BTreeMap<&str, &str> = BTreeMap::new();
     let mut start_ms = START_MS;
@@ -73,11 +73,11 @@ pub(super) fn write(dir: &Path, opts: &HarnessOptions, expected: &mut HarnessExp
         let chats = format!(".gemini/tmp/{slug}/chats");
         let name = format!("{chats}/session-{minute}-{}.jsonl", &chat.session_id[..8]);
         let path = relative(home, &name);
-        expected.record_gemini(&path, None, root, &chat.lines);
+        tally.gemini_chat(&path, None, root, &chat.lines);
         write_lines(&dir.join(&path), &chat.lines, false)?;
         if let Some(sub) = subagent {
             let path = relative(home, &format!("{chats}/{}/{}.jsonl", chat.session_id, sub.session_id));
-            expected.record_gemini(&path, Some(&chat.session_id), root, &sub.lines);
+            tally.gemini_chat(&path, Some(&chat.session_id), root, &sub.lines);
             write_lines(&dir.join(&path), &sub.lines, false)?;
         }
     }
@@ -89,11 +89,11 @@ pub(super) fn write(dir: &Path, opts: &HarnessOptions, expected: &mut HarnessExp
         registry.insert(root.to_string(), json!(slug));
         let marker = relative(home, &format!(".gemini/tmp/{slug}/.project_root"));
         write_text(&dir.join(&marker), root)?;
-        expected.record_other(&marker);
+        tally.other(&marker);
     }
     let index = relative(home, ".gemini/projects.json");
     write_text(&dir.join(&index), &format!("{}\n", json!({"projects": registry})))?;
-    expected.record_other(&index);
+    tally.other(&index);
     Ok(())
 }
 

@@ -23,6 +23,7 @@ mod gemini;
 mod tests;
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Component, Path, PathBuf};
@@ -146,10 +147,89 @@ impl HarnessOptions {
     }
 }
 
-/// Writes the chosen harnesses' transcripts under `dir`, returning what a correct reader of
-/// them must answer.
+/// One Claude Code file of a session: the main file, or a subagent's (`agent_id` from its name,
+/// `agent-<agentId>.jsonl`), with its lines.
+pub(super) struct ClaudeFile<'a> {
+    pub(super) path: String,
+    pub(super) agent_id: Option<String>,
+    pub(super) lines: &'a [Line],
+}
+
+/// Told of each file the harness writers write, with its lines as the writers meant them: the
+/// answers a correct reader must give are tallied from them ([`HarnessExpected`], for the
+/// tests), or the files are counted ([`HarnessWritten`], for `txq generate`).
+pub(super) trait HarnessTally {
+    /// A Claude Code session: its main file, then its subagents' (a response's copies may sit in
+    /// any of them).
+    fn claude_session(&mut self, files: &[ClaudeFile]);
+    /// A Codex rollout that counts, a child's replayed lines marked as replayed.
+    fn codex_rollout(&mut self, path: &str, lines: &[Line]);
+    /// A Gemini chat; `parent` the folder a subagent's chat sits in, `cwd` its project root.
+    fn gemini_chat(&mut self, path: &str, parent: Option<&str>, cwd: &str, lines: &[Line]);
+    /// A transcript whose lines do not count (an older copy beside the one that does).
+    fn shadowed(&mut self, harness: Harness, path: &str);
+    /// A file that is not a transcript.
+    fn other(&mut self, path: &str);
+}
+
+/// What the harness writers wrote, counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HarnessWritten {
+    /// Harness name → (sessions, transcript files); subagents and child threads are sessions,
+    /// shadowed copies files.
+    pub by_harness: BTreeMap<&'static str, (u64, u64)>,
+    /// Every file written, relative to the home dir.
+    pub paths: Vec<String>,
+}
+
+impl HarnessWritten {
+    fn saw(&mut self, harness: Harness, sessions: u64, paths: impl IntoIterator<Item = String>) {
+        let counts = self.by_harness.entry(harness.name()).or_default();
+        counts.0 += sessions;
+        for path in paths {
+            counts.1 += 1;
+            self.paths.push(path);
+        }
+    }
+}
+
+impl HarnessTally for HarnessWritten {
+    fn claude_session(&mut self, files: &[ClaudeFile]) {
+        self.saw(Harness::Claude, files.len() as u64, files.iter().map(|file| file.path.clone()));
+    }
+    fn codex_rollout(&mut self, path: &str, _: &[Line]) {
+        self.saw(Harness::Codex, 1, [path.to_string()]);
+    }
+    fn gemini_chat(&mut self, path: &str, _: Option<&str>, _: &str, _: &[Line]) {
+        self.saw(Harness::Gemini, 1, [path.to_string()]);
+    }
+    fn shadowed(&mut self, harness: Harness, path: &str) {
+        self.saw(harness, 0, [path.to_string()]);
+    }
+    fn other(&mut self, path: &str) {
+        self.paths.push(path.to_string());
+    }
+}
+
+/// Writes the chosen harnesses' transcripts under `dir` ([`write_harness`]) and returns what a
+/// correct reader of them must answer, tallied from the lines as they are written.
 pub fn write_harness_home(dir: &Path, opts: &HarnessOptions) -> io::Result<HarnessExpected> {
     let mut expected = HarnessExpected::new(opts.keep_rows);
+    write_harness(dir, opts, &mut expected)?;
+    expected.finish();
+    Ok(expected)
+}
+
+/// Writes the chosen harnesses' transcripts under `dir` ([`write_harness`]) and says what it
+/// wrote.
+pub fn write_harness_files(dir: &Path, opts: &HarnessOptions) -> io::Result<HarnessWritten> {
+    let mut written = HarnessWritten::default();
+    write_harness(dir, opts, &mut written)?;
+    Ok(written)
+}
+
+/// Writes each chosen harness's transcripts under `dir`, once, telling `tally` of each file.
+fn write_harness(dir: &Path, opts: &HarnessOptions, tally: &mut impl HarnessTally) -> io::Result<()> {
     let mut written = Vec::new();
     for harness in &opts.harnesses {
         if written.contains(harness) {
@@ -157,13 +237,12 @@ pub fn write_harness_home(dir: &Path, opts: &HarnessOptions) -> io::Result<Harne
         }
         written.push(*harness);
         match harness {
-            Harness::Claude => claude::write(dir, opts, &mut expected)?,
-            Harness::Codex => codex::write(dir, opts, &mut expected)?,
-            Harness::Gemini => gemini::write(dir, opts, &mut expected)?,
+            Harness::Claude => claude::write(dir, opts, tally)?,
+            Harness::Codex => codex::write(dir, opts, tally)?,
+            Harness::Gemini => gemini::write(dir, opts, tally)?,
         }
     }
-    expected.finish();
-    Ok(expected)
+    Ok(())
 }
 
 /// One physical line of a generated transcript, as the generator means it.

@@ -7,10 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::expected::ClaudeFile;
 use super::{
-    CallSums, ExpectedCall, ExpectedSession, ExpectedToolCall, Harness, HarnessExpected, HarnessOptions,
-    Line, relative, write_harness_home,
+    CallSums, ClaudeFile, ExpectedCall, ExpectedSession, ExpectedToolCall, Harness, HarnessExpected,
+    HarnessOptions, Line, relative, write_harness_home,
 };
 use crate::generate::tests::files;
 
@@ -1001,4 +1000,23 @@ fn all_names_every_harness_once() {
     assert_eq!(names(&["gemini", "all"]), [Harness::Gemini, Harness::Claude, Harness::Codex]);
     assert_eq!(names(&["codex", "codex"]), [Harness::Codex]);
     assert!(names(&["cursor"]).is_empty());
+}
+
+#[test]
+fn counting_writes_the_same_files_as_tallying() {
+    let home = Home::write("tallied", HarnessOptions::default());
+    let dir = std::env::temp_dir().join(format!("txq-harness-{}-counted", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let written = super::write_harness_files(&dir, &HarnessOptions::default()).expect("home written");
+    assert_eq!(files(&dir), files(&home.dir));
+    let mut paths = written.paths.clone();
+    paths.sort();
+    let mut listed: Vec<String> =
+        home.expected.files.iter().chain(&home.expected.other_files).cloned().collect();
+    listed.sort();
+    assert_eq!(paths, listed);
+    for (name, counts) in &home.expected.by_harness {
+        assert_eq!(written.by_harness[name.as_str()], (counts.sessions, counts.files), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
