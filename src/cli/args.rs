@@ -135,7 +135,29 @@ pub(crate) enum Command {
         #[arg(long, value_name = "PERCENT", default_value_t = 0,
               value_parser = clap::value_parser!(u64).range(0..=100))]
         v0_74_percent: u64,
+        /// Write a home of Claude Code, Codex CLI or Gemini CLI transcripts instead (claude,
+        /// codex, gemini, all; repeatable, or a comma list), --runs sessions of each or about
+        /// --size bytes in all: OUT/.claude, OUT/.config/claude, OUT/.codex, OUT/.gemini.
+        #[arg(long, value_name = "HARNESS", value_delimiter = ',', value_parser = parse_harness)]
+        harness: Vec<String>,
     },
+}
+
+/// A harness `txq generate --harness` writes, or `all`.
+fn parse_harness(s: &str) -> Result<String, String> {
+    let name = s.trim().to_ascii_lowercase();
+    match crate::generate::Harness::from_name(&name) {
+        Some(_) => Ok(name),
+        None if name == crate::generate::harness::ALL_HARNESSES => Ok(name),
+        None => {
+            let names: Vec<&str> = crate::generate::Harness::ALL.iter().map(|h| h.name()).collect();
+            Err(format!(
+                "not a harness: {s:?} (one of {}, or {})",
+                names.join(", "),
+                crate::generate::harness::ALL_HARNESSES
+            ))
+        }
+    }
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {

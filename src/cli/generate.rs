@@ -1,7 +1,11 @@
 //! `txq generate`: writes a deterministic sample corpus, of a number of runs or about a size.
 
 use crate::error::Error;
-use crate::generate::{ReevalOptions, RupuOptions, TRANSCRIPTS_DIR, write_reeval_files, write_rupu_files};
+use crate::generate::harness::harnesses_named;
+use crate::generate::{
+    HarnessOptions, ReevalOptions, RupuOptions, TRANSCRIPTS_DIR, write_harness_files, write_reeval_files,
+    write_rupu_files,
+};
 use std::path::Path;
 
 /// What to write.
@@ -17,13 +21,22 @@ pub(crate) struct Options {
     pub(crate) tool_output_bytes: (usize, usize),
     /// The share of runs written as rupu v0.74 writes them.
     pub(crate) v0_74_percent: u64,
+    /// Harness homes to write instead (their names, or `all`): `runs` sessions of each, or
+    /// about `size` bytes in all.
+    pub(crate) harnesses: Vec<String>,
 }
 
 /// Runs of a pilot corpus that measures how many bytes a run takes.
 const PILOT_RUNS: usize = 60;
 
+/// Sessions of a pilot home that measures how many bytes a session takes.
+const PILOT_SESSIONS: usize = 40;
+
 /// Writes the corpus into `out`, saying on stderr what it wrote.
 pub(crate) fn run(out: &Path, options: &Options) -> Result<(), Error> {
+    if !options.harnesses.is_empty() {
+        return run_harnesses(out, options);
+    }
     let mut rupu = RupuOptions {
         seed: options.seed,
         runs: options.runs,
@@ -47,6 +60,39 @@ pub(crate) fn run(out: &Path, options: &Options) -> Result<(), Error> {
         let written = write_reeval_files(out, &reeval).map_err(Error::write(out))?;
         eprintln!("txq: wrote {} reeval attempts under {}", written.attempts, crate::text::escape::path(out));
     }
+    Ok(())
+}
+
+/// Writes the harness homes asked for into `out` (a fake home dir), counting what it writes
+/// without tallying it, so that a corpus of gigabytes takes little memory.
+fn run_harnesses(out: &Path, options: &Options) -> Result<(), Error> {
+    let mut harness = HarnessOptions {
+        seed: options.seed,
+        harnesses: harnesses_named(&options.harnesses),
+        sessions: options.runs,
+        damage: options.damage,
+        ..HarnessOptions::default()
+    };
+    if let Some(size) = options.size {
+        let pilot = std::env::temp_dir().join(format!("txq-pilot-home-{}", std::process::id()));
+        let written =
+            write_harness_files(&pilot, &HarnessOptions { sessions: PILOT_SESSIONS, ..harness.clone() });
+        let bytes = dir_bytes(&pilot);
+        let _ = std::fs::remove_dir_all(&pilot);
+        written.map_err(Error::write(&pilot))?;
+        harness.sessions = (size / (bytes / PILOT_SESSIONS as u64).max(1)).max(1) as usize;
+    }
+    let written = write_harness_files(out, &harness).map_err(Error::write(out))?;
+    let bytes: u64 = written
+        .paths
+        .iter()
+        .filter_map(|file| std::fs::metadata(out.join(file)).ok())
+        .map(|meta| meta.len())
+        .sum();
+    for (name, (sessions, files)) in &written.by_harness {
+        eprintln!("txq: wrote {sessions} {name} sessions in {files} files");
+    }
+    eprintln!("txq: {} under {}", crate::text::size::describe(bytes), crate::text::escape::path(out));
     Ok(())
 }
 

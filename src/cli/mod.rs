@@ -64,6 +64,7 @@ pub async fn run(args: Args) -> Result<(), Error> {
         no_damage,
         tool_output_bytes,
         v0_74_percent,
+        harness,
     }) = &args.command
     {
         let options = generate::Options {
@@ -74,6 +75,7 @@ pub async fn run(args: Args) -> Result<(), Error> {
             damage: !no_damage,
             tool_output_bytes: *tool_output_bytes,
             v0_74_percent: *v0_74_percent,
+            harnesses: harness.clone(),
         };
         return generate::run(out, &options);
     }

@@ -2,10 +2,12 @@
 //! tests and the benchmarks. Each writer tells a tally of every file it writes with its lines as
 //! it meant them: [`Written`] counts them; with the `testing` feature, `write_rupu_corpus(dir,
 //! &RupuOptions::default())` returns an `Expected`, the answers a correct reader must give,
-//! tallied from those lines, never by reading a file back.
+//! tallied from those lines, never by reading a file back. [`harness`] writes Claude Code, Codex
+//! CLI and Gemini CLI homes the same way.
 
 #[cfg(feature = "testing")]
 pub mod expected;
+pub mod harness;
 pub(crate) mod lines;
 pub(crate) mod reeval;
 pub mod rng;
@@ -13,6 +15,9 @@ pub(crate) mod rupu;
 
 #[cfg(feature = "testing")]
 pub use expected::{Expected, ExpectedRun};
+pub use harness::{Harness, HarnessOptions, HarnessWritten, write_harness_files};
+#[cfg(feature = "testing")]
+pub use harness::{HarnessExpected, write_harness_home};
 #[cfg(feature = "testing")]
 pub use reeval::{ExpectedAttempt, ReevalExpected, write_reeval_corpus};
 pub use reeval::{ReevalOptions, WrittenAttempts, write_reeval_files};
