@@ -198,10 +198,15 @@ impl Inflate {
             let filled = out.len();
             let mut dst = OutBuffer::around_pos(&mut out, filled);
             let run = self.decoder.run(&mut src, &mut dst);
-            let (took, full) = (src.pos(), dst.pos() == dst.capacity());
-            drop(dst);
+            let (took, wrote, full) = (src.pos(), dst.pos() - filled, dst.pos() == dst.capacity());
             self.taken += took;
             match run {
+                // Never so with room for output; were it so, the read would go round for ever.
+                Ok(_) if took == 0 && wrote == 0 && !full && !self.holding => {
+                    self.ended = true;
+                    self.damage = Some("not valid zstd data (the decoder made no progress)".to_string());
+                    break;
+                }
                 Ok(hint) => {
                     // 0: a frame ended and all of it was handed out.
                     self.between_frames = hint == 0;
