@@ -10,6 +10,7 @@ mod live_export;
 mod live_rupu;
 mod live_shell;
 mod live_stream;
+mod live_zstd;
 mod pruning;
 mod queries;
 mod reeval_tables;

@@ -146,6 +146,23 @@ impl FileMatch {
     }
 }
 
+/// Whether a file is compressed (zstd): named `<name>.zst`, read as its decompressed lines and
+/// claimed, by every format, as the file `<name>` would be (a rollout idle for a week is kept as
+/// `rollout-*.jsonl.zst`).
+pub(crate) fn is_compressed(path: &std::path::Path) -> bool {
+    path.extension().is_some_and(|e| e == "zst") && path.file_stem().is_some_and(|s| !s.is_empty())
+}
+
+/// The name a file is claimed by: a compressed file's without its `.zst`.
+pub(crate) fn claimed_name(path: &std::path::Path) -> Option<&std::ffi::OsStr> {
+    if is_compressed(path) { path.file_stem() } else { path.file_name() }
+}
+
+/// The stem of the name a file is claimed by: `run_1` for `run_1.jsonl` and `run_1.jsonl.zst`.
+pub(crate) fn claimed_stem(path: &std::path::Path) -> Option<&std::ffi::OsStr> {
+    std::path::Path::new(claimed_name(path)?).file_stem()
+}
+
 /// Where a line's type and fields are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Envelope {
@@ -493,5 +510,22 @@ mod tests {
         assert!(ledger.matches("run_01.jsonl", Some("netflow")));
         assert!(!ledger.matches("run_01.jsonl", Some("transcripts")));
         assert!(!ledger.matches("run_01.jsonl", None));
+    }
+
+    #[test]
+    fn a_compressed_file_is_claimed_and_named_as_the_file_inside() {
+        use std::path::Path;
+        for (path, compressed, name, stem) in [
+            ("d/run_1.jsonl.zst", true, "run_1.jsonl", "run_1"),
+            ("d/run_1.jsonl", false, "run_1.jsonl", "run_1"),
+            ("d/transcript.jsonl.zst", true, "transcript.jsonl", "transcript"),
+            ("d/x.zst", true, "x", "x"),
+            ("d/.zst", false, ".zst", ".zst"),
+        ] {
+            let path = Path::new(path);
+            assert_eq!(is_compressed(path), compressed, "{path:?}");
+            assert_eq!(claimed_name(path).unwrap(), name, "{path:?}");
+            assert_eq!(claimed_stem(path).unwrap(), stem, "{path:?}");
+        }
     }
 }

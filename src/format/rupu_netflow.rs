@@ -110,7 +110,7 @@ fn run_of(file: &std::path::Path) -> Option<std::path::PathBuf> {
     while !matches!(folder.file_name()?.to_str()?, "transcripts" | "netflow") {
         folder = folder.parent()?;
     }
-    Some(folder.parent()?.join(file.file_stem()?))
+    Some(folder.parent()?.join(super::claimed_stem(file)?))
 }
 
 #[cfg(test)]
@@ -128,6 +128,7 @@ mod tests {
             key("p/.rupu/transcripts/netflow/run_1.jsonl").as_deref(),
             Some("p/.rupu/transcripts/run_1")
         );
+        assert_eq!(key("p/.rupu/netflow/run_1.jsonl.zst"), key("p/.rupu/netflow/run_1.jsonl"));
         assert_eq!(key("run_1.jsonl"), None);
     }
 }

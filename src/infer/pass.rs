@@ -71,6 +71,17 @@ pub async fn infer_file(
             }
         }
     }
+    // A compressed file damaged mid-stream keeps the lines inflated before the damage; one that
+    // gave nothing is unreadable.
+    if let Some(damage) = reader.damage() {
+        match reader.given() {
+            0 => {
+                stats.unreadable = Some(damage.to_string());
+                return stats;
+            }
+            given => stats.read_in_part = Some(format!("{damage} after {given} decompressed bytes")),
+        }
+    }
     let mut damaged_tail = false;
     splitter.finish(&mut |line| damaged_tail = observe_line(format, line, &mut stats));
     // A last line that is no JSON event and no unfinished one is damage that no append can
@@ -109,6 +120,9 @@ pub enum NotATranscript {
     /// No line of the format's required type anywhere (rupu's step logs and netflow ledgers, or
     /// a transcript whose first line was lost: rupu's readers skip it too).
     NoRequired { required: &'static str },
+    /// A compressed copy of the plain file of this name beside it, which is read instead (the
+    /// newer of the two).
+    PlainBeside { plain: String },
 }
 
 impl std::fmt::Display for NotATranscript {
@@ -121,6 +135,9 @@ impl std::fmt::Display for NotATranscript {
                 write!(f, "not JSON Lines: none of the first {lines} lines read is a JSON event")
             }
             NotATranscript::NoRequired { required } => write!(f, "no {required} line"),
+            NotATranscript::PlainBeside { plain } => {
+                write!(f, "a compressed copy of {plain} beside it, which is read instead")
+            }
         }
     }
 }

@@ -78,6 +78,7 @@ impl SignatureTable {
             lines: summary.lines,
             max_line_bytes: summary.max_line_bytes as usize,
             unreadable: None,
+            read_in_part: None,
         }
     }
 
@@ -190,6 +191,7 @@ mod tests {
             lines: 9,
             max_line_bytes: 1000,
             unreadable: None,
+            read_in_part: None,
         }
     }
 

@@ -107,6 +107,9 @@ pub struct FileStats {
     pub(crate) max_line_bytes: usize,
     /// A problem that stopped the read (the file is then left out).
     pub unreadable: Option<String>,
+    /// Damage that stopped the read of a compressed file after some of its lines, which are
+    /// kept: the file is warned of (and read again next time, to be warned of again).
+    pub read_in_part: Option<String>,
 }
 
 impl FileStats {
@@ -120,6 +123,7 @@ impl FileStats {
         self.damaged_lines += later.damaged_lines;
         self.lines += later.lines;
         self.unreadable = later.unreadable;
+        self.read_in_part = later.read_in_part;
     }
 }
 

@@ -68,7 +68,7 @@ impl FileContext {
             .map(|c| match &c.source {
                 ColumnSource::Context(source) => match source {
                     ContextSource::FileStem => {
-                        FileValue::Str(file.path.file_stem().map(|s| text_of(s.as_ref())))
+                        FileValue::Str(crate::format::claimed_stem(&file.path).map(|s| text_of(s.as_ref())))
                     }
                     ContextSource::FilePath => FileValue::Str(Some(text_of(&file.path))),
                     ContextSource::Ancestor(n) => FileValue::Str(ancestor(*n)),

@@ -203,6 +203,9 @@ impl<'a> Claimer<'a> {
     }
 
     fn claim(&self, path: &Path) -> Option<usize> {
+        // A compressed file is claimed as the file inside it (`x.jsonl.zst` as `x.jsonl`).
+        let inner = crate::format::is_compressed(path).then(|| path.with_extension(""));
+        let path = inner.as_deref().unwrap_or(path);
         let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
         let folder = path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy());
         self.order.iter().copied().find(|&i| match &self.patterns[i] {
@@ -314,6 +317,11 @@ fn inode_and_changed(_: &std::fs::Metadata) -> (Option<u64>, Option<u64>) {
 }
 
 impl SourceFile {
+    /// Whether the file is compressed (`*.zst`): read as the bytes it inflates to, from its start.
+    pub(crate) fn compressed(&self) -> bool {
+        crate::format::is_compressed(&self.path)
+    }
+
     /// Whether the file is still what it was when found: the same size, modification time,
     /// inode and status change time.
     pub(crate) fn unchanged(&self) -> bool {
@@ -324,6 +332,22 @@ impl SourceFile {
                     == (self.size, self.modified, self.inode, self.changed)
         })
     }
+}
+
+/// For each of one format's `files`, the plain file it is a compressed copy of when that lies
+/// beside it among them (`x.jsonl` for `x.jsonl.zst`): that one is read, and the copy is not (a
+/// harness that compresses an idle file writes the copy before it removes the plain one, and
+/// inflates the copy again to append to it, so the plain file is the newer).
+pub(crate) fn plain_beside(files: &[std::sync::Arc<SourceFile>]) -> Vec<Option<&Path>> {
+    let plain: HashSet<&Path, PathHasher> =
+        files.iter().filter(|f| !f.compressed()).map(|f| f.path.as_path()).collect();
+    files
+        .iter()
+        .map(|f| {
+            let inside = f.path.with_extension("");
+            f.compressed().then(|| plain.get(inside.as_path()).copied()).flatten()
+        })
+        .collect()
 }
 
 /// A file found at `path` with metadata `meta`; its `canonical` path when known already.
@@ -394,6 +418,47 @@ mod tests {
         assert_eq!(names(&both, index("rupu_netflow")).len(), 2);
         let alone = discover(&formats, &[netflow.join("run_1.jsonl")]).unwrap();
         assert_eq!(names(&alone, index("rupu_netflow")), [PathBuf::from(".rupu/netflow/run_1.jsonl")]);
+    }
+
+    #[test]
+    fn a_compressed_file_is_claimed_as_the_file_inside_and_set_aside_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let transcripts = dir.path().join(".rupu/transcripts");
+        std::fs::create_dir_all(transcripts.join("netflow")).unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        for name in [
+            ".rupu/transcripts/run_1.jsonl",
+            ".rupu/transcripts/run_1.jsonl.zst",
+            ".rupu/transcripts/run_2.jsonl.zst",
+            ".rupu/transcripts/netflow/run_3.jsonl.zst",
+            ".rupu/transcripts/notes.txt.zst",
+            ".rupu/transcripts/.zst",
+            "a/b/transcript.jsonl.zst",
+        ] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        let formats = crate::format::all();
+        let found = discover(&formats, &[dir.path().to_path_buf()]).unwrap();
+        let claimed = |format: &str| -> Vec<String> {
+            let i = formats.iter().position(|f| f.name == format).unwrap();
+            let files = &found.files[i];
+            files.iter().map(|f| f.path.strip_prefix(dir.path()).unwrap().display().to_string()).collect()
+        };
+        assert_eq!(
+            claimed("rupu"),
+            [
+                ".rupu/transcripts/run_1.jsonl",
+                ".rupu/transcripts/run_1.jsonl.zst",
+                ".rupu/transcripts/run_2.jsonl.zst"
+            ]
+        );
+        assert_eq!(claimed("rupu_netflow"), [".rupu/transcripts/netflow/run_3.jsonl.zst"]);
+        assert_eq!(claimed("reeval"), ["a/b/transcript.jsonl.zst"]);
+        let rupu = formats.iter().position(|f| f.name == "rupu").unwrap();
+        let files: Vec<std::sync::Arc<SourceFile>> =
+            found.files[rupu].iter().cloned().map(std::sync::Arc::new).collect();
+        let plain = transcripts.join("run_1.jsonl");
+        assert_eq!(plain_beside(&files), [None, Some(plain.as_path()), None]);
     }
 
     #[test]

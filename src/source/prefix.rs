@@ -68,8 +68,12 @@ impl PrefixHash {
     }
 
     /// The hash of `file`'s first `len` bytes, read again in blocks; `None` when they cannot all
-    /// be read. Its state goes on from there.
+    /// be read, and for a compressed file (whose whole lines are not its first bytes, and which is
+    /// never read on from where it was). Its state goes on from there.
     pub(crate) async fn of_prefix(store: &Arc<dyn ObjectStore>, file: &SourceFile, len: u64) -> Option<Self> {
+        if file.compressed() {
+            return None;
+        }
         let reader = BlockReader::open(store.clone(), file).ok()?;
         let mut hash = Self::default();
         while hash.fed < len {

@@ -1,6 +1,7 @@
 //! Reading a file block by block through the object-store layer, so that a local path and a
 //! remote store (`s3://`) are read by the same code; the scans and the inference pass read the
-//! files of this machine's store on their own thread.
+//! files of this machine's store on their own thread. A compressed file (`*.zst`) is read as its
+//! decompressed bytes, inflated block by block as it streams.
 
 use crate::source::discover::SourceFile;
 use bytes::Bytes;
@@ -19,11 +20,36 @@ pub fn local_store() -> Arc<dyn ObjectStore> {
     STORE.get_or_init(|| Arc::new(LocalFileSystem::new())).clone()
 }
 
-/// Reads one file's first `size` bytes in blocks.
+/// Reads one file's first `size` bytes in blocks; a compressed file's as the bytes they inflate to.
 pub(crate) struct BlockReader {
     source: Source,
     offset: u64,
     size: u64,
+    /// The decompression of a compressed file's bytes.
+    inflate: Option<Box<Inflate>>,
+}
+
+/// How much a block of a compressed file inflates to at most (the decompressed block handed on).
+const INFLATED_BLOCK_BYTES: usize = BLOCK_BYTES as usize;
+
+/// A zstd stream inflated as its bytes arrive: one block of them and one block of output are held
+/// at a time (and the decoder's window), never the whole file.
+struct Inflate {
+    decoder: zstd::stream::raw::Decoder<'static>,
+    /// The compressed block being inflated, and how much of it the decoder took.
+    input: Bytes,
+    taken: usize,
+    /// The last run filled its output: the decoder may hold more output of what it took.
+    holding: bool,
+    /// Every frame begun has ended (true before the first): the stream may end here.
+    between_frames: bool,
+    /// Decompressed bytes handed on.
+    inflated: u64,
+    /// The stream ended, or its damage stopped the read.
+    ended: bool,
+    /// Why the read stopped before the end of the stream: its data is not zstd, or is cut off
+    /// mid-frame. What was inflated before it was handed on.
+    damage: Option<String>,
 }
 
 /// Where a [`BlockReader`] reads from.
@@ -50,6 +76,11 @@ impl BlockReader {
         file: &SourceFile,
         offset: u64,
     ) -> std::io::Result<Self> {
+        let compressed = file.compressed();
+        if compressed && offset > 0 {
+            // A byte of the inflated stream is not found without inflating all before it.
+            return Err(std::io::Error::other("a compressed file is read from its start only"));
+        }
         let source = match Arc::ptr_eq(&store, &local_store()) {
             true => Source::Local(std::fs::File::open(&file.canonical)?),
             false => Source::Store {
@@ -57,10 +88,14 @@ impl BlockReader {
                 store,
             },
         };
-        Ok(Self { source, offset, size: file.size })
+        let inflate = match compressed {
+            true => Some(Box::new(Inflate::new()?)),
+            false => None,
+        };
+        Ok(Self { source, offset, size: file.size, inflate })
     }
 
-    /// Reads `range` of the file at once.
+    /// Reads `range` of the file's bytes as stored (a compressed file's compressed bytes) at once.
     pub(crate) async fn read_range(&self, range: std::ops::Range<u64>) -> Result<Bytes, object_store::Error> {
         match &self.source {
             Source::Local(file) => read_local(file, range),
@@ -68,8 +103,29 @@ impl BlockReader {
         }
     }
 
-    /// The next block, or `None` at the end.
+    /// Why the read of a compressed file stopped before the end of its stream (not zstd data, or
+    /// cut off mid-frame), once [`BlockReader::next_block`] gave `None`: the blocks before it were
+    /// all it could inflate.
+    pub(crate) fn damage(&self) -> Option<&str> {
+        self.inflate.as_ref().and_then(|i| i.damage.as_deref())
+    }
+
+    /// How many bytes the blocks given so far held (of a compressed file, inflated).
+    pub(crate) fn given(&self) -> u64 {
+        self.inflate.as_ref().map_or(self.offset, |i| i.inflated)
+    }
+
+    /// The next block (of a compressed file, of its inflated bytes), or `None` at the end (or
+    /// where a compressed file's damage stops the read: [`BlockReader::damage`] says why).
     pub(crate) async fn next_block(&mut self) -> Result<Option<Bytes>, object_store::Error> {
+        let Some(mut inflate) = self.inflate.take() else { return self.next_stored_block().await };
+        let block = inflate.next_block(self).await;
+        self.inflate = Some(inflate);
+        block
+    }
+
+    /// The next block of the file's bytes as stored, or `None` at the end.
+    async fn next_stored_block(&mut self) -> Result<Option<Bytes>, object_store::Error> {
         if self.offset >= self.size {
             return Ok(None);
         }
@@ -103,6 +159,74 @@ impl BlockReader {
     }
 }
 
+impl Inflate {
+    fn new() -> std::io::Result<Self> {
+        Ok(Self {
+            decoder: zstd::stream::raw::Decoder::new()?,
+            input: Bytes::new(),
+            taken: 0,
+            holding: false,
+            between_frames: true,
+            inflated: 0,
+            ended: false,
+            damage: None,
+        })
+    }
+
+    /// The next block of inflated bytes, reading the compressed ones from `stored` as needed.
+    async fn next_block(&mut self, stored: &mut BlockReader) -> Result<Option<Bytes>, object_store::Error> {
+        use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
+        let mut out: Vec<u8> = Vec::new();
+        while !self.ended {
+            if self.taken == self.input.len() && !self.holding {
+                match stored.next_stored_block().await? {
+                    Some(block) => (self.input, self.taken) = (block, 0),
+                    None => {
+                        // The end of the file: whole only between two frames.
+                        self.ended = true;
+                        if !self.between_frames {
+                            self.damage = Some("the zstd data is cut off mid-frame".to_string());
+                        }
+                        break;
+                    }
+                }
+            }
+            if out.capacity() == 0 {
+                out.reserve_exact(INFLATED_BLOCK_BYTES);
+            }
+            let mut src = InBuffer::around(&self.input[self.taken..]);
+            let filled = out.len();
+            let mut dst = OutBuffer::around_pos(&mut out, filled);
+            let run = self.decoder.run(&mut src, &mut dst);
+            let (took, wrote, full) = (src.pos(), dst.pos() - filled, dst.pos() == dst.capacity());
+            self.taken += took;
+            match run {
+                // Never so with room for output; were it so, the read would go round for ever.
+                Ok(_) if took == 0 && wrote == 0 && !full && !self.holding => {
+                    self.ended = true;
+                    self.damage = Some("not valid zstd data (the decoder made no progress)".to_string());
+                    break;
+                }
+                Ok(hint) => {
+                    // 0: a frame ended and all of it was handed out.
+                    self.between_frames = hint == 0;
+                    self.holding = full && hint != 0;
+                }
+                Err(e) => {
+                    self.ended = true;
+                    self.damage = Some(format!("not valid zstd data ({e})"));
+                    break;
+                }
+            }
+            if full {
+                break;
+            }
+        }
+        self.inflated += out.len() as u64;
+        Ok((!out.is_empty()).then(|| Bytes::from(out)))
+    }
+}
+
 /// Reads `range` of an open file (fewer bytes where it ends sooner).
 fn read_local(mut file: &std::fs::File, range: std::ops::Range<u64>) -> Result<Bytes, object_store::Error> {
     let len = range.end.saturating_sub(range.start);
@@ -111,4 +235,122 @@ fn read_local(mut file: &std::fs::File, range: std::ops::Range<u64>) -> Result<B
         .and_then(|_| file.take(len).read_to_end(&mut block))
         .map_err(|e| object_store::Error::Generic { store: "LocalFileSystem", source: Box::new(e) })?;
     Ok(Bytes::from(block))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of `bytes` named `name` in `dir`, as discovery finds it.
+    fn found(dir: &std::path::Path, name: &str, bytes: &[u8]) -> SourceFile {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        SourceFile {
+            canonical: path.clone(),
+            path,
+            size: bytes.len() as u64,
+            modified: None,
+            inode: None,
+            changed: None,
+        }
+    }
+
+    /// Every block of `file` read from `store`, and why the read stopped short (if it did).
+    fn blocks(store: Arc<dyn ObjectStore>, file: &SourceFile) -> (Vec<Bytes>, Option<String>) {
+        futures::executor::block_on(async {
+            let mut reader = BlockReader::open(store, file).unwrap();
+            let mut blocks = Vec::new();
+            while let Some(block) = reader.next_block().await.unwrap() {
+                blocks.push(block);
+            }
+            assert_eq!(reader.given(), blocks.iter().map(|b| b.len() as u64).sum::<u64>());
+            (blocks, reader.damage().map(str::to_string))
+        })
+    }
+
+    /// Lines enough to inflate to more than two blocks.
+    fn lines() -> Vec<u8> {
+        (0..400_000u32).flat_map(|i| format!("{{\"type\":\"usage\",\"n\":{i}}}\n").into_bytes()).collect()
+    }
+
+    /// Both stores: this machine's (read on the caller's thread) and another (through the store).
+    fn stores() -> [Arc<dyn ObjectStore>; 2] {
+        [local_store(), Arc::new(LocalFileSystem::new())]
+    }
+
+    #[test]
+    fn a_compressed_file_reads_as_its_inflated_bytes_a_block_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = lines();
+        let compressed = zstd::encode_all(&text[..], 3).unwrap();
+        // Two frames one after the other are one stream.
+        let (first, second) = text.split_at(text.len() / 3);
+        let frames = [zstd::encode_all(first, 3).unwrap(), zstd::encode_all(second, 19).unwrap()].concat();
+        for (name, bytes) in [("run_1.jsonl.zst", &compressed), ("run_2.jsonl.zst", &frames)] {
+            let file = found(dir.path(), name, bytes);
+            for store in stores() {
+                let (blocks, damage) = blocks(store, &file);
+                assert_eq!(damage, None);
+                assert!(blocks.len() > 2, "{} blocks", blocks.len());
+                assert!(blocks.iter().all(|b| b.len() <= INFLATED_BLOCK_BYTES));
+                assert!(blocks.concat() == text, "{name}");
+            }
+        }
+        // Named plainly, the same bytes are read as they are stored.
+        let plain = found(dir.path(), "run_3.jsonl", &compressed);
+        assert!(blocks(local_store(), &plain).0.concat() == compressed);
+    }
+
+    #[test]
+    fn a_compressed_file_cut_off_mid_frame_gives_what_came_before_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = lines();
+        let compressed = zstd::encode_all(&text[..], 3).unwrap();
+        let file = found(dir.path(), "run_1.jsonl.zst", &compressed[..compressed.len() * 2 / 3]);
+        for store in stores() {
+            let (blocks, damage) = blocks(store, &file);
+            let read = blocks.concat();
+            assert!(!read.is_empty() && read.len() < text.len() && text.starts_with(&read));
+            assert_eq!(damage.as_deref(), Some("the zstd data is cut off mid-frame"));
+        }
+    }
+
+    #[test]
+    fn damaged_zstd_data_gives_what_came_before_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = b"{\"type\":\"a\"}\n".repeat(1000);
+        let good = zstd::encode_all(&text[..], 3).unwrap();
+        let garbage = b"this is no zstd frame at all".repeat(10);
+        let cases = [
+            ("not_zstd.jsonl.zst", garbage.clone(), 0),
+            ("damaged_after.jsonl.zst", [good.clone(), garbage].concat(), text.len()),
+        ];
+        for (name, bytes, readable) in cases {
+            let file = found(dir.path(), name, &bytes);
+            for store in stores() {
+                let (blocks, damage) = blocks(store, &file);
+                assert!(blocks.concat() == text[..readable], "{name}");
+                let damage = damage.unwrap_or_default();
+                assert!(damage.starts_with("not valid zstd data ("), "{name}: {damage}");
+            }
+        }
+        // A bit flipped inside a frame, checksummed or not: whatever the decoder makes of it, the
+        // read ends (with the damage said, or with the bytes decoded) and never panics.
+        for at in [good.len() / 2, good.len() - 5] {
+            let mut flipped = good.clone();
+            flipped[at] ^= 0x40;
+            let file = found(dir.path(), "flipped.jsonl.zst", &flipped);
+            let (blocks, damage) = blocks(local_store(), &file);
+            assert!(damage.is_some() || !blocks.is_empty());
+        }
+    }
+
+    #[test]
+    fn an_empty_compressed_file_is_empty_and_a_compressed_file_is_never_read_from_an_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = found(dir.path(), "run_1.jsonl.zst", b"");
+        assert_eq!(blocks(local_store(), &empty), (vec![], None));
+        let file = found(dir.path(), "run_2.jsonl.zst", &zstd::encode_all(&b"{}\n"[..], 3).unwrap());
+        assert!(BlockReader::open_at(local_store(), &file, 1).is_err());
+    }
 }

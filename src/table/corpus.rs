@@ -276,6 +276,22 @@ impl Corpus {
         let max = options.max_line_bytes;
         for (format, files) in formats.into_iter().zip(discovery.files) {
             let files: Vec<Arc<SourceFile>> = files.into_iter().map(Arc::new).collect();
+            // A compressed copy beside its plain file is not read: the plain one is.
+            let beside: Vec<Option<String>> = crate::source::discover::plain_beside(&files)
+                .into_iter()
+                .map(|plain| {
+                    plain
+                        .and_then(|p| p.file_name())
+                        .map(|n| crate::text::escape::path_text(n.as_ref()).into_owned())
+                })
+                .collect();
+            let (files, copies): (Vec<_>, Vec<_>) =
+                files.into_iter().zip(beside).partition(|(_, plain)| plain.is_none());
+            let files: Vec<Arc<SourceFile>> = files.into_iter().map(|(file, _)| file).collect();
+            let copies: Vec<(Arc<SourceFile>, NotATranscript)> = copies
+                .into_iter()
+                .filter_map(|(file, plain)| Some((file, NotATranscript::PlainBeside { plain: plain? })))
+                .collect();
             let (known, shapes) = cache.parts();
             // Files the cache knows unchanged need no read and no task.
             let mut found: Vec<Found> = files
@@ -318,13 +334,18 @@ impl Corpus {
                     }
                     None => later,
                 };
-                found[i] = match stats.unreadable.take() {
-                    Some(why) => {
-                        warnings
-                            .push(format!("{}: not read: {why}", crate::text::escape::path(&files[i].path)));
+                let path = crate::text::escape::path(&files[i].path);
+                found[i] = match (stats.unreadable.take(), stats.read_in_part.take()) {
+                    (Some(why), _) => {
+                        warnings.push(format!("{path}: not read: {why}"));
                         Found::Unreadable
                     }
-                    None => Found::Read(shapes.summarize(&stats), fingerprint),
+                    // Not remembered: the next read warns again.
+                    (None, Some(why)) => {
+                        warnings.push(format!("{path}: read in part: {why}; the lines before are read"));
+                        Found::Read(shapes.summarize(&stats), None)
+                    }
+                    (None, None) => Found::Read(shapes.summarize(&stats), fingerprint),
                 };
             }
             drop(reads);
@@ -357,6 +378,7 @@ impl Corpus {
                 }
             }
             warnings.extend(not_transcripts_warnings(&format, &not_transcripts));
+            not_transcripts.extend(copies);
             let mut stats = FormatStats::default();
             for id in shape_order {
                 if let Some(shape) = shapes.get(id) {

@@ -3,7 +3,7 @@
 //! was appended (transcripts are append-only). Nothing in it is trusted blindly: the file is
 //! checksummed, an entry is used whole only for a file with the same size, modification time,
 //! inode and status change time, and read on from only when a hash of its known lines still
-//! matches.
+//! matches (a compressed file that changed is read again whole).
 
 mod layout;
 
@@ -64,7 +64,8 @@ impl KnownFiles {
         if file.modified.is_some() && now == (entry.size, entry.modified, entry.inode, entry.changed) {
             return Some(Lookup::Same(&entry.summary));
         }
-        if file.size < entry.size || entry.summary.complete_bytes == 0 {
+        // A compressed file that changed is read again whole: its lines are not its first bytes.
+        if file.size < entry.size || entry.summary.complete_bytes == 0 || file.compressed() {
             return Some(Lookup::Unknown);
         }
         None
