@@ -3,6 +3,7 @@
 //!
 //! One generic scan ([`crate::scan`]) reads every format; a format adds nothing but a description.
 
+pub(crate) mod claude;
 pub(crate) mod reeval;
 pub mod rupu;
 pub(crate) mod rupu_netflow;
@@ -50,6 +51,30 @@ pub struct Format {
     pub lines_table: Option<LinesTable>,
     /// How `txq export` cuts this format's files into units, each exported, kept or redone whole.
     pub(crate) export: ExportUnits,
+    /// Its rows of the normalized tables of the default schema (`calls`, `tool_calls`,
+    /// `sessions`), each a query over its tables.
+    pub(crate) normalized: Vec<Contribution>,
+}
+
+/// A table of the default schema that every format with the data contributes rows to, with the
+/// same columns whatever the format (`sql::normalized` has them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Normalized {
+    /// One row per billed model call.
+    Calls,
+    /// One row per tool call.
+    ToolCalls,
+    /// One row per session; a format gives its sessions' times, cwd and file, and the counts and
+    /// sums come from its calls and tool calls.
+    Sessions,
+}
+
+/// A format's rows of a normalized table: a query over its tables, each named with the format's
+/// schema (`claude.assistant`), whose columns are the table's by name (types are cast).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Contribution {
+    pub(crate) table: Normalized,
+    pub(crate) sql: &'static str,
 }
 
 /// The units of an export: what is exported, kept or redone whole, and what its rows are
@@ -384,6 +409,9 @@ pub(crate) enum ContextSource {
     UnderDirectory(&'static str),
     /// Whether the file lies under this sequence of directories, e.g. `evals/.history` (boolean).
     UnderPath(&'static [&'static str]),
+    /// The name of the directory just inside the nearest one above the file with this name
+    /// (`projects` → the project folder of `projects/<project>/…`); null when there is none.
+    Below(&'static str),
     /// The value of `field` on the last line of type `event` at or before this one, null before
     /// the first (bigint). With `early`, lines of those types are taken as written before the
     /// span they belong to (see [`Early`]).
@@ -403,7 +431,10 @@ impl ContextSource {
     /// The Arrow type of the column.
     pub(crate) fn data_type(&self) -> DataType {
         match self {
-            ContextSource::FileStem | ContextSource::FilePath | ContextSource::Ancestor(_) => DataType::Utf8,
+            ContextSource::FileStem
+            | ContextSource::FilePath
+            | ContextSource::Ancestor(_)
+            | ContextSource::Below(_) => DataType::Utf8,
             ContextSource::LineNumber | ContextSource::AncestorInt(_) | ContextSource::LastSeen { .. } => {
                 DataType::Int64
             }
@@ -442,6 +473,8 @@ pub(crate) struct View {
 pub(crate) mod build {
     use super::{Absent, EventSpec, FieldSpec, Kind};
 
+    pub(crate) use named_field as named;
+
     pub(crate) fn event(type_name: &'static str, about: &'static str, fields: Vec<FieldSpec>) -> EventSpec {
         EventSpec { type_name, about, fields_path: &[], fields }
     }
@@ -452,7 +485,12 @@ pub(crate) mod build {
 
     /// A field whose column is named `name`, not after its key (for a nested key: `message.id`
     /// as `message_id`).
-    pub(crate) fn named(key: &'static str, name: &'static str, kind: Kind, about: &'static str) -> FieldSpec {
+    pub(crate) fn named_field(
+        key: &'static str,
+        name: &'static str,
+        kind: Kind,
+        about: &'static str,
+    ) -> FieldSpec {
         FieldSpec { key, name: Some(name), kind, absent: Absent::Null, about, derive: None }
     }
 
@@ -483,7 +521,7 @@ pub(crate) fn looked_for(formats: &[Format]) -> String {
 
 /// Every format txq knows, in the order their tables resolve when unqualified.
 pub fn all() -> Vec<Format> {
-    vec![rupu::format(), reeval::format(), reeval::raw_format(), rupu_netflow::format()]
+    vec![rupu::format(), reeval::format(), reeval::raw_format(), rupu_netflow::format(), claude::format()]
 }
 
 #[cfg(test)]

@@ -71,6 +71,7 @@ pub(crate) fn format() -> Format {
         views: vec![attempts_view()],
         lines_table: None,
         export: ExportUnits::Rows { sql: EXPORT_UNITS, noun: "attempt" },
+        normalized: vec![],
     }
 }
 
@@ -101,6 +102,7 @@ pub(crate) fn raw_format() -> Format {
             errors_name: "raw_errors",
         }),
         export: ExportUnits::Joins { schema: "reeval", key: folder_of, alone: "raw", noun: "attempt" },
+        normalized: vec![],
     }
 }
 

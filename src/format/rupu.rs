@@ -2,8 +2,8 @@
 
 use super::build::{event, field, flag, list, strs};
 use super::{
-    Absent, ContextColumn, ContextSource, Early, Envelope, EventSpec, ExportUnits, FieldSpec, FieldsAt,
-    FileMatch, Format, Kind, Naming, View,
+    Absent, ContextColumn, ContextSource, Contribution, Early, Envelope, EventSpec, ExportUnits, FieldSpec,
+    FieldsAt, FileMatch, Format, Kind, Naming, Normalized, View,
 };
 use Kind::{Bool, Count, Int, Json, Str, Timestamp};
 
@@ -63,6 +63,11 @@ pub fn format() -> Format {
         views: vec![runs_view()],
         lines_table: None,
         export: ExportUnits::Rows { sql: EXPORT_UNITS, noun: "run" },
+        normalized: vec![
+            Contribution { table: Normalized::Calls, sql: CALLS },
+            Contribution { table: Normalized::ToolCalls, sql: TOOL_CALLS },
+            Contribution { table: Normalized::Sessions, sql: SESSIONS },
+        ],
     }
 }
 
@@ -460,6 +465,36 @@ pub(super) fn flow_fields() -> Vec<FieldSpec> {
         field("duration_ms", Int, "how long the flow took"),
     ]
 }
+/// rupu's calls: each `usage` line (cached_tokens are part of input_tokens; cache writes are not,
+/// and are added). rupu writes no time on a usage line: a call is dated by its run's start.
+const CALLS: &str = "\
+SELECT 'rupu' AS harness, u.run_id AS session_id, CAST(NULL AS VARCHAR) AS parent_session_id,
+       r.started_at AS ts, u.provider, u.model,
+       u.input_tokens + coalesce(u.cache_write_tokens, 0) AS input_tokens,
+       coalesce(u.cached_tokens, 0) AS cache_read_tokens,
+       coalesce(u.cache_write_tokens, 0) AS cache_write_tokens,
+       u.output_tokens, CAST(NULL AS BIGINT) AS reasoning_tokens, u.file, u.line
+FROM rupu.usage u
+LEFT JOIN (SELECT file, min(started_at) AS started_at FROM rupu.run_start GROUP BY file) r ON r.file = u.file";
+
+/// rupu's tool calls: each `tool_call` joined to its `tool_result` (an error means it failed).
+const TOOL_CALLS: &str = "\
+SELECT 'rupu' AS harness, c.run_id AS session_id, CAST(NULL AS TIMESTAMP) AS ts, c.tool, c.call_id,
+       r.error IS NULL AS ok, r.error, r.duration_ms
+FROM rupu.tool_call c
+LEFT JOIN (SELECT file, call_id, first_value(error ORDER BY line) AS error,
+                  first_value(duration_ms ORDER BY line) AS duration_ms
+           FROM rupu.tool_result GROUP BY file, call_id) r
+  ON r.file = c.file AND r.call_id = c.call_id";
+
+/// rupu's sessions: one per run.
+const SESSIONS: &str = "\
+SELECT 'rupu' AS harness, r.run_id AS session_id, CAST(NULL AS VARCHAR) AS parent_session_id,
+       r.started_at, c.ended_at, CAST(NULL AS VARCHAR) AS cwd, r.file
+FROM (SELECT file, run_id, min(started_at) AS started_at FROM rupu.run_start GROUP BY file, run_id) r
+LEFT JOIN (SELECT file, CAST(NULL AS TIMESTAMP) AS ended_at FROM rupu.run_complete GROUP BY file) c
+  ON c.file = r.file";
+
 /// An export unit per transcript, whether or not `runs` has a row for it: a run with no
 /// `run_complete` (aborted) is still being written.
 const EXPORT_UNITS: &str = "select f.file, f.run_id as id, f.run_id, \

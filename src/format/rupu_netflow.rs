@@ -42,6 +42,7 @@ pub(crate) fn format() -> Format {
         views: vec![flows_view()],
         lines_table: None,
         export: ExportUnits::Joins { schema: "rupu", key: run_of, alone: "netflow", noun: "ledger" },
+        normalized: vec![],
     }
 }
 

@@ -83,6 +83,10 @@ impl FileContext {
                             .windows(path.len())
                             .any(|w| w.iter().zip(path.iter()).all(|(a, b)| a == b)),
                     ),
+                    ContextSource::Below(dir) => {
+                        let at = components.iter().rposition(|c| c == dir);
+                        FileValue::Str(at.and_then(|at| components.get(at + 1)).cloned())
+                    }
                     ContextSource::LineNumber | ContextSource::LastSeen { .. } => FileValue::PerLine,
                 },
                 _ => FileValue::PerLine,

@@ -45,7 +45,7 @@ pub fn default_paths(formats: &[Format], cwd: &Path, home: Option<&Path>) -> Res
     let mut looked = Vec::new();
     for format in formats {
         for group in format.default_roots {
-            let existing = group.iter().map(|p| expand(p, home)).find(|p| {
+            let existing = group.iter().filter_map(|p| expand(p, home)).find(|p| {
                 // Formats sharing a place name it once.
                 let shown = crate::text::escape::path(p);
                 if !looked.contains(&shown) {
@@ -66,13 +66,19 @@ pub fn default_paths(formats: &[Format], cwd: &Path, home: Option<&Path>) -> Res
     Ok(found)
 }
 
-/// A default place as a path: `~/` becomes the home directory; others stay relative, so that
-/// the `file` column shows them as the user knows them.
-fn expand(place: &str, home: Option<&Path>) -> PathBuf {
-    match (place.strip_prefix("~/"), home) {
+/// A default place as a path: `~/` becomes the home directory, `$NAME/` the directory an
+/// environment variable names (`None` when it is unset or empty: the place is not looked at);
+/// others stay relative, so that the `file` column shows them as the user knows them.
+fn expand(place: &str, home: Option<&Path>) -> Option<PathBuf> {
+    if let Some(variable) = place.strip_prefix('$') {
+        let (name, rest) = variable.split_once('/').unwrap_or((variable, ""));
+        let dir = std::env::var_os(name).filter(|v| !v.is_empty())?;
+        return Some(PathBuf::from(dir).join(rest));
+    }
+    Some(match (place.strip_prefix("~/"), home) {
         (Some(rest), Some(home)) => home.join(rest),
         _ => PathBuf::from(place),
-    }
+    })
 }
 
 /// Walks `paths` and gives each file to the first format that claims it: formats matching a file
@@ -213,6 +219,12 @@ impl<'a> Claimer<'a> {
             None => self.formats[i].files.matches(&name, folder.as_deref()),
         })
     }
+}
+
+/// The format that claims `path`, if one does.
+#[cfg(test)]
+pub(crate) fn claim(formats: &[Format], path: &Path) -> Option<usize> {
+    Claimer::new(formats).claim(path)
 }
 
 /// `paths` and, after them, each existing directory a format keeps beside one of them
@@ -464,9 +476,10 @@ mod tests {
     #[test]
     fn tilde_means_home() {
         assert_eq!(
-            expand("~/.rupu/transcripts", Some(Path::new("/home/me"))),
+            expand("~/.rupu/transcripts", Some(Path::new("/home/me"))).unwrap(),
             Path::new("/home/me/.rupu/transcripts")
         );
-        assert_eq!(expand(".rupu/transcripts", None), Path::new(".rupu/transcripts"));
+        assert_eq!(expand(".rupu/transcripts", None).unwrap(), Path::new(".rupu/transcripts"));
+        assert_eq!(expand("$TXQ_TEST_SURELY_UNSET_VARIABLE/projects", None), None);
     }
 }

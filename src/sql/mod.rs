@@ -3,6 +3,7 @@
 //! ([`queries`]).
 
 pub mod memory;
+pub(crate) mod normalized;
 pub(crate) mod prices;
 pub mod queries;
 pub mod session;

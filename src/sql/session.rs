@@ -99,13 +99,25 @@ async fn register_corpus(
         };
         fill_schema(ctx, corpus, data, &schema).await?;
     }
+    // The normalized tables: every format's rows of each, whatever schema answers what.
+    let normalized = Arc::new(MemorySchemaProvider::new());
+    let mut each_schema: Vec<&crate::format::Format> = Vec::new();
+    for data in &corpus.formats {
+        if !each_schema.iter().any(|f| f.name == data.format.name) {
+            each_schema.push(&data.format);
+        }
+    }
+    for (name, sql) in crate::sql::normalized::views(&each_schema) {
+        let plan = ctx.state().create_logical_plan(&sql).await?;
+        normalized.register_table(name.to_string(), Arc::new(ViewTable::new(plan, Some(sql))))?;
+    }
     // Formats with transcripts answer unqualified names first, each group in the formats' order.
     schemas.sort_by_key(|(_, has_data, ..)| !*has_data);
     let formats = schemas
         .into_iter()
         .map(|(_, has_data, schema, found)| FormatSchema { schema, found, has_data })
         .collect();
-    catalog.register_schema(DEFAULT_SCHEMA, Arc::new(MergedSchema { own, formats }))?;
+    catalog.register_schema(DEFAULT_SCHEMA, Arc::new(MergedSchema { own, normalized, formats }))?;
     Ok(())
 }
 
@@ -154,6 +166,8 @@ struct FormatSchema {
 #[derive(Debug)]
 struct MergedSchema {
     own: Arc<MemorySchemaProvider>,
+    /// `calls`, `tool_calls`, `sessions`: every format's rows ([`crate::sql::normalized`]).
+    normalized: Arc<MemorySchemaProvider>,
     formats: Vec<FormatSchema>,
 }
 
@@ -174,6 +188,11 @@ impl MergedSchema {
 impl SchemaProvider for MergedSchema {
     fn table_names(&self) -> Vec<String> {
         let mut names = self.own.table_names();
+        for name in self.normalized.table_names() {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
         for format in &self.formats {
             for name in format.schema.table_names() {
                 if !names.contains(&name) {
@@ -186,6 +205,9 @@ impl SchemaProvider for MergedSchema {
 
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
         if let Some(table) = self.own.table(name).await? {
+            return Ok(Some(table));
+        }
+        if let Some(table) = self.normalized.table(name).await? {
             return Ok(Some(table));
         }
         match self.holders(name).next() {
@@ -207,7 +229,7 @@ impl SchemaProvider for MergedSchema {
     }
 
     fn table_exist(&self, name: &str) -> bool {
-        self.own.table_exist(name) || self.holders(name).next().is_some()
+        self.own.table_exist(name) || self.normalized.table_exist(name) || self.holders(name).next().is_some()
     }
 }
 

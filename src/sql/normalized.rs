@@ -1,0 +1,120 @@
+//! The normalized tables of the default schema, `calls`, `tool_calls` and `sessions`: every
+//! format's rows of each (the query its description gives) cast to one set of columns and
+//! stacked, so that "what did we spend per model per day, across every agent" is one statement.
+//! The column names are the interface: they are defined here once.
+
+use crate::format::{Format, Normalized};
+
+/// A column of a normalized table: its name and the Arrow type every format's rows are cast to.
+type Column = (&'static str, &'static str);
+
+const TEXT: &str = "Utf8";
+const INT: &str = "Int64";
+const FLOAT: &str = "Float64";
+const BOOL: &str = "Boolean";
+const TIME: &str = "Timestamp(Microsecond, Some(\"UTC\"))";
+
+/// `calls`: one row per billed model call.
+pub(crate) const CALLS: &[Column] = &[
+    ("harness", TEXT),
+    ("session_id", TEXT),
+    ("parent_session_id", TEXT),
+    ("ts", TIME),
+    ("provider", TEXT),
+    ("model", TEXT),
+    ("input_tokens", INT),
+    ("cache_read_tokens", INT),
+    ("cache_write_tokens", INT),
+    ("output_tokens", INT),
+    ("reasoning_tokens", INT),
+    ("file", TEXT),
+    ("line", INT),
+];
+
+/// `tool_calls`: one row per tool call.
+pub(crate) const TOOL_CALLS: &[Column] = &[
+    ("harness", TEXT),
+    ("session_id", TEXT),
+    ("ts", TIME),
+    ("tool", TEXT),
+    ("call_id", TEXT),
+    ("ok", BOOL),
+    ("error", TEXT),
+    ("duration_ms", INT),
+];
+
+/// What a format gives of each session; `sessions` adds the counts and sums of its calls and
+/// tool calls.
+const SESSION_FACTS: &[Column] = &[
+    ("harness", TEXT),
+    ("session_id", TEXT),
+    ("parent_session_id", TEXT),
+    ("started_at", TIME),
+    ("ended_at", TIME),
+    ("cwd", TEXT),
+    ("file", TEXT),
+];
+
+/// The SQL of each normalized view over `formats`: its name and its query.
+pub(crate) fn views(formats: &[&Format]) -> Vec<(&'static str, String)> {
+    let calls = calls(formats);
+    let tool_calls = stacked(formats, Normalized::ToolCalls, TOOL_CALLS);
+    let facts = stacked(formats, Normalized::Sessions, SESSION_FACTS);
+    let sessions = format!(
+        "WITH facts AS ({facts}), calls AS ({calls}), tools AS ({tool_calls}),
+call_sums AS (
+  SELECT harness, session_id, parent_session_id,
+         first_value(model ORDER BY ts, file, line) AS model, count(*) AS calls,
+         sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+         CASE WHEN count(cost_usd) = count(*) THEN sum(cost_usd) END AS cost_usd
+  FROM calls GROUP BY harness, session_id, parent_session_id
+), tool_sums AS (
+  SELECT harness, session_id, count(*) AS tool_calls FROM tools GROUP BY harness, session_id
+)
+SELECT f.harness, f.session_id, f.parent_session_id, f.started_at, f.ended_at, f.cwd, c.model,
+       coalesce(c.calls, 0) AS calls, coalesce(c.input_tokens, 0) AS input_tokens,
+       coalesce(c.output_tokens, 0) AS output_tokens, c.cost_usd,
+       coalesce(t.tool_calls, 0) AS tool_calls, f.file
+FROM facts f
+LEFT JOIN call_sums c ON c.harness = f.harness AND c.session_id = f.session_id
+  AND c.parent_session_id IS NOT DISTINCT FROM f.parent_session_id
+LEFT JOIN tool_sums t ON t.harness = f.harness AND t.session_id = f.session_id"
+    );
+    vec![("calls", calls), ("tool_calls", tool_calls), ("sessions", sessions)]
+}
+
+/// `calls`, priced: `cost_usd` from the prices of the session (null for a model it has none for).
+fn calls(formats: &[&Format]) -> String {
+    let rows = stacked(formats, Normalized::Calls, CALLS);
+    let names: Vec<&str> = CALLS.iter().map(|(name, _)| *name).collect();
+    let (before, after) = names.split_at(names.len() - 2);
+    format!(
+        "SELECT {}, arrow_cast(NULL, '{FLOAT}') AS cost_usd, {} FROM ({rows})",
+        before.join(", "),
+        after.join(", ")
+    )
+}
+
+/// Every format's rows of `table`, cast to `columns`, stacked; no rows (typed) when no format
+/// gives any.
+fn stacked(formats: &[&Format], table: Normalized, columns: &[Column]) -> String {
+    let cast = |from: Option<&str>| -> String {
+        columns
+            .iter()
+            .map(|(name, kind)| match from {
+                Some(_) => format!("arrow_cast({name}, '{}') AS {name}", kind.replace('\'', "''")),
+                None => format!("arrow_cast(NULL, '{}') AS {name}", kind.replace('\'', "''")),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let parts: Vec<String> = formats
+        .iter()
+        .flat_map(|format| format.normalized.iter().filter(|c| c.table == table))
+        .map(|contribution| format!("SELECT {} FROM ({})", cast(Some("")), contribution.sql))
+        .collect();
+    if parts.is_empty() {
+        return format!("SELECT {} WHERE false", cast(None));
+    }
+    parts.join("\nUNION ALL\n")
+}
