@@ -15,7 +15,8 @@ use std::sync::Arc;
 /// The function's name in SQL.
 pub(super) const NAME: &str = "call_cost";
 /// Its arguments, by name.
-const ARGUMENTS: [&str; 5] = ["model", "input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens"];
+const ARGUMENTS: [&str; 5] =
+    ["model", "input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens"];
 
 /// The four prices of a request, US dollars per million tokens, none missing.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,8 +43,9 @@ impl Rates {
     pub(crate) fn of(entry: &Entry) -> Option<Rates> {
         let [input, output, read, write, long_input, long_output, long_read, long_write] = entry.prices;
         let (input, output) = (input?, output?);
-        let anthropic = entry.provider.as_deref().is_some_and(|p| p.to_ascii_lowercase().contains("anthropic"))
-            || entry.model.to_ascii_lowercase().contains("claude");
+        let anthropic =
+            entry.provider.as_deref().is_some_and(|p| p.to_ascii_lowercase().contains("anthropic"))
+                || entry.model.to_ascii_lowercase().contains("claude");
         let short = Tier {
             input,
             output,
@@ -120,7 +122,11 @@ fn undated(model: &str) -> Option<&str> {
         return model.get(..n - 9);
     }
     let hyphens = |at: &[usize]| at.iter().all(|&i| bytes[i] == b'-');
-    if n > 11 && hyphens(&[n - 11, n - 6, n - 3]) && digits(n - 10, n - 6) && digits(n - 5, n - 3) && digits(n - 2, n)
+    if n > 11
+        && hyphens(&[n - 11, n - 6, n - 3])
+        && digits(n - 10, n - 6)
+        && digits(n - 5, n - 3)
+        && digits(n - 2, n)
     {
         return model.get(..n - 11);
     }
@@ -194,7 +200,8 @@ impl ScalarUDFImpl for CallCost {
         let scalar = args.args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
         let arrays = ColumnarValue::values_to_arrays(&args.args)?;
         let count = |i: usize| arrays.get(i).and_then(|a| a.as_primitive_opt::<Int64Type>());
-        let (Some(input), Some(read), Some(write), Some(output)) = (count(1), count(2), count(3), count(4)) else {
+        let (Some(input), Some(read), Some(write), Some(output)) = (count(1), count(2), count(3), count(4))
+        else {
             return exec_err!("{NAME}: the token counts are not bigint");
         };
         let counts = [input, read, write, output];

@@ -46,9 +46,8 @@ pub(super) fn parse(text: &str) -> Result<Vec<Entry>, String> {
         .with_comment(b'#')
         .build(std::io::Cursor::new(text.as_bytes()))
         .map_err(|e| e.to_string())?;
-    let batches: Vec<RecordBatch> = reader
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("{e} (the columns are {})", known()))?;
+    let batches: Vec<RecordBatch> =
+        reader.collect::<Result<_, _>>().map_err(|e| format!("{e} (the columns are {})", known()))?;
     let mut entries = Vec::new();
     let mut seen = BTreeSet::new();
     for batch in &batches {
@@ -65,7 +64,9 @@ pub(super) fn parse(text: &str) -> Result<Vec<Entry>, String> {
                 let column = batch.column_by_name(name)?;
                 column.is_valid(row).then(|| column.as_primitive::<Int64Type>().value(row))
             };
-            let model = text("model").filter(|m| !m.is_empty()).ok_or(format!("row {} names no model", entries.len() + 1))?;
+            let model = text("model")
+                .filter(|m| !m.is_empty())
+                .ok_or(format!("row {} names no model", entries.len() + 1))?;
             if !seen.insert(model.clone()) {
                 return Err(format!("{model} is priced twice"));
             }

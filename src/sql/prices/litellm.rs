@@ -58,7 +58,10 @@ fn entry(model: String, keys: &Map<String, Value>) -> Result<Entry, String> {
         .filter_map(|(key, _)| {
             let (base, rest) = key.split_once("_above_")?;
             let thousands = rest.strip_suffix("k_tokens")?;
-            if !PRICE_KEYS.contains(&base) || thousands.is_empty() || !thousands.bytes().all(|b| b.is_ascii_digit()) {
+            if !PRICE_KEYS.contains(&base)
+                || thousands.is_empty()
+                || !thousands.bytes().all(|b| b.is_ascii_digit())
+            {
                 return None;
             }
             thousands.parse::<i64>().ok()

@@ -175,7 +175,12 @@ fn a_litellm_file_reads_as_litellm_reads_it() {
     let sonnet = entry(&list, "claude-sonnet-4-5");
     assert_eq!(sonnet.prices, [3.0, 15.0, 0.3, 3.75, 6.0, 22.5, 0.6, 7.5].map(Some));
     assert_eq!(
-        (sonnet.long_context_above, sonnet.max_input_tokens, sonnet.provider.as_deref(), sonnet.mode.as_deref()),
+        (
+            sonnet.long_context_above,
+            sonnet.max_input_tokens,
+            sonnet.provider.as_deref(),
+            sonnet.mode.as_deref()
+        ),
         (Some(200_000), Some(200_000), Some("anthropic"), Some("chat"))
     );
     let gpt = entry(&list, "gpt-5.4");
@@ -191,7 +196,10 @@ fn a_litellm_file_reads_as_litellm_reads_it() {
 
 #[test]
 fn bad_litellm_files_say_what_is_wrong() {
-    assert!(refused("p.json", "{\"m\": {\"input_cost_per_token\": 1e-06,}}").starts_with("not a LiteLLM price file: "));
+    assert!(
+        refused("p.json", "{\"m\": {\"input_cost_per_token\": 1e-06,}}")
+            .starts_with("not a LiteLLM price file: ")
+    );
     assert!(refused("p.json", "{\"m\": {}} trailing").contains("trailing characters"));
     assert!(refused("p.json", "{\"m\": 3}").contains("the entry of m is not an object"));
     assert!(
@@ -202,7 +210,9 @@ fn bad_litellm_files_say_what_is_wrong() {
         refused("p.json", r#"{"m": {"output_cost_per_token_above_200k_tokens": "x"}}"#)
             .contains("output_cost_per_token_above_200k_tokens of m is not a number")
     );
-    assert!(refused("p.json", r#"{"m": {"input_cost_per_token": -1e-06}}"#).contains("input of m is negative"));
+    assert!(
+        refused("p.json", r#"{"m": {"input_cost_per_token": -1e-06}}"#).contains("input of m is negative")
+    );
     assert!(refused("p.json", r#"{"": {"input_cost_per_token": 1e-06}}"#).contains("entry 1 names no model"));
     assert!(refused("p.json", "[1, 2]").starts_with("not a LiteLLM price file: invalid type: sequence"));
 }
@@ -218,7 +228,9 @@ fn bad_csv_files_say_what_is_wrong() {
     let unknown = refused("p.csv", "model,inptu\nm,1\n");
     assert!(unknown.contains("unknown column \"inptu\" (the columns are model,provider,input,"), "{unknown}");
     assert!(refused("p.csv", "input,output\n1,2\n").contains("no model column"));
-    assert!(refused("p.csv", "model,long_input\nm,2\n").contains("long_input of m has no long_context_above"));
+    assert!(
+        refused("p.csv", "model,long_input\nm,2\n").contains("long_input of m has no long_context_above")
+    );
     assert!(refused("p.csv", "model,note,source\nm,a,b\n").contains("note is its old name"));
     assert!(refused("p.csv", "# only a comment\n").contains("no header line"));
 }
@@ -231,10 +243,19 @@ fn the_old_csv_format_still_reads() {
     let list = PriceList::parse("p.csv", text).unwrap();
     let m = entry(&list, "m");
     assert_eq!(m.prices, [Some(1.5), Some(2.0), Some(0.25), None, Some(3.0), None, None, None]);
-    assert_eq!((m.long_context_above, m.source.as_deref(), m.provider.as_deref()), (Some(1000), Some("why"), Some("x")));
+    assert_eq!(
+        (m.long_context_above, m.source.as_deref(), m.provider.as_deref()),
+        (Some(1000), Some("why"), Some("x"))
+    );
     // A file that starts with a byte-order mark or spaces is still told apart by its content.
-    assert_eq!(PriceList::parse("p.csv", "\u{feff}model,output\nm,2\n").unwrap().entries[0].prices[1], Some(2.0));
-    assert_eq!(json("\u{feff} \n{\"m\": {\"output_cost_per_token\": 2e-06}}").entries[0].prices[1], Some(2.0));
+    assert_eq!(
+        PriceList::parse("p.csv", "\u{feff}model,output\nm,2\n").unwrap().entries[0].prices[1],
+        Some(2.0)
+    );
+    assert_eq!(
+        json("\u{feff} \n{\"m\": {\"output_cost_per_token\": 2e-06}}").entries[0].prices[1],
+        Some(2.0)
+    );
 }
 
 #[test]
@@ -313,7 +334,11 @@ fn missing_cache_prices_fall_back_as_ccusage_does() {
         assert_eq!((short(anthropic).cache_write, short(anthropic).cache_read), (2.5, 0.2), "{anthropic}");
     }
     assert_eq!((short("gpt-x").cache_write, short("gpt-x").cache_read), (2.5, 2.0), "cache reads at input");
-    assert_eq!((short("gpt-y").cache_write, short("gpt-y").cache_read), (0.0, 0.2), "given prices stay, 0 too");
+    assert_eq!(
+        (short("gpt-y").cache_write, short("gpt-y").cache_read),
+        (0.0, 0.2),
+        "given prices stay, 0 too"
+    );
     assert_eq!(rates(&list, "half"), None, "no output price: unpriced");
     // 1M uncached at $2, 1M read at $0.2, 1M written at $2.5, 1M out at $10.
     let cost = rates(&list, "claude-x").unwrap().cost(3_000_000, 1_000_000, 1_000_000, 1_000_000);
@@ -389,7 +414,8 @@ async fn call_cost_prices_rows_and_notes_the_models_it_cannot() {
     assert_eq!(session_rows(&ctx, cast).await[3], "| 0.00315 |");
     let large = "select call_cost(arrow_cast('gpt-5', 'LargeUtf8'), 1000000, 0, 0, 0) as usd";
     assert_eq!(session_rows(&ctx, large).await[3], "| 1.25 |");
-    let dictionary = "select call_cost(arrow_cast('gpt-5', 'Dictionary(Int32, Utf8)'), 1000000, 0, 0, 0) as usd";
+    let dictionary =
+        "select call_cost(arrow_cast('gpt-5', 'Dictionary(Int32, Utf8)'), 1000000, 0, 0, 0) as usd";
     assert_eq!(session_rows(&ctx, dictionary).await[3], "| 1.25 |");
 }
 
@@ -406,7 +432,11 @@ async fn call_cost_refuses_arguments_it_cannot_price() {
             "call_cost takes 5 arguments (model, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens); 3 given"
         )
     );
-    assert!(error("select call_cost('gpt-5', 1.5, 0, 0, 0)").await.contains("input_tokens is Float64, not a whole number of tokens"));
+    assert!(
+        error("select call_cost('gpt-5', 1.5, 0, 0, 0)")
+            .await
+            .contains("input_tokens is Float64, not a whole number of tokens")
+    );
     assert!(error("select call_cost(1, 1, 0, 0, 0)").await.contains("model is Int64, not text"));
 }
 
@@ -416,10 +446,12 @@ async fn call_cost_refuses_arguments_it_cannot_price() {
 async fn plans_made_before_a_list_is_registered_see_it() {
     let ctx = SessionContext::new();
     register_built_in(&ctx).unwrap();
-    ctx.sql("create view v as select call_cost('claude-haiku-4-5', 1000000, 0, 0, 0) as usd, \
-             (select input from prices where model = 'claude-haiku-4-5') as input")
-        .await
-        .unwrap();
+    ctx.sql(
+        "create view v as select call_cost('claude-haiku-4-5', 1000000, 0, 0, 0) as usd, \
+             (select input from prices where model = 'claude-haiku-4-5') as input",
+    )
+    .await
+    .unwrap();
     let over = json(r#"{"claude-haiku-4-5": {"input_cost_per_token": 2e-06}}"#);
     register(&ctx, &PriceList::embedded().unwrap().overlaid(&over).unwrap()).unwrap();
     assert_eq!(session_rows(&ctx, "select * from v").await[3], "| 2.0 | 2.0   |");
