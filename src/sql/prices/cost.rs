@@ -113,6 +113,10 @@ impl PriceMap {
     }
 }
 
+fn is_text(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
 /// `model` without a date suffix, when it ends in one.
 fn undated(model: &str) -> Option<&str> {
     let bytes = model.as_bytes();
@@ -171,52 +175,76 @@ impl ScalarUDFImpl for CallCost {
         &self.signature
     }
 
+    /// Integers become bigint and a dictionary of text its text; whether the arguments fit is
+    /// said by [`Self::return_type`] (DataFusion's message for a failed coercion names only the
+    /// signature).
     fn coerce_types(&self, types: &[DataType]) -> Result<Vec<DataType>> {
+        let coerced = types.iter().enumerate().map(|(i, t)| match t {
+            DataType::Null if i == 0 => DataType::Utf8,
+            DataType::Dictionary(_, value) if i == 0 && is_text(value) => value.as_ref().clone(),
+            t if i > 0 && (t.is_integer() || *t == DataType::Null) => DataType::Int64,
+            t => t.clone(),
+        });
+        Ok(coerced.collect())
+    }
+
+    fn return_type(&self, types: &[DataType]) -> Result<DataType> {
         if types.len() != ARGUMENTS.len() {
             return plan_err!("{NAME} takes 5 arguments ({}); {} given", ARGUMENTS.join(", "), types.len());
         }
-        let text = |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
-        let model = match &types[0] {
-            t if text(t) => t.clone(),
-            DataType::Null => DataType::Utf8,
-            DataType::Dictionary(_, value) if text(value) => value.as_ref().clone(),
-            other => return plan_err!("{NAME}: model is {other}, not text"),
-        };
-        let mut coerced = vec![model];
-        for (name, t) in ARGUMENTS[1..].iter().zip(&types[1..]) {
-            if !(t.is_integer() || *t == DataType::Null) {
-                return plan_err!("{NAME}: {name} is {t}, not a whole number of tokens");
-            }
-            coerced.push(DataType::Int64);
+        if !is_text(&types[0]) {
+            return plan_err!("{NAME}: model is {}, not text", types[0]);
         }
-        Ok(coerced)
-    }
-
-    fn return_type(&self, _types: &[DataType]) -> Result<DataType> {
+        if let Some((name, t)) = ARGUMENTS[1..].iter().zip(&types[1..]).find(|(_, t)| **t != DataType::Int64)
+        {
+            return plan_err!("{NAME}: {name} is {t}, not a whole number of tokens");
+        }
         Ok(DataType::Float64)
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let scalar = args.args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
-        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
+        if args.args.len() != ARGUMENTS.len() {
+            return exec_err!("{NAME} takes 5 arguments");
+        }
+        // The token counts as columns; the model stays one value when it is one.
+        let rows = if scalar { 1 } else { args.number_rows };
+        let arrays = args.args[1..].iter().map(|a| a.to_array(rows)).collect::<Result<Vec<_>>>()?;
         let count = |i: usize| arrays.get(i).and_then(|a| a.as_primitive_opt::<Int64Type>());
-        let (Some(input), Some(read), Some(write), Some(output)) = (count(1), count(2), count(3), count(4))
+        let (Some(input), Some(read), Some(write), Some(output)) = (count(0), count(1), count(2), count(3))
         else {
             return exec_err!("{NAME}: the token counts are not bigint");
         };
         let counts = [input, read, write, output];
         let current = self.prices.current();
-        let mut missed: Vec<&str> = Vec::new();
-        let model = &arrays[0];
-        let costs = match model.data_type() {
-            DataType::Utf8 => price_rows(model.as_string::<i32>(), counts, &current.rates, &mut missed),
-            DataType::LargeUtf8 => price_rows(model.as_string::<i64>(), counts, &current.rates, &mut missed),
-            DataType::Utf8View => price_rows(model.as_string_view(), counts, &current.rates, &mut missed),
-            DataType::Null => Float64Array::new_null(model.len()),
-            other => return exec_err!("{NAME}: model is {other}, not text"),
+        let rates = &current.rates;
+        let mut missed: Vec<String> = Vec::new();
+        let costs = match &args.args[0] {
+            // One model for every row (a literal): looked up once, not made a column.
+            ColumnarValue::Scalar(model) => {
+                let name = match model {
+                    ScalarValue::Utf8(m) | ScalarValue::LargeUtf8(m) | ScalarValue::Utf8View(m) => {
+                        m.as_deref()
+                    }
+                    ScalarValue::Null => None,
+                    other => return exec_err!("{NAME}: model is {}, not text", other.data_type()),
+                };
+                let found = name.map(|name| rates.lookup(name));
+                if let (Some(name), Some(None)) = (name, found) {
+                    missed.push(name.to_string());
+                }
+                price_rows(counts, |_| found)
+            }
+            ColumnarValue::Array(model) => match model.data_type() {
+                DataType::Utf8 => by_name(model.as_string::<i32>(), counts, rates, &mut missed),
+                DataType::LargeUtf8 => by_name(model.as_string::<i64>(), counts, rates, &mut missed),
+                DataType::Utf8View => by_name(model.as_string_view(), counts, rates, &mut missed),
+                DataType::Null => Float64Array::new_null(model.len()),
+                other => return exec_err!("{NAME}: model is {other}, not text"),
+            },
         };
         if !missed.is_empty() {
-            self.prices.missed(missed.iter().copied());
+            self.prices.missed(missed.iter().map(String::as_str));
         }
         if scalar {
             return Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(&costs, 0)?));
@@ -225,42 +253,52 @@ impl ScalarUDFImpl for CallCost {
     }
 }
 
-/// Each row's cost; the models with no price pushed on `missed` once. A model is looked up
-/// again only when it differs from the row before's.
-fn price_rows<'a, A: ArrayAccessor<Item = &'a str>>(
+/// Each row's cost, its model's rates looked up by name; the models with no price pushed on
+/// `missed` once. A model is looked up again only when it differs from the row before's.
+fn by_name<'a, A: ArrayAccessor<Item = &'a str>>(
     models: A,
-    [input, read, write, output]: [&Int64Array; 4],
+    counts: [&Int64Array; 4],
     rates: &PriceMap,
-    missed: &mut Vec<&'a str>,
+    missed: &mut Vec<String>,
 ) -> Float64Array {
-    let mut costs = Float64Builder::with_capacity(models.len());
     let mut last: Option<(&'a str, Option<&Rates>)> = None;
-    let count = |column: &Int64Array, row: usize| if column.is_null(row) { 0 } else { column.value(row) };
-    for row in 0..models.len() {
+    price_rows(counts, |row| {
         if models.is_null(row) {
-            costs.append_null();
-            continue;
+            return None;
         }
         let model = models.value(row);
-        let found = match last {
-            Some((name, found)) if name == model => found,
+        match last {
+            Some((name, found)) if name == model => Some(found),
             _ => {
                 let found = rates.lookup(model);
-                if found.is_none() && !missed.contains(&model) {
-                    missed.push(model);
+                if found.is_none() && !missed.iter().any(|m| m == model) {
+                    missed.push(model.to_string());
                 }
                 last = Some((model, found));
-                found
+                Some(found)
             }
-        };
-        match found {
-            Some(rates) => costs.append_value(rates.cost(
+        }
+    })
+}
+
+/// Each row's cost at the rates `rates_of` gives for it: `None` for a row with no model,
+/// `Some(None)` for a model with no price (both null).
+fn price_rows<'r>(
+    [input, read, write, output]: [&Int64Array; 4],
+    mut rates_of: impl FnMut(usize) -> Option<Option<&'r Rates>>,
+) -> Float64Array {
+    let rows = input.len();
+    let mut costs = Float64Builder::with_capacity(rows);
+    let count = |column: &Int64Array, row: usize| if column.is_null(row) { 0 } else { column.value(row) };
+    for row in 0..rows {
+        match rates_of(row) {
+            Some(Some(rates)) => costs.append_value(rates.cost(
                 count(input, row),
                 count(read, row),
                 count(write, row),
                 count(output, row),
             )),
-            None => costs.append_null(),
+            _ => costs.append_null(),
         }
     }
     costs.finish()
