@@ -153,6 +153,16 @@ fn a_model_call_cost_cannot_price_costs_null_and_is_named_after_the_statement() 
     );
     let quiet = txq(&["-q", "-e", sql], dir.path());
     assert_eq!((quiet.code, quiet.stderr.as_str()), (0, ""));
+    // Inside a view (as a normalized table's cost column is), named when the view is read.
+    let view =
+        "create view v as select call_cost('mystery-4', 1, 0, 0, 0) as usd; select count(usd) as n from v";
+    let out = txq(&["-e", view, "--format", "csv"], dir.path());
+    assert_eq!(out.stdout, "n\n0\n");
+    let warnings: Vec<&str> = out.stderr.lines().filter(|l| l.contains("no price")).collect();
+    assert_eq!(
+        warnings,
+        ["txq: warning: no price for mystery-4: their cost is null; give prices with --prices FILE"]
+    );
 }
 
 /// `call_cost` over every call of a generated corpus (arrays, not literals), in rupu's terms:
