@@ -104,7 +104,7 @@ fn ledgers_are_read_beside_the_transcripts_and_are_no_transcripts() {
 }
 
 /// A transcript with one call over the long-context threshold and one under it, priced by hand
-/// from the built-in CSV.
+/// from the built-in price file.
 #[test]
 fn spend_prices_a_call_over_the_threshold_at_the_long_context_tier() {
     let dir = tempfile::tempdir().unwrap();

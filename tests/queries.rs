@@ -1,6 +1,6 @@
 //! The canned analyses of `queries/`, run by `txq query` on generated corpora: every figure they
 //! print compared with the generator's answers or with an independent reading of the files
-//! (`tally`), spend priced by hand from the prices CSV, and the spend semantics pinned on a
+//! (`tally`), spend priced by hand from the built-in price file, and the spend semantics pinned on a
 //! transcript written here.
 
 pub mod tally;
@@ -59,8 +59,8 @@ on_both_corpora! {
     agent_summary => super::agent_summary;
 }
 
-/// A model's prices per million tokens, read from a prices CSV by hand: the short tier, and
-/// the long-context tier with the prompt size it applies above.
+/// A model's prices per million tokens, read from a price file in LiteLLM's format by hand: the
+/// short tier, and the long-context tier with the prompt size it applies above.
 #[derive(Debug, Clone, Copy)]
 pub struct Price {
     input: Option<f64>,
@@ -71,30 +71,42 @@ pub struct Price {
     long: [Option<f64>; 4],
 }
 
-pub fn prices_csv(text: &str) -> BTreeMap<String, Price> {
-    let mut lines = text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty());
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    lines
-        .map(|line| {
-            let cells: Vec<&str> = line.split(',').collect();
-            let cell = |name: &str| header.iter().position(|h| *h == name).map(|i| cells[i]);
-            let number = |name: &str| cell(name).and_then(|c| c.parse::<f64>().ok());
+/// The entries of a LiteLLM price file (`sample_spec` left out), its per-token prices made
+/// per million; the long tier from the `*_above_<N>k_tokens` keys.
+pub fn prices_litellm(text: &str) -> BTreeMap<String, Price> {
+    let file: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap();
+    let keys = [
+        "input_cost_per_token",
+        "output_cost_per_token",
+        "cache_read_input_token_cost",
+        "cache_creation_input_token_cost",
+    ];
+    file.iter()
+        .filter(|(model, _)| *model != "sample_spec")
+        .map(|(model, entry)| {
+            let number = |key: &str| entry.get(key).and_then(|v| v.as_f64()).map(|p| p * 1e6);
+            let above = entry.as_object().unwrap().keys().find_map(|k| {
+                let rest = k.strip_prefix("input_cost_per_token_above_")?;
+                rest.strip_suffix("k_tokens")?.parse::<i64>().ok()
+            });
+            let long = keys.map(|k| above.and_then(|n| number(&format!("{k}_above_{n}k_tokens"))));
             let price = Price {
-                input: number("input"),
-                output: number("output"),
-                cached_input: number("cached_input"),
-                cache_write: number("cache_write"),
-                long_context_above: cell("long_context_above").and_then(|c| c.parse().ok()),
-                long: ["long_input", "long_output", "long_cached_input", "long_cache_write"].map(number),
+                input: number(keys[0]),
+                output: number(keys[1]),
+                cached_input: number(keys[2]),
+                cache_write: number(keys[3]),
+                long_context_above: above.map(|n| n * 1000),
+                long,
             };
-            (cell("model").unwrap().to_string(), price)
+            (model.clone(), price)
         })
         .collect()
 }
 
 pub fn built_in_prices() -> BTreeMap<String, Price> {
-    prices_csv(
-        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("prices/prices.csv")).unwrap(),
+    prices_litellm(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("prices/model_prices.json"))
+            .unwrap(),
     )
 }
 

@@ -7,6 +7,7 @@ mod docs;
 mod export;
 mod house;
 mod live_export;
+mod live_prices;
 mod live_rupu;
 mod live_shell;
 mod live_stream;

@@ -48,8 +48,8 @@ pub struct Args {
     #[arg(short, long, global = true)]
     pub(crate) quiet: bool,
 
-    /// Prices for the `prices` table: a CSV like prices/prices.csv (default: $TXQ_PRICES, else
-    /// the built-in list).
+    /// Prices laid over the built-in list (the `prices` table, `call_cost`): a file in LiteLLM's
+    /// price-file format, like prices/model_prices.json, or a prices CSV (default: $TXQ_PRICES).
     #[arg(long, value_name = "FILE", global = true)]
     pub(crate) prices: Option<PathBuf>,
 

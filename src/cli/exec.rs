@@ -38,12 +38,17 @@ impl Runner<'_> {
         let statements = DFParser::parse_sql_with_dialect(sql, &GenericDialect {})?;
         for statement in statements {
             let mut plan = None;
+            crate::sql::prices::take_unpriced(self.ctx);
             let result = self.run_statement(statement, &mut plan, out, err).await;
             if let Some(progress) = self.progress {
                 progress.running(None);
             }
             let problems = plan.as_ref().map(crate::scan::problems_of).unwrap_or_default();
             self.report_problems(&problems, err);
+            let unpriced = crate::sql::prices::take_unpriced(self.ctx);
+            if !unpriced.is_empty() && !self.quiet {
+                self.warn(err, crate::sql::prices::unpriced_warning(&unpriced));
+            }
             result?;
         }
         Ok(())

@@ -18,5 +18,5 @@ pub(crate) fn print(
             &built_in
         }
     };
-    write_batch(format, &list.batch, out)
+    write_batch(format, &list.batch().map_err(Error::Sql)?, out)
 }

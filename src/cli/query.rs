@@ -12,8 +12,9 @@ pub(crate) fn print_list(format: OutputFormat, out: &mut dyn Write) -> Result<()
     write_batch(format, &list(), out)
 }
 
-/// `txq query NAME`: runs the query like any SQL, then, when it priced tokens, names on stderr
-/// the models the `prices` table has no price for.
+/// `txq query NAME`: runs the query like any SQL (which names the models `call_cost` found no
+/// price for), then, when it read the `prices` table, names on stderr the models of rupu's
+/// usage that the table has no price for.
 pub(crate) async fn run(
     runner: &Runner<'_>,
     name: &str,
@@ -26,11 +27,8 @@ pub(crate) async fn run(
     if !runner.quiet && crate::sql::prices::reads_prices(&plan) {
         let models = crate::sql::prices::unpriced_models(runner.ctx).await.map_err(Error::Sql)?;
         if !models.is_empty() {
-            let models = crate::text::escape::text(&models.join(", ")).into_owned();
-            let _ = writeln!(
-                err,
-                "txq: warning: no price for {models}: their cost is null; give prices with --prices FILE"
-            );
+            let warning = crate::sql::prices::unpriced_warning(&models);
+            let _ = writeln!(err, "txq: warning: {}", crate::text::escape::message(&warning));
         }
     }
     Ok(())
