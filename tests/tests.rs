@@ -5,6 +5,7 @@ mod cache;
 mod cli;
 mod docs;
 mod export;
+mod harness_claude;
 mod house;
 mod live_export;
 mod live_prices;

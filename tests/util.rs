@@ -179,6 +179,10 @@ pub fn hermetic_env() -> Vec<(&'static str, PathBuf)> {
 pub fn command(cwd: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_txq"));
     command.current_dir(cwd).env_remove("TXQ_PRICES");
+    // The harnesses' own places: a test that wants them sets them.
+    for name in ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"] {
+        command.env_remove(name);
+    }
     for (name, value) in hermetic_env() {
         command.env(name, value);
     }

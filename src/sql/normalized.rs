@@ -83,13 +83,15 @@ LEFT JOIN tool_sums t ON t.harness = f.harness AND t.session_id = f.session_id"
     vec![("calls", calls), ("tool_calls", tool_calls), ("sessions", sessions)]
 }
 
-/// `calls`, priced: `cost_usd` from the prices of the session (null for a model it has none for).
+/// `calls`, priced: `cost_usd` is `call_cost` over the call's model and tokens, from the
+/// session's prices (docs/prices.md); null, and named in a warning, for a model with no price.
 fn calls(formats: &[&Format]) -> String {
     let rows = stacked(formats, Normalized::Calls, CALLS);
     let names: Vec<&str> = CALLS.iter().map(|(name, _)| *name).collect();
     let (before, after) = names.split_at(names.len() - 2);
     format!(
-        "SELECT {}, arrow_cast(NULL, '{FLOAT}') AS cost_usd, {} FROM ({rows})",
+        "SELECT {}, arrow_cast(call_cost(model, input_tokens, cache_read_tokens, cache_write_tokens, \
+         output_tokens), '{FLOAT}') AS cost_usd, {} FROM ({rows})",
         before.join(", "),
         after.join(", ")
     )

@@ -27,8 +27,9 @@ pub async fn session(corpus: &Corpus, memory: &MemoryOptions) -> Result<SessionC
     let runtime = crate::sql::memory::runtime(memory)?;
     let mut ctx = SessionContext::new_with_config_rt(config, runtime);
     datafusion_functions_json::register_all(&mut ctx)?;
-    register_corpus(&ctx, corpus, Arc::new(MemorySchemaProvider::new())).await?;
+    // Before the tables: the normalized views price their calls with `call_cost`.
     crate::sql::prices::register_built_in(&ctx)?;
+    register_corpus(&ctx, corpus, Arc::new(MemorySchemaProvider::new())).await?;
     Ok(ctx)
 }
 
