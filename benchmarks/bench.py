@@ -85,6 +85,28 @@ STREAM_LIMIT_MB = 150
 CORES = os.cpu_count() or 1
 
 
+# Over a Claude Code home: the normalized calls, each response counted once with its fullest
+# copy's figures. DuckDB runs the same dedupe (docs/harnesses.md) over the JSON of every line.
+CLAUDE_QUESTIONS = [
+    {
+        "name": "calls by model (dedupe)",
+        "txq": "select model, count(*) as calls, sum(input_tokens) as i, sum(output_tokens) as o "
+        "from calls group by model order by model",
+        "duckdb": "with a as (select json->>'$.sessionId' as s, json->>'$.message.id' as m, "
+        "json->>'$.message.model' as model, coalesce((json->>'$.isSidechain')::boolean, false) as sc, "
+        "coalesce((json->>'$.message.usage.input_tokens')::bigint, 0) "
+        "+ coalesce((json->>'$.message.usage.cache_creation_input_tokens')::bigint, 0) "
+        "+ coalesce((json->>'$.message.usage.cache_read_input_tokens')::bigint, 0) as i, "
+        "coalesce((json->>'$.message.usage.output_tokens')::bigint, 0) as o, filename "
+        "from {objects} where json->>'$.type' = 'assistant'), "
+        "d as (select model, i, o, row_number() over (partition by s, m order by o desc, sc, filename) as nth "
+        "from a where m is not null and s is not null and model is not null and model <> '<synthetic>') "
+        "select model, count(*) as calls, sum(i) as i, sum(o) as o from d where nth = 1 group by 1 order by 1",
+        "jq": None,
+    },
+]
+
+
 def measured_to_null(cmd):
     """Runs cmd with stdout to /dev/null; returns (seconds, peak MB)."""
     start = time.perf_counter()
@@ -145,7 +167,7 @@ def files_of(root):
     return sorted(out)
 
 
-def bench_corpus(corpus, args):
+def bench_corpus(corpus, args, questions=QUESTIONS):
     """Runs every question on one corpus; returns its facts and a row per question."""
     files = files_of(corpus)
     total_bytes = sum(os.path.getsize(f) for f in files)
@@ -153,6 +175,7 @@ def bench_corpus(corpus, args):
     glob = os.path.join(corpus, "**", "*.jsonl")
     read = "read_ndjson('{g}', columns={{'type': 'VARCHAR', 'data': 'JSON'}}, ignore_errors=true{f})"
     src, srcf = read.format(g=glob, f=""), read.format(g=glob, f=", filename=true")
+    objects = f"read_json_objects('{glob}', format='newline_delimited', ignore_errors=true, filename=true)"
     with_jq = total_bytes / 1e9 <= args.jq_up_to_gb
 
     def engines(q):
@@ -163,7 +186,7 @@ def bench_corpus(corpus, args):
             "duckdb": [sys.executable, "-c",
                        "import duckdb,sys; c=duckdb.connect(); c.execute(\"SET threads=2\"); "
                        "print(c.execute(sys.argv[1]).fetchall())",
-                       q["duckdb"].format(src=src, srcf=srcf, run_id=run_id)],
+                       q["duckdb"].format(src=src, srcf=srcf, run_id=run_id, objects=objects)],
         }
         if q["jq"] and with_jq:
             # Each line parsed on its own, so that a damaged line is skipped instead of ending jq.
@@ -172,7 +195,7 @@ def bench_corpus(corpus, args):
         return out
 
     results = []
-    for q in QUESTIONS:
+    for q in questions:
         times, rss = {}, {}
         # One untimed run each warms the page cache (and txq's inference cache).
         for cmd in engines(q).values():
@@ -198,9 +221,9 @@ def bench_corpus(corpus, args):
     return facts, results
 
 
-def corpus_section(facts, results, runs):
+def corpus_section(facts, results, runs, title=None):
     gb, floor_s = facts["bytes"] / 1e9, facts["floor"]
-    lines = [f"## {gb:.2f} GB", ""]
+    lines = [f"## {title or ''}{gb:.2f} GB", ""]
     lines.append(f"Corpus: {facts['files']} files, {gb:.2f} GB ({facts['corpus']}); "
                  f"median of {runs} interleaved runs after one warm-up run each; page cache warm"
                  + ("." if facts["jq"] else "; jq not run at this size (--jq-up-to-gb)."))
@@ -239,8 +262,11 @@ def scaling_section(measured_corpora):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", required=True, action="append",
+    ap.add_argument("--corpus", action="append", default=[],
                     help="a transcripts directory (repeat for several sizes, smallest first)")
+    ap.add_argument("--claude-corpus",
+                    help="a generated Claude Code home: the calls question runs on it, and its section of "
+                    "RESULTS.md is written (alone, when no --corpus is given: the other sections are kept)")
     ap.add_argument("--txq", required=True, help="the txq binary (release build)")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--jq-up-to-gb", type=float, default=2.0,
@@ -256,6 +282,13 @@ def main():
         rows = stream_check(args.corpus[0], args)
         print("\n".join(stream_section(args.corpus[0], rows, args.runs)))
         return
+    if args.claude_corpus:
+        facts, results = bench_corpus(args.claude_corpus, args, CLAUDE_QUESTIONS)
+        section = corpus_section(facts, results, args.runs, title="Claude Code home, ")
+        section.insert(2, f"Run on {datetime.date.today().isoformat()} with: `{args.command}`.")
+        print("\n".join(section))
+        if args.results:
+            replace_section(args.results, "## Claude Code home, ", section)
     measured_corpora = []
     stream = None
     for corpus in args.corpus:
@@ -266,12 +299,34 @@ def main():
         write_results(measured_corpora, args, stream)
 
 
+def replace_section(path, heading, section):
+    """Puts `section` in the file at `path` in place of the section whose heading starts so (at the end
+    when there is none), keeping every other section."""
+    text = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
+    lines = text.rstrip("\n").split("\n")
+    start = next((i for i, l in enumerate(lines) if l.startswith(heading)), None)
+    if start is None:
+        lines += [""] + section
+    else:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+        lines[start:end] = section + [""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines).rstrip("\n") + "\n")
+
+
 def write_results(measured_corpora, args, stream=None):
     lines = [f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; "
              f"DuckDB {__import__('duckdb').__version__} (threads=2), "
              f"{subprocess.run(['jq', '--version'], capture_output=True, text=True).stdout.strip()}.", ""]
     for facts, results in measured_corpora:
         lines += corpus_section(facts, results, args.runs) + [""]
+    if args.results and os.path.exists(args.results):
+        # The Claude Code section is written by its own run: kept as it is.
+        old = open(args.results).read().split("\n")
+        start = next((i for i, l in enumerate(old) if l.startswith("## Claude Code home, ")), None)
+        if start is not None:
+            end = next((i for i in range(start + 1, len(old)) if old[i].startswith("## ")), len(old))
+            lines += old[start:end] + [""]
     if len(measured_corpora) > 1:
         lines += scaling_section(measured_corpora)
     if stream is not None:

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks txq against DuckDB and jq on generated corpora, and writes benchmarks/RESULTS.md.
 # Usage: benchmarks/run.sh [SIZES] [RUNS]     (defaults: "1GB 4GB", 3; sizes smallest first)
+# CLAUDE=1GB also runs the Claude Code question on a generated home of that size (CLAUDE_ONLY=1:
+# that alone, its section of RESULTS.md replaced and the others kept).
 # RESULTS.md ends with the stream check: peak RSS of `select * from events` in every format to
 # /dev/null on the smallest corpus (each under 150 MB). STREAM_ONLY=1 runs and prints only that.
 set -euo pipefail
@@ -11,6 +13,16 @@ python3 -c "import duckdb" 2>/dev/null || pip install --quiet duckdb==2.0.1
 command -v jq >/dev/null || { apt-get update -qq && apt-get install -y -qq jq; }
 cargo build --release --quiet
 txq="${CARGO_TARGET_DIR:-target}/release/txq"
+if [ -n "${CLAUDE:-}" ]; then
+  home="benchmarks/data/claude-$CLAUDE"
+  if [ ! -d "$home" ]; then
+    "$txq" generate --out "$home" --harness claude --size "$CLAUDE" --seed 7
+  fi
+  if [ -n "${CLAUDE_ONLY:-}" ]; then
+    exec python3 benchmarks/bench.py --claude-corpus "$home" --txq "$txq" --runs "$runs" \
+      --results benchmarks/RESULTS.md --command "CLAUDE=$CLAUDE CLAUDE_ONLY=1 benchmarks/run.sh \"$sizes\" $runs"
+  fi
+fi
 corpora=()
 for size in $sizes; do
   data="benchmarks/data/$size"
@@ -22,5 +34,5 @@ done
 if [ -n "${STREAM_ONLY:-}" ]; then
   exec python3 benchmarks/bench.py "${corpora[@]}" --txq "$txq" --runs "$runs" --stream-only
 fi
-python3 benchmarks/bench.py "${corpora[@]}" --txq "$txq" --runs "$runs" \
-  --results benchmarks/RESULTS.md --command "benchmarks/run.sh \"$sizes\" $runs"
+python3 benchmarks/bench.py "${corpora[@]}" ${CLAUDE:+--claude-corpus "benchmarks/data/claude-$CLAUDE"} \
+  --txq "$txq" --runs "$runs" --results benchmarks/RESULTS.md --command "benchmarks/run.sh \"$sizes\" $runs"

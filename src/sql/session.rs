@@ -27,9 +27,11 @@ pub async fn session(corpus: &Corpus, memory: &MemoryOptions) -> Result<SessionC
     let runtime = crate::sql::memory::runtime(memory)?;
     let mut ctx = SessionContext::new_with_config_rt(config, runtime);
     datafusion_functions_json::register_all(&mut ctx)?;
-    // Before the tables: the normalized views price their calls with `call_cost`.
+    // `call_cost` before the tables (the normalized views price their calls with it), the
+    // `prices` table after them, in the default schema they make (the same prices: one list).
     crate::sql::prices::register_built_in(&ctx)?;
     register_corpus(&ctx, corpus, Arc::new(MemorySchemaProvider::new())).await?;
+    crate::sql::prices::register_built_in(&ctx)?;
     Ok(ctx)
 }
 
