@@ -173,7 +173,8 @@ pub(super) async fn tables_batch(ctx: &SessionContext, corpus: &Corpus) -> Recor
     if let Some(public) = ctx.catalog(CATALOG).and_then(|c| c.schema(DEFAULT_SCHEMA)) {
         for table in public.table_names() {
             if unqualified_schema(ctx, &table).await.as_deref() == Some(DEFAULT_SCHEMA) {
-                rows.push((table, DEFAULT_SCHEMA.into(), None, "not read from transcripts".into()));
+                let about = crate::sql::normalized::about(&table).unwrap_or("not read from transcripts");
+                rows.push((table, DEFAULT_SCHEMA.into(), None, about.into()));
             }
         }
     }

@@ -55,6 +55,16 @@ const SESSION_FACTS: &[Column] = &[
     ("file", TEXT),
 ];
 
+/// What a row of a normalized table is, for `\d` (`None` for any other name).
+pub(crate) fn about(table: &str) -> Option<&'static str> {
+    match table {
+        "calls" => Some("one row per billed model call, every harness (docs/harnesses.md)"),
+        "tool_calls" => Some("one row per tool call, every harness"),
+        "sessions" => Some("one row per session, every harness"),
+        _ => None,
+    }
+}
+
 /// The SQL of each normalized view over `formats`: its name and its query.
 pub(crate) fn views(formats: &[&Format]) -> Vec<(&'static str, String)> {
     let calls = calls(formats);
