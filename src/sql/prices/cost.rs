@@ -45,7 +45,7 @@ impl Rates {
         let (input, output) = (input?, output?);
         let anthropic =
             entry.provider.as_deref().is_some_and(|p| p.to_ascii_lowercase().contains("anthropic"))
-                || entry.model.to_ascii_lowercase().contains("claude-");
+                || entry.model.to_ascii_lowercase().contains("claude"); // a model family, not a format
         let short = Tier {
             input,
             output,
