@@ -314,7 +314,8 @@ fn sql_runs_with_no_transcripts_anywhere_with_a_note_naming_each_place_once() {
     assert_eq!(
         out.stderr,
         "txq: note: no transcripts in empty: looked for rupu transcripts (*.jsonl files with a \
-         run_start line) and reeval attempts (transcript.jsonl); the tables are empty\n"
+         run_start line), reeval attempts (transcript.jsonl) and Claude Code sessions \
+         (projects/*/*.jsonl); the tables are empty\n"
     );
     // An export of nothing stays an error.
     let out = crate::util::txq(&["export", "--out", "o", "empty"], dir.path());
