@@ -13,6 +13,7 @@ mod live_rupu;
 mod live_shell;
 mod live_stream;
 mod live_zstd;
+mod normalized;
 mod pruning;
 mod queries;
 mod reeval_tables;

@@ -3,8 +3,8 @@
 
 use super::build::{event, field, strs};
 use super::{
-    Absent, ContextColumn, ContextSource, Derive, Envelope, EventSpec, ExportUnits, FieldSpec, FieldsAt,
-    FileMatch, Format, Kind, LinesTable, MarkerPart, Naming, View,
+    Absent, ContextColumn, ContextSource, Contribution, Derive, Envelope, EventSpec, ExportUnits, FieldSpec,
+    FieldsAt, FileMatch, Format, Kind, LinesTable, MarkerPart, Naming, Normalized, View,
 };
 use Kind::{Bool, Int, Json, Str, Timestamp};
 
@@ -71,7 +71,10 @@ pub(crate) fn format() -> Format {
         views: vec![attempts_view()],
         lines_table: None,
         export: ExportUnits::Rows { sql: EXPORT_UNITS, noun: "attempt" },
-        normalized: vec![],
+        normalized: vec![
+            Contribution { table: Normalized::ToolCalls, sql: TOOL_CALLS },
+            Contribution { table: Normalized::Sessions, sql: SESSIONS },
+        ],
     }
 }
 
@@ -105,6 +108,44 @@ pub(crate) fn raw_format() -> Format {
         normalized: vec![],
     }
 }
+
+/// An attempt's session id, as its export unit's id: the tree that keeps it, then its run, eval,
+/// cell and number (`runs/<runId>/<eval>/<cell>/<n>`, or `history/…`).
+macro_rules! attempt_id {
+    ($t:literal) => {
+        concat!(
+            "CASE WHEN ",
+            $t,
+            ".history THEN 'history' ELSE 'runs' END || '/' || ",
+            $t,
+            ".run_id || '/' || ",
+            $t,
+            ".eval || '/' || ",
+            $t,
+            ".cell || '/' || CAST(",
+            $t,
+            ".attempt AS VARCHAR)"
+        )
+    };
+}
+
+/// reeval's tool calls: its `tool` events (a tool call merged with its result); a failed one's
+/// output is its error. reeval transcripts carry no token usage: no calls.
+const TOOL_CALLS: &str = concat!(
+    "SELECT 'reeval' AS harness, ",
+    attempt_id!("t"),
+    " AS session_id, t.ts, t.tool, t.tool_call_id AS call_id, coalesce(t.ok, false) AS ok, \
+     CASE WHEN NOT coalesce(t.ok, false) THEN t.output END AS error, t.duration_ms FROM reeval.tool t"
+);
+
+/// reeval's sessions: one per attempt, from its first to its last event.
+const SESSIONS: &str = concat!(
+    "SELECT 'reeval' AS harness, ",
+    attempt_id!("e"),
+    " AS session_id, CAST(NULL AS VARCHAR) AS parent_session_id, min(e.ts) AS started_at, \
+     max(e.ts) AS ended_at, CAST(NULL AS VARCHAR) AS cwd, e.file \
+     FROM reeval.events e GROUP BY e.history, e.run_id, e.eval, e.cell, e.attempt, e.file"
+);
 
 /// An export unit per attempt: its id names the tree that keeps it, so that the same attempt
 /// kept in both trees is two units.

@@ -487,13 +487,13 @@ LEFT JOIN (SELECT file, call_id, first_value(error ORDER BY line) AS error,
            FROM rupu.tool_result GROUP BY file, call_id) r
   ON r.file = c.file AND r.call_id = c.call_id";
 
-/// rupu's sessions: one per run.
+/// rupu's sessions: one per transcript, started when its run_start says (its end is not written).
 const SESSIONS: &str = "\
-SELECT 'rupu' AS harness, r.run_id AS session_id, CAST(NULL AS VARCHAR) AS parent_session_id,
-       r.started_at, c.ended_at, CAST(NULL AS VARCHAR) AS cwd, r.file
-FROM (SELECT file, run_id, min(started_at) AS started_at FROM rupu.run_start GROUP BY file, run_id) r
-LEFT JOIN (SELECT file, CAST(NULL AS TIMESTAMP) AS ended_at FROM rupu.run_complete GROUP BY file) c
-  ON c.file = r.file";
+SELECT 'rupu' AS harness, f.run_id AS session_id, CAST(NULL AS VARCHAR) AS parent_session_id,
+       r.started_at, CAST(NULL AS TIMESTAMP) AS ended_at, CAST(NULL AS VARCHAR) AS cwd, f.file
+FROM rupu.files f
+LEFT JOIN (SELECT file, min(started_at) AS started_at FROM rupu.run_start GROUP BY file) r ON r.file = f.file
+WHERE f.transcript";
 
 /// An export unit per transcript, whether or not `runs` has a row for it: a run with no
 /// `run_complete` (aborted) is still being written.
