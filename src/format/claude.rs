@@ -195,8 +195,8 @@ fn events() -> Vec<EventSpec> {
     ]
 }
 
-/// A unit per session file, open until ... Claude Code never says a session ended: a file is
-/// taken as settled, and one that grew since is written again whole.
+/// A unit per session file. Claude Code never writes that a session ended: a file is taken as
+/// settled, and one that changed since it was exported is written again whole.
 const EXPORT_UNITS: &str = "select f.file, f.file as id, coalesce(s.session_id, f.file_session_id) as run_id, \
     false as open, cast(cast(s.started_at as date) as varchar) as day \
     from claude.files f left join (select file, min(session_id) as session_id, min(timestamp) as started_at \
