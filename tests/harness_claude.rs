@@ -219,3 +219,41 @@ fn claude_sessions_are_each_main_session_and_subagent_with_its_sums() {
     want.sort();
     assert_eq!(got, want);
 }
+
+#[test]
+fn txq_query_daily_gives_each_days_calls_and_tokens_of_the_tally() {
+    let (home, expected) = claude_home(claude_only());
+    let out = crate::util::txq(
+        &["--no-cache", "--format", "ndjson", "query", "daily", home.path().to_str().unwrap()],
+        home.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut got: Vec<String> = parse_ndjson(&out.stdout)
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {} calls={} in={} out={}",
+                r["day"].as_str().unwrap(),
+                r["harness"].as_str().unwrap(),
+                r["model"].as_str().unwrap(),
+                r["calls"],
+                r["input_tokens"],
+                r["output_tokens"]
+            )
+        })
+        .collect();
+    got.sort();
+    let mut days: std::collections::BTreeMap<(String, String), (u64, i64, i64)> = Default::default();
+    for call in expected.calls.iter().filter(|c| c.harness == "claude") {
+        let sums = days.entry((call.ts[..10].to_string(), call.model.clone())).or_default();
+        *sums = (sums.0 + 1, sums.1 + call.input_tokens, sums.2 + call.output_tokens);
+    }
+    let want: Vec<String> = days
+        .iter()
+        .map(|((day, model), (calls, input, output))| {
+            format!("{day} claude {model} calls={calls} in={input} out={output}")
+        })
+        .collect();
+    assert!(want.len() > 1, "several days");
+    assert_eq!(got, want);
+}
