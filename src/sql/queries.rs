@@ -35,6 +35,7 @@ pub const ALL: &[CannedQuery] = canned![
     "session",
     "slowest_tools",
     "spend_by_model_day",
+    "weekly",
 ];
 
 impl CannedQuery {
