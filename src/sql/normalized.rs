@@ -110,23 +110,21 @@ fn calls(formats: &[&Format]) -> String {
 /// Every format's rows of `table`, cast to `columns`, stacked; no rows (typed) when no format
 /// gives any.
 fn stacked(formats: &[&Format], table: Normalized, columns: &[Column]) -> String {
-    let cast = |from: Option<&str>| -> String {
-        columns
-            .iter()
-            .map(|(name, kind)| match from {
-                Some(_) => format!("arrow_cast({name}, '{}') AS {name}", kind.replace('\'', "''")),
-                None => format!("arrow_cast(NULL, '{}') AS {name}", kind.replace('\'', "''")),
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
+    // Each column cast to its type: from the query's column of that name, or a typed null.
+    let cast = |from_query: bool| -> String {
+        let cast_one = |(name, kind): &Column| {
+            let value = if from_query { name } else { "NULL" };
+            format!("arrow_cast({value}, '{}') AS {name}", kind.replace('\'', "''"))
+        };
+        columns.iter().map(cast_one).collect::<Vec<_>>().join(", ")
     };
     let parts: Vec<String> = formats
         .iter()
         .flat_map(|format| format.normalized.iter().filter(|c| c.table == table))
-        .map(|contribution| format!("SELECT {} FROM ({})", cast(Some("")), contribution.sql))
+        .map(|contribution| format!("SELECT {} FROM ({})", cast(true), contribution.sql))
         .collect();
     if parts.is_empty() {
-        return format!("SELECT {} WHERE false", cast(None));
+        return format!("SELECT {} WHERE false", cast(false));
     }
     parts.join("\nUNION ALL\n")
 }

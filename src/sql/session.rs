@@ -27,11 +27,11 @@ pub async fn session(corpus: &Corpus, memory: &MemoryOptions) -> Result<SessionC
     let runtime = crate::sql::memory::runtime(memory)?;
     let mut ctx = SessionContext::new_with_config_rt(config, runtime);
     datafusion_functions_json::register_all(&mut ctx)?;
-    // `call_cost` before the tables (the normalized views price their calls with it), the
-    // `prices` table after them, in the default schema they make (the same prices: one list).
+    // The prices before the tables (the normalized views price their calls with `call_cost`);
+    // the `prices` table again after them, in the default schema they make.
     crate::sql::prices::register_built_in(&ctx)?;
     register_corpus(&ctx, corpus, Arc::new(MemorySchemaProvider::new())).await?;
-    crate::sql::prices::register_built_in(&ctx)?;
+    crate::sql::prices::register_table(&ctx)?;
     Ok(ctx)
 }
 

@@ -297,6 +297,17 @@ pub(crate) fn register(ctx: &SessionContext, list: &PriceList) -> Result<()> {
             prices
         }
     };
+    register_table_of(ctx, prices)
+}
+
+/// Registers the `prices` table again over the session's prices (where a default schema made
+/// since [`register`] does not have it), without reading the list again.
+pub(crate) fn register_table(ctx: &SessionContext) -> Result<()> {
+    let prices = prices_of(ctx).ok_or_else(|| DataFusionError::Internal("no prices registered".into()))?;
+    register_table_of(ctx, prices)
+}
+
+fn register_table_of(ctx: &SessionContext, prices: Arc<Prices>) -> Result<()> {
     ctx.deregister_table(TABLE)?;
     ctx.register_table(TABLE, Arc::new(PricesTable { prices }))?;
     Ok(())
