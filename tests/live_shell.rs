@@ -289,7 +289,7 @@ fn sql_runs_with_no_transcripts_anywhere_with_a_note_naming_each_place_once() {
         format!(
             "txq: note: no transcripts given and none found in the default places: looked in \
              .rupu/transcripts, {home}/.rupu/transcripts, .reeval/runs, evals/.history, {home}/.claude/projects, \
-             {home}/.config/claude/projects; the tables are empty\n"
+             {home}/.config/claude/projects, {home}/.codex/sessions, {home}/.codex/archived_sessions; the tables are empty\n"
         )
     );
     let out = crate::util::txq(

@@ -6,6 +6,8 @@ mod cli;
 mod docs;
 mod export;
 mod harness_claude;
+mod harness_codex;
+mod harness_rows;
 mod house;
 mod live_export;
 mod live_prices;

@@ -6,7 +6,7 @@
 use super::build::{event, field, flag, named};
 use super::{
     ContextColumn, ContextSource, Contribution, Envelope, EventSpec, ExportUnits, FieldsAt, FileMatch,
-    Format, Kind, Naming, Normalized,
+    Format, Kind, Naming, Normalized, TypeRule,
 };
 use Kind::{Count, Int, Json, Str, Timestamp};
 
@@ -25,7 +25,8 @@ pub fn format() -> Format {
         files: FileMatch::Patterns(&["projects/*/*.jsonl", "projects/*/*/subagents/*.jsonl"]),
         looked_for: Some("Claude Code sessions (projects/*/*.jsonl)"),
         beside: None,
-        envelope: Envelope { type_key: "type", fields: FieldsAt::Beside },
+        copies: None,
+        envelope: Envelope { types: TypeRule::Key("type"), fields: FieldsAt::Beside },
         table_naming: Naming::DashToUnderscore,
         column_naming: Naming::SnakeCase,
         required_type: None,

@@ -4,6 +4,7 @@
 //! One generic scan ([`crate::scan`]) reads every format; a format adds nothing but a description.
 
 pub(crate) mod claude;
+pub(crate) mod codex;
 pub(crate) mod reeval;
 pub mod rupu;
 pub(crate) mod rupu_netflow;
@@ -30,6 +31,8 @@ pub struct Format {
     /// Where this format's files lie beside another format's directory, so that searching that
     /// directory searches this one too (rupu's netflow ledgers beside its transcripts).
     pub(crate) beside: Option<Beside>,
+    /// Where a file is a copy of another of the format's files, which is read instead.
+    pub(crate) copies: Option<Copies>,
     /// Where a line's type and fields are.
     pub(crate) envelope: Envelope,
     /// How a type is written as a table name.
@@ -128,6 +131,15 @@ pub(crate) struct Beside {
     pub(crate) folder: &'static str,
 }
 
+/// A file under a folder named `copy` whose name is that of a file under a folder named `kept`
+/// is a copy of it, and is not read: Codex keeps a thread in `sessions/YYYY/MM/DD/` and may
+/// leave an older copy in `archived_sessions/` (names compared as claimed: without `.zst`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Copies {
+    pub(crate) kept: &'static str,
+    pub(crate) copy: &'static str,
+}
+
 /// Which files a format reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FileMatch {
@@ -191,10 +203,41 @@ pub(crate) fn claimed_stem(path: &std::path::Path) -> Option<&std::ffi::OsStr> {
 /// Where a line's type and fields are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Envelope {
-    /// The top-level key whose string value is the event type.
-    pub(crate) type_key: &'static str,
+    /// How a line's type is found.
+    pub(crate) types: TypeRule,
     /// Where the event's fields are.
     pub(crate) fields: FieldsAt,
+}
+
+/// How a line's type is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TypeRule {
+    /// The string at this top-level key, wherever it is among the others (`type`).
+    Key(&'static str),
+    /// The string at `key`; for the types in `refined`, followed by `.` and the string at `sub`
+    /// among the event's fields, when it has one: Codex's `{"type": "event_msg", "payload":
+    /// {"type": "token_count", ..}}` is of type `event_msg.token_count`.
+    Refined { key: &'static str, refined: &'static [&'static str], sub: &'static str },
+    /// Which top-level keys the line has: the first rule that fits names its type (Gemini CLI's
+    /// metadata, message, `$set` and `$rewindTo` lines). A line no rule fits has no type: damage.
+    ByKeys(&'static [KeyRule]),
+}
+
+/// A line is of type `type_name` when it has the top-level key `key` with a value of `shape`,
+/// and the keys `also` with any value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KeyRule {
+    pub(crate) key: &'static str,
+    pub(crate) shape: KeyShape,
+    pub(crate) also: &'static [&'static str],
+    pub(crate) type_name: &'static str,
+}
+
+/// The shape a [`KeyRule`]'s key must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyShape {
+    Str,
+    Object,
 }
 
 impl Envelope {
@@ -203,6 +246,39 @@ impl Envelope {
         match self.fields {
             FieldsAt::Under(key) => Some(key),
             FieldsAt::Beside => None,
+        }
+    }
+
+    /// The top-level key whose string is the type (or the first part of it), if there is one.
+    pub(crate) fn type_key(&self) -> Option<&'static str> {
+        match self.types {
+            TypeRule::Key(key) | TypeRule::Refined { key, .. } => Some(key),
+            TypeRule::ByKeys(_) => None,
+        }
+    }
+
+    /// The key among an event of `type_name`'s fields that holds (part of) its type, and is no
+    /// column: the type key when the fields are beside it, the refining key of a refined type.
+    pub(crate) fn type_key_among_fields(&self, type_name: &str) -> Option<&'static str> {
+        match (self.types, self.fields) {
+            (TypeRule::Key(key), FieldsAt::Beside) => Some(key),
+            (TypeRule::Refined { key, refined, sub }, fields) => {
+                let refined_type =
+                    type_name.split_once('.').is_some_and(|(outer, _)| refined.contains(&outer));
+                if refined_type { Some(sub) } else { matches!(fields, FieldsAt::Beside).then_some(key) }
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a line whose type key says `quick` may be of type `wanted` (for a refined type,
+    /// whether `quick` is its first part).
+    pub(crate) fn may_be(&self, quick: &str, wanted: &str) -> bool {
+        match self.types {
+            TypeRule::Refined { refined, .. } if refined.contains(&quick) => {
+                wanted == quick || wanted.strip_prefix(quick).is_some_and(|rest| rest.starts_with('.'))
+            }
+            _ => wanted == quick,
         }
     }
 }
@@ -225,6 +301,9 @@ pub enum Naming {
     DashToUnderscore,
     /// camelCase becomes snake_case (`durationMs` → `duration_ms`).
     SnakeCase,
+    /// The part after the last `.` (a refined type's own part: `event_msg.token_count` →
+    /// `token_count`), `-` made `_`.
+    LastPart,
 }
 
 impl Naming {
@@ -233,6 +312,7 @@ impl Naming {
         match self {
             Naming::AsIs => name.to_string(),
             Naming::DashToUnderscore => name.replace('-', "_"),
+            Naming::LastPart => name.rsplit('.').next().unwrap_or(name).replace('-', "_"),
             Naming::SnakeCase => {
                 let mut out = String::with_capacity(name.len() + 4);
                 for (i, c) in name.chars().enumerate() {
@@ -283,6 +363,9 @@ pub(crate) struct FieldSpec {
     pub(crate) about: &'static str,
     /// A column computed from this key's value rather than the value itself.
     pub(crate) derive: Option<Derive>,
+    /// The key is the line's own, beside the type and the key the fields are under, not among
+    /// the fields (Codex's `timestamp` beside `payload`).
+    pub(crate) on_line: bool,
 }
 
 /// A column computed from a field's value.
@@ -416,6 +499,11 @@ pub(crate) enum ContextSource {
     /// the first (bigint). With `early`, lines of those types are taken as written before the
     /// span they belong to (see [`Early`]).
     LastSeen { event: &'static str, field: &'static str, early: Option<Early> },
+    /// The string at `key` (`a.b` for a nested key) among the fields of the latest line of type
+    /// `event` at or before this one in the file (the first such line's, with `first`), null
+    /// before it (text): Codex's model from the latest `turn_context`, its thread from the first
+    /// `session_meta`.
+    Carried { event: &'static str, key: &'static str, first: bool },
 }
 
 impl ContextSource {
@@ -423,7 +511,10 @@ impl ContextSource {
     /// files, and a file's row of `files` holds it); the line's number and a value carried from
     /// an earlier line are not.
     pub(crate) fn is_per_file(&self) -> bool {
-        !matches!(self, ContextSource::LineNumber | ContextSource::LastSeen { .. })
+        !matches!(
+            self,
+            ContextSource::LineNumber | ContextSource::LastSeen { .. } | ContextSource::Carried { .. }
+        )
     }
 }
 
@@ -434,7 +525,8 @@ impl ContextSource {
             ContextSource::FileStem
             | ContextSource::FilePath
             | ContextSource::Ancestor(_)
-            | ContextSource::Below(_) => DataType::Utf8,
+            | ContextSource::Below(_)
+            | ContextSource::Carried { .. } => DataType::Utf8,
             ContextSource::LineNumber | ContextSource::AncestorInt(_) | ContextSource::LastSeen { .. } => {
                 DataType::Int64
             }
@@ -480,7 +572,7 @@ pub(crate) mod build {
     }
 
     pub(crate) fn field(key: &'static str, kind: Kind, about: &'static str) -> FieldSpec {
-        FieldSpec { key, name: None, kind, absent: Absent::Null, about, derive: None }
+        FieldSpec { key, name: None, kind, absent: Absent::Null, about, derive: None, on_line: false }
     }
 
     /// A field whose column is named `name`, not after its key (for a nested key: `message.id`
@@ -491,12 +583,25 @@ pub(crate) mod build {
         kind: Kind,
         about: &'static str,
     ) -> FieldSpec {
-        FieldSpec { key, name: Some(name), kind, absent: Absent::Null, about, derive: None }
+        FieldSpec { key, name: Some(name), kind, absent: Absent::Null, about, derive: None, on_line: false }
     }
 
     /// A boolean flag omitted when false.
     pub(crate) fn flag(key: &'static str, about: &'static str) -> FieldSpec {
-        FieldSpec { key, name: None, kind: Kind::Bool, absent: Absent::Bool(false), about, derive: None }
+        FieldSpec {
+            key,
+            name: None,
+            kind: Kind::Bool,
+            absent: Absent::Bool(false),
+            about,
+            derive: None,
+            on_line: false,
+        }
+    }
+
+    /// A field that is the line's own, beside the key the fields are under.
+    pub(crate) fn line_field(key: &'static str, kind: Kind, about: &'static str) -> FieldSpec {
+        FieldSpec { on_line: true, ..field(key, kind, about) }
     }
 
     pub(crate) fn list(kind: Kind) -> Kind {
@@ -521,7 +626,14 @@ pub(crate) fn looked_for(formats: &[Format]) -> String {
 
 /// Every format txq knows, in the order their tables resolve when unqualified.
 pub fn all() -> Vec<Format> {
-    vec![rupu::format(), reeval::format(), reeval::raw_format(), rupu_netflow::format(), claude::format()]
+    vec![
+        rupu::format(),
+        reeval::format(),
+        reeval::raw_format(),
+        rupu_netflow::format(),
+        claude::format(),
+        codex::format(),
+    ]
 }
 
 #[cfg(test)]

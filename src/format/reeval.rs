@@ -4,7 +4,7 @@
 use super::build::{event, field, strs};
 use super::{
     Absent, ContextColumn, ContextSource, Contribution, Derive, Envelope, EventSpec, ExportUnits, FieldSpec,
-    FieldsAt, FileMatch, Format, Kind, LinesTable, MarkerPart, Naming, Normalized, View,
+    FieldsAt, FileMatch, Format, Kind, LinesTable, MarkerPart, Naming, Normalized, TypeRule, View,
 };
 use Kind::{Bool, Int, Json, Str, Timestamp};
 
@@ -56,7 +56,8 @@ pub(crate) fn format() -> Format {
         files: FileMatch::Name("transcript.jsonl"),
         looked_for: Some("reeval attempts (transcript.jsonl)"),
         beside: None,
-        envelope: Envelope { type_key: "type", fields: FieldsAt::Beside },
+        copies: None,
+        envelope: Envelope { types: TypeRule::Key("type"), fields: FieldsAt::Beside },
         table_naming: Naming::DashToUnderscore,
         column_naming: Naming::SnakeCase,
         required_type: None,
@@ -87,7 +88,8 @@ pub(crate) fn raw_format() -> Format {
         files: FileMatch::Name("transcript.raw.jsonl"),
         looked_for: None,
         beside: None,
-        envelope: Envelope { type_key: "type", fields: FieldsAt::Beside },
+        copies: None,
+        envelope: Envelope { types: TypeRule::Key("type"), fields: FieldsAt::Beside },
         table_naming: Naming::AsIs,
         column_naming: Naming::SnakeCase,
         required_type: None,
@@ -169,6 +171,7 @@ fn marker(part: MarkerPart, kind: Kind, about: &'static str) -> FieldSpec {
         absent: Absent::Null,
         about,
         derive: Some(Derive::TruncationMarker { prefix: "[reeval: truncated ", part }),
+        on_line: false,
     }
 }
 
@@ -233,6 +236,7 @@ fn events() -> Vec<EventSpec> {
                     absent: Absent::Bool(true),
                     about: "whether it succeeded (true when absent)",
                     derive: None,
+                    on_line: false,
                 },
             ],
         ),

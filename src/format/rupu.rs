@@ -3,7 +3,7 @@
 use super::build::{event, field, flag, list, strs};
 use super::{
     Absent, ContextColumn, ContextSource, Contribution, Early, Envelope, EventSpec, ExportUnits, FieldSpec,
-    FieldsAt, FileMatch, Format, Kind, Naming, Normalized, View,
+    FieldsAt, FileMatch, Format, Kind, Naming, Normalized, TypeRule, View,
 };
 use Kind::{Bool, Count, Int, Json, Str, Timestamp};
 
@@ -16,7 +16,8 @@ pub fn format() -> Format {
         files: FileMatch::Extension("jsonl"),
         looked_for: Some("rupu transcripts (*.jsonl files with a run_start line)"),
         beside: None,
-        envelope: Envelope { type_key: "type", fields: FieldsAt::Under("data") },
+        copies: None,
+        envelope: Envelope { types: TypeRule::Key("type"), fields: FieldsAt::Under("data") },
         table_naming: Naming::AsIs,
         column_naming: Naming::AsIs,
         required_type: Some("run_start"),
@@ -115,6 +116,7 @@ fn events() -> Vec<EventSpec> {
                     absent: Absent::Required,
                     about: "ok | error | aborted (an operator stop or a pause); missing or not text is damage",
                     derive: None,
+                    on_line: false,
                 },
                 field("total_tokens", Count, "tokens the run used in all"),
                 field("duration_ms", Int, "wall time of the run"),
@@ -149,6 +151,7 @@ fn events() -> Vec<EventSpec> {
                     absent: Absent::Int(0),
                     about: "input tokens read from the cache: part of input_tokens (0 when absent)",
                     derive: None,
+                    on_line: false,
                 },
                 field("cache_write_tokens", Count, "input tokens written to the cache"),
                 field("purpose", Str, "why the call was made (a compaction call says so)"),

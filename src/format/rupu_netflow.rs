@@ -5,7 +5,7 @@
 use super::build::{event, field};
 use super::{
     Beside, ContextColumn, ContextSource, Envelope, EventSpec, ExportUnits, FieldsAt, FileMatch, Format,
-    Kind, Naming, View,
+    Kind, Naming, TypeRule, View,
 };
 use Kind::{Int, Str};
 
@@ -20,7 +20,8 @@ pub(crate) fn format() -> Format {
         files: FileMatch::InFolder { folder: "netflow", extension: "jsonl" },
         looked_for: None,
         beside: Some(Beside { searched: "transcripts", folder: "netflow" }),
-        envelope: Envelope { type_key: "type", fields: FieldsAt::Beside },
+        copies: None,
+        envelope: Envelope { types: TypeRule::Key("type"), fields: FieldsAt::Beside },
         table_naming: Naming::AsIs,
         column_naming: Naming::AsIs,
         required_type: None,

@@ -1,10 +1,10 @@
 //! The inference pass: one read of every file that finds which event types it holds, which
 //! fields each type has with the shapes of their values, and whether it is a transcript at all.
 
-use crate::format::{FieldsAt, Format};
+use crate::format::Format;
 use crate::infer::signature::{FileSummary, SignatureTable};
 use crate::infer::stats::{FileStats, TypeStats};
-use crate::json::{Shape, Want, parse_event, parse_object};
+use crate::json::{Shape, Want, parse_line_event, parse_object};
 use crate::source::discover::SourceFile;
 use crate::source::lines::{Line, LineSplitter};
 use crate::source::prefix::PrefixHash;
@@ -123,6 +123,9 @@ pub enum NotATranscript {
     /// A compressed copy of the plain file of this name beside it, which is read instead (the
     /// newer of the two).
     PlainBeside { plain: String },
+    /// A copy of this file, kept elsewhere by the format's rule, which is read instead (Codex's
+    /// `archived_sessions/` copy of a thread in `sessions/`).
+    CopyOf { kept: String },
 }
 
 impl std::fmt::Display for NotATranscript {
@@ -138,6 +141,7 @@ impl std::fmt::Display for NotATranscript {
             NotATranscript::PlainBeside { plain } => {
                 write!(f, "a compressed copy of {plain} beside it, which is read instead")
             }
+            NotATranscript::CopyOf { kept } => write!(f, "a copy of {kept}, which is read instead"),
         }
     }
 }
@@ -178,7 +182,7 @@ pub(crate) async fn first_line_of_type(
     let envelope = &format.envelope;
     let on_line = |found: &mut Option<u64>, line: Line<'_>| {
         if let (None, Line::Whole { number, bytes } | Line::Unterminated { number, bytes }) = (*found, line)
-            && parse_event(bytes, envelope.type_key, envelope.fields_key(), Want::Text)
+            && parse_line_event(bytes, envelope, Want::Text, false)
                 .is_ok_and(|event| event.type_name == type_name)
         {
             *found = Some(number);
@@ -205,7 +209,7 @@ fn observe(format: &Format, line: &[u8], types: &mut BTreeMap<Arc<str>, TypeStat
         return crate::json::parse_line_object(line).is_ok();
     }
     let envelope = &format.envelope;
-    let Ok(event) = parse_event(line, envelope.type_key, envelope.fields_key(), Want::Fields) else {
+    let Ok(event) = parse_line_event(line, envelope, Want::Fields, false) else {
         return false;
     };
     let fields = event.fields;
@@ -219,8 +223,9 @@ fn observe(format: &Format, line: &[u8], types: &mut BTreeMap<Arc<str>, TypeStat
     let Some(fields) = descend(fields, path) else {
         return true;
     };
+    let type_key = envelope.type_key_among_fields(&event.type_name);
     for (at, (key, raw)) in fields.entries.iter().enumerate() {
-        let is_type = matches!(format.envelope.fields, FieldsAt::Beside) && key == format.envelope.type_key;
+        let is_type = type_key == Some(key.as_ref());
         // A repeated key's first value is the one every reading takes: the later ones give the
         // column no shape.
         if is_type || fields.entries[..at].iter().any(|(k, _)| k == key) {

@@ -4,6 +4,7 @@
 
 mod scanner;
 
+use crate::format::{Envelope, KeyRule, KeyShape, TypeRule};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -26,7 +27,7 @@ impl<'a> From<&'a RawValue> for Raw<'a> {
 }
 
 /// The keys and raw values of one JSON object, in the order written.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct RawObject<'a> {
     pub(crate) entries: Vec<(Cow<'a, str>, Raw<'a>)>,
 }
@@ -133,6 +134,8 @@ pub(crate) enum Damage {
     NotAnObject(Shape),
     /// An object with no type key.
     NoType,
+    /// An object with none of the keys that say a line's type (the keys named).
+    NoTypeKeys(String),
     /// The type key's value is not a string.
     TypeNotString(Shape),
     /// The fields' key holds something other than an object.
@@ -147,6 +150,7 @@ impl fmt::Display for Damage {
             Damage::Malformed(why) => write!(f, "not valid JSON {why}"),
             Damage::NotAnObject(s) => write!(f, "not a JSON object but {}", s.article()),
             Damage::NoType => write!(f, "no \"type\" key"),
+            Damage::NoTypeKeys(keys) => write!(f, "none of the keys that say what a line is ({keys})"),
             Damage::TypeNotString(s) => write!(f, "\"type\" is {}, not a string", s.article()),
             Damage::FieldsNotAnObject(s) => {
                 write!(f, "the event's fields are {}, not an object", s.article())
@@ -278,6 +282,9 @@ pub(crate) struct Event<'a> {
     pub(crate) fields: RawObject<'a>,
     /// The event's fields as JSON text (`{}` when the line has none).
     pub(crate) fields_text: &'a str,
+    /// The line's own keys, when asked for and the fields are under one of them (`None`: the
+    /// line's keys are the fields, or were not asked for).
+    pub(crate) line: Option<RawObject<'a>>,
 }
 
 /// What of an event's fields a reader needs.
@@ -397,6 +404,82 @@ pub(crate) fn parse_event<'a>(
     }
 }
 
+/// Parses a line as an event of a format with this envelope: its type by the envelope's rule, its
+/// fields, and with `line_keys` the line's own keys too (for the fields read from the line itself,
+/// when the others are under a key).
+pub(crate) fn parse_line_event<'a>(
+    line: &'a [u8],
+    envelope: &Envelope,
+    want: Want,
+    line_keys: bool,
+) -> Result<Event<'a>, Damage> {
+    let fields_key = envelope.fields_key();
+    if let TypeRule::Key(key) = envelope.types
+        && (!line_keys || fields_key.is_none())
+    {
+        return parse_event(line, key, fields_key, want);
+    }
+    let top = parse_line_object(line)?;
+    // A line that parsed is valid UTF-8.
+    let text = std::str::from_utf8(line).unwrap_or_default();
+    let mut type_name = match envelope.types {
+        TypeRule::Key(key) | TypeRule::Refined { key, .. } => type_string(top.get(key))?,
+        TypeRule::ByKeys(rules) => match rules.iter().find(|rule| fits_rule(rule, &top)) {
+            Some(rule) => Cow::Borrowed(rule.type_name),
+            None => {
+                let keys: Vec<&str> = rules.iter().map(|rule| rule.key).collect();
+                return Err(Damage::NoTypeKeys(keys.join(", ")));
+            }
+        },
+    };
+    let (fields, fields_text) = match fields_key.map(|key| top.get(key)) {
+        None => (top.clone(), text),
+        Some(None) => (RawObject::default(), "{}"),
+        Some(Some(raw)) => match (Shape::of(&raw), want) {
+            (Shape::Object | Shape::Null, Want::Fields) => {
+                (parse_object(raw).map_err(Damage::FieldsNotAnObject)?, "")
+            }
+            (Shape::Object | Shape::Null, Want::Text) => (RawObject::default(), raw.get()),
+            (shape, _) => return Err(Damage::FieldsNotAnObject(shape)),
+        },
+    };
+    if let TypeRule::Refined { refined, sub, .. } = envelope.types
+        && refined.contains(&type_name.as_ref())
+    {
+        let parsed;
+        let object = match want {
+            Want::Fields => &fields,
+            Want::Text => {
+                parsed = parse_object_text(fields_text).unwrap_or_default();
+                &parsed
+            }
+        };
+        let inner = object.get(sub).filter(|raw| Shape::of(raw) == Shape::Str).and_then(string);
+        if let Some(inner) = inner {
+            type_name = Cow::Owned(format!("{type_name}.{inner}"));
+        }
+    }
+    let line = (line_keys && fields_key.is_some()).then_some(top);
+    Ok(Event { type_name, fields, fields_text, line })
+}
+
+/// Whether a line's top-level object fits a [`KeyRule`].
+fn fits_rule(rule: &KeyRule, top: &RawObject<'_>) -> bool {
+    let shape = top.get(rule.key).map(|raw| Shape::of(&raw));
+    let fits = match rule.shape {
+        KeyShape::Str => shape == Some(Shape::Str),
+        KeyShape::Object => shape == Some(Shape::Object),
+    };
+    fits && rule.also.iter().all(|key| top.get(key).is_some())
+}
+
+/// The type key's string of a line written the usual way, found without parsing it (the first
+/// part of a refined type); `None` when only a full parse can tell, or the format's lines have
+/// no type key.
+pub(crate) fn quick_type_of<'a>(line: &'a [u8], envelope: &Envelope) -> Option<&'a str> {
+    quick_type(line, envelope.type_key()?)
+}
+
 /// [`parse_event`] by serde_json alone.
 fn parse_event_serde<'a>(
     line: &'a [u8],
@@ -409,7 +492,7 @@ fn parse_event_serde<'a>(
         let type_name = type_string(top.get(type_key))?;
         // A line that parsed is valid UTF-8.
         let text = std::str::from_utf8(line).unwrap_or_default();
-        return Ok(Event { type_name, fields: top, fields_text: text });
+        return Ok(Event { type_name, fields: top, fields_text: text, line: None });
     };
     let seed = NestedSeed { type_key, fields_key, want };
     let mut deserializer = serde_json::Deserializer::from_slice(line);
@@ -428,7 +511,7 @@ fn parse_event_serde<'a>(
         Some(FieldsValue::Text(raw)) => (RawObject::default(), raw.get()),
         Some(FieldsValue::Other(shape)) => return Err(Damage::FieldsNotAnObject(shape)),
     };
-    Ok(Event { type_name, fields, fields_text })
+    Ok(Event { type_name, fields, fields_text, line: None })
 }
 
 /// Parses a line that must be a JSON object.

@@ -51,7 +51,7 @@ pub(super) fn event<'a>(
     let Some(fields_key) = fields_key else {
         let fields = object(text)?;
         let type_name = type_name(fields.get(type_key)?)?;
-        return Some(Event { type_name, fields, fields_text: text });
+        return Some(Event { type_name, fields, fields_text: text, line: None });
     };
     let b = text.as_bytes();
     let mut type_raw = None;
@@ -83,7 +83,7 @@ pub(super) fn event<'a>(
     }
     let type_name = type_name(type_raw?)?;
     let (fields, fields_text) = fields.unwrap_or((RawObject::default(), "{}"));
-    Some(Event { type_name, fields, fields_text })
+    Some(Event { type_name, fields, fields_text, line: None })
 }
 
 /// A type's value, when it is a string.

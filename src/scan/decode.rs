@@ -27,6 +27,11 @@ pub(crate) struct LineValues<'a> {
     pub(crate) fields: Option<&'a RawObject<'a>>,
     /// The event's fields as JSON text.
     pub(crate) fields_text: Option<&'a str>,
+    /// The line's own keys, when its fields are under one of them (`None`: they are the fields).
+    pub(crate) line_keys: Option<&'a RawObject<'a>>,
+    /// The values carried from earlier lines, one per `Carried` context column of the format, in
+    /// its order.
+    pub(crate) carried: &'a [Option<String>],
     pub(crate) problem: Option<&'a str>,
     pub(crate) excerpt: Option<&'a str>,
 }
@@ -87,7 +92,9 @@ impl FileContext {
                         let at = components.iter().rposition(|c| c == dir);
                         FileValue::Str(at.and_then(|at| components.get(at + 1)).cloned())
                     }
-                    ContextSource::LineNumber | ContextSource::LastSeen { .. } => FileValue::PerLine,
+                    ContextSource::LineNumber
+                    | ContextSource::LastSeen { .. }
+                    | ContextSource::Carried { .. } => FileValue::PerLine,
                 },
                 _ => FileValue::PerLine,
             })
@@ -396,16 +403,28 @@ pub(crate) struct NulledValue {
     pub(crate) why: String,
 }
 
+/// Where a column's value (or a nested object) is found in a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reads {
+    /// Among the event's fields.
+    Fields,
+    /// Among the line's own keys.
+    Line,
+    /// In the nested object of this index into the decoder's `objects`.
+    Object(usize),
+    /// The value carried from an earlier line, of this index into [`LineValues::carried`].
+    Carried(usize),
+}
+
 /// Builds record batches of one table's projected columns, row by row.
 #[derive(Debug)]
 pub struct RowDecoder {
     schema: SchemaRef,
-    /// Each projected column: its index in the table, itself, its builder, and the object it is
-    /// read from (an index into `objects`; `None`: among the event's fields).
-    columns: Vec<(usize, Column, Builder, Option<usize>)>,
+    /// Each projected column: its index in the table, itself, its builder, and what it reads.
+    columns: Vec<(usize, Column, Builder, Reads)>,
     /// The nested objects the columns read from (`message`, `message.usage`), each with the key
-    /// that holds it and the object it lies in (`None`: the event's fields), parents first.
-    objects: Vec<(String, Option<usize>)>,
+    /// that holds it and the object it lies in, parents first.
+    objects: Vec<(String, Reads)>,
     context: FileContext,
     rows: usize,
 }
@@ -427,24 +446,41 @@ impl RowDecoder {
         let projection = projection.unwrap_or(&all);
         let full = table.schema();
         let schema = Arc::new(full.project(projection).expect("projection within the table"));
-        let mut paths: Vec<Vec<String>> = Vec::new();
+        // Each nested object's path, the first step saying whether it starts among the line's
+        // own keys.
+        let mut paths: Vec<(bool, Vec<String>)> = Vec::new();
+        let carried_before = |i: usize| {
+            table.columns[..i]
+                .iter()
+                .filter(|c| matches!(c.source, ColumnSource::Context(ContextSource::Carried { .. })))
+                .count()
+        };
         let columns = projection
             .iter()
             .map(|&i| {
                 let column = table.columns[i].clone();
                 let builder = Builder::for_type(&column.data_type(), rows);
-                let object = match &column.source {
-                    ColumnSource::Field { at, .. } if !at.is_empty() => Some(object_index(&mut paths, at)),
-                    _ => None,
+                let reads = match &column.source {
+                    ColumnSource::Field { at, on_line, .. } if !at.is_empty() => {
+                        Reads::Object(object_index(&mut paths, *on_line, at))
+                    }
+                    ColumnSource::Field { on_line: true, .. } => Reads::Line,
+                    ColumnSource::Context(ContextSource::Carried { .. }) => Reads::Carried(carried_before(i)),
+                    _ => Reads::Fields,
                 };
-                (i, column, builder, object)
+                (i, column, builder, reads)
             })
             .collect();
         let objects = paths
             .iter()
-            .map(|path| {
+            .map(|(on_line, path)| {
                 let parent = path[..path.len() - 1].to_vec();
-                (path[path.len() - 1].clone(), paths.iter().position(|p| *p == parent))
+                let holder = match paths.iter().position(|(l, p)| l == on_line && *p == parent) {
+                    Some(at) => Reads::Object(at),
+                    None if *on_line => Reads::Line,
+                    None => Reads::Fields,
+                };
+                (path[path.len() - 1].clone(), holder)
             })
             .collect();
         Self { schema, columns, objects, context: FileContext::default(), rows: 0 }
@@ -469,11 +505,13 @@ impl RowDecoder {
         // The nested objects of this line, each parsed once when a column first needs it.
         let mut objects: Vec<Option<Option<RawObject<'_>>>> = Vec::new();
         objects.resize_with(self.objects.len(), || None);
-        for (index, column, builder, object) in &mut self.columns {
-            let fields = match *object {
-                None => values.fields,
-                Some(at) => {
-                    resolve(&self.objects, &mut objects, at, values.fields);
+        let line_keys = values.line_keys.or(values.fields);
+        for (index, column, builder, reads) in &mut self.columns {
+            let fields = match *reads {
+                Reads::Fields | Reads::Carried(_) => values.fields,
+                Reads::Line => line_keys,
+                Reads::Object(at) => {
+                    resolve(&self.objects, &mut objects, at, values.fields, line_keys);
                     objects[at].as_ref().and_then(Option::as_ref)
                 }
             };
@@ -489,6 +527,13 @@ impl RowDecoder {
                         (Some(FileValue::Bool(v)), _, Builder::Bool(b)) => b.append_value(*v),
                         (_, ContextSource::LineNumber, Builder::Int(b)) => b.append_value(values.line as i64),
                         (_, ContextSource::LastSeen { .. }, Builder::Int(b)) => b.append_option(values.turn),
+                        (_, ContextSource::Carried { .. }, b) => {
+                            let at = match *reads {
+                                Reads::Carried(at) => at,
+                                _ => usize::MAX,
+                            };
+                            text(values.carried.get(at).and_then(Option::as_deref), b)
+                        }
                         (_, _, b) => b.null(),
                     }
                 }
@@ -518,34 +563,37 @@ impl RowDecoder {
     }
 }
 
-/// The index of the object at `path` among `paths`, added with its parents (parents first).
-fn object_index(paths: &mut Vec<Vec<String>>, path: &[String]) -> usize {
+/// The index of the object at `path` (among the line's own keys with `on_line`) among `paths`,
+/// added with its parents (parents first).
+fn object_index(paths: &mut Vec<(bool, Vec<String>)>, on_line: bool, path: &[String]) -> usize {
     for end in 1..=path.len() {
-        if !paths.iter().any(|p| p[..] == path[..end]) {
-            paths.push(path[..end].to_vec());
+        if !paths.iter().any(|(l, p)| *l == on_line && p[..] == path[..end]) {
+            paths.push((on_line, path[..end].to_vec()));
         }
     }
-    paths.iter().position(|p| p[..] == path[..]).expect("added above")
+    paths.iter().position(|(l, p)| *l == on_line && p[..] == path[..]).expect("added above")
 }
 
 /// Parses the nested object `at` of a line into `parsed` (and its parents before it), once: a
 /// key that is absent, or not an object, leaves it `None`.
 fn resolve<'a>(
-    objects: &[(String, Option<usize>)],
+    objects: &[(String, Reads)],
     parsed: &mut [Option<Option<RawObject<'a>>>],
     at: usize,
     fields: Option<&RawObject<'a>>,
+    line_keys: Option<&RawObject<'a>>,
 ) {
     if parsed[at].is_some() {
         return;
     }
-    let (key, parent) = &objects[at];
-    let raw = match *parent {
-        None => fields.and_then(|f| f.get(key)),
-        Some(parent) => {
-            resolve(objects, parsed, parent, fields);
+    let (key, holder) = &objects[at];
+    let raw = match *holder {
+        Reads::Object(parent) => {
+            resolve(objects, parsed, parent, fields, line_keys);
             parsed[parent].as_ref().and_then(Option::as_ref).and_then(|f| f.get(key))
         }
+        Reads::Line => line_keys.and_then(|f| f.get(key)),
+        Reads::Fields | Reads::Carried(_) => fields.and_then(|f| f.get(key)),
     };
     parsed[at] = Some(raw.and_then(|raw| crate::json::parse_object(raw).ok()));
 }

@@ -4,7 +4,7 @@
 use super::ScanSource;
 use crate::format::{ContextSource, Early};
 use crate::infer::pass::descend;
-use crate::json::{Damage, Shape, Want, parse_event, quick_type};
+use crate::json::{Damage, Shape, Want, parse_line_event, quick_type_of};
 use crate::scan::decode::{FileContext, LineValues, NulledValue, RowDecoder, excerpt};
 use crate::source::discover::SourceFile;
 use crate::source::lines::Line;
@@ -28,6 +28,12 @@ pub struct LineReader {
     turn_from: Option<(&'static str, &'static str)>,
     /// The types written before the turn they belong to, and the type that ends a turn.
     early: Option<Early>,
+    /// The format's values carried from earlier lines: each `(type, key, first)` of its
+    /// `Carried` context columns, in order, and the value each holds in the file so far.
+    carried_from: Vec<(&'static str, &'static str, bool)>,
+    carried: Vec<Option<String>>,
+    /// Whether the format reads keys of the line beside the key its fields are under.
+    line_keys: bool,
     file: Option<Arc<SourceFile>>,
     turn: Option<i64>,
     /// The field of the last line that ended a turn, when no turn has begun since.
@@ -59,8 +65,21 @@ impl LineReader {
             ContextSource::LastSeen { early, .. } => early,
             _ => None,
         });
-        // `events` of a format with fields under a key and no common fields needs only their text.
         let format = &source.data.format;
+        let carried_from: Vec<_> = format
+            .context
+            .iter()
+            .filter_map(|c| match c.source {
+                ContextSource::Carried { event, key, first } => Some((event, key, first)),
+                _ => None,
+            })
+            .collect();
+        let line_keys = format
+            .common_fields
+            .iter()
+            .chain(format.events.iter().flat_map(|e| &e.fields))
+            .any(|f| f.on_line);
+        // `events` of a format with fields under a key and no common fields needs only their text.
         let text_only = source.table.rows == Rows::AllEvents
             && format.envelope.fields_key().is_some()
             && format.common_fields.is_empty();
@@ -70,6 +89,9 @@ impl LineReader {
             wanted,
             turn_from,
             early,
+            carried: vec![None; carried_from.len()],
+            carried_from,
+            line_keys,
             file: None,
             turn: None,
             ended: None,
@@ -103,6 +125,7 @@ impl LineReader {
         self.turn = None;
         self.ended = None;
         self.in_turn = false;
+        self.carried.iter_mut().for_each(|value| *value = None);
         self.checkers.clear();
     }
 
@@ -142,19 +165,19 @@ impl LineReader {
                 return self.damaged(number, &String::from_utf8_lossy(head), &damage, decoder);
             }
         };
-        let type_key = self.source.data.format.envelope.type_key;
-        if let (Some(wanted), Some(quick)) = (&self.wanted, quick_type(bytes, type_key)) {
-            let turn_line = self.turn_from.is_some_and(|(event, _)| event == quick)
-                || self.early.is_some_and(|early| early.end == quick);
-            if quick != wanted && !turn_line {
+        let envelope = &self.source.data.format.envelope;
+        if let (Some(wanted), Some(quick)) = (&self.wanted, quick_type_of(bytes, envelope)) {
+            let followed = self.turn_from.is_some_and(|(event, _)| event == quick)
+                || self.early.is_some_and(|early| early.end == quick)
+                || self.carried_from.iter().any(|(event, ..)| envelope.may_be(quick, event));
+            if !envelope.may_be(quick, wanted) && !followed {
                 return;
             }
         }
         if self.source.data.format.lines_table.is_some() {
             return self.whole_line(number, bytes, last, decoder);
         }
-        let envelope = &self.source.data.format.envelope;
-        let event = match parse_event(bytes, type_key, envelope.fields_key(), self.want) {
+        let event = match parse_line_event(bytes, envelope, self.want, self.line_keys) {
             Ok(event) => event,
             // A last line cut off by a crash (or still being written) is skipped silently.
             Err(_) if last && crate::json::is_cut_off(bytes) => return,
@@ -162,6 +185,11 @@ impl LineReader {
                 return self.damaged(number, &String::from_utf8_lossy(bytes), &damage, decoder);
             }
         };
+        for (at, (event_type, key, first)) in self.carried_from.iter().enumerate() {
+            if event.type_name == *event_type && !(*first && self.carried[at].is_some()) {
+                self.carried[at] = string_at(&event, self.want, key);
+            }
+        }
         if let Some((event_type, field)) = self.turn_from
             && event.type_name == event_type
         {
@@ -181,7 +209,7 @@ impl LineReader {
             }
             _ => self.turn,
         };
-        let (fields, fields_text) = (event.fields, event.fields_text);
+        let (fields, fields_text, line_keys) = (event.fields, event.fields_text, event.line);
         let type_name = event.type_name.as_ref();
         match &self.source.table.rows {
             Rows::Type(wanted) if wanted != type_name => {}
@@ -196,6 +224,8 @@ impl LineReader {
                     turn,
                     type_name: Some(type_name),
                     fields: fields.as_ref(),
+                    line_keys: line_keys.as_ref(),
+                    carried: &self.carried,
                     ..Default::default()
                 };
                 decoder.push(&values, &mut self.problems);
@@ -210,6 +240,8 @@ impl LineReader {
                     type_name: Some(type_name),
                     fields: Some(&fields),
                     fields_text: Some(fields_text),
+                    line_keys: line_keys.as_ref(),
+                    carried: &self.carried,
                     ..Default::default()
                 };
                 decoder.push(&values, &mut self.problems);
@@ -299,12 +331,31 @@ impl LineReader {
         let values = LineValues {
             line: number,
             turn: self.turn,
+            carried: &self.carried,
             problem: Some(reason),
             excerpt: Some(excerpt(text, EXCERPT_CHARS)),
             ..Default::default()
         };
         decoder.push(&values, &mut Vec::new());
     }
+}
+
+/// The string at `key` (`a.b` for a nested one) among an event's fields, whether they were parsed
+/// or kept as text; `None` when absent or not a string.
+fn string_at(event: &crate::json::Event<'_>, want: Want, key: &str) -> Option<String> {
+    let parsed;
+    let fields = match want {
+        Want::Fields => event.fields.clone(),
+        Want::Text => {
+            parsed = crate::json::parse_object_text(event.fields_text).unwrap_or_default();
+            parsed
+        }
+    };
+    let mut path: Vec<&str> = key.split('.').collect();
+    let last = path.pop()?;
+    let object = descend(fields, &path)?;
+    let raw = object.get(last).filter(|raw| Shape::of(raw) == Shape::Str)?;
+    crate::json::string(raw).map(|s| s.into_owned())
 }
 
 /// An event's integer field (`turn_idx`), whether its fields were parsed or kept as text; `None`

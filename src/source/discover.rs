@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::{FileMatch, Format};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// The hasher of maps keyed by paths: a fast one, not SipHash, since a start hashes tens of
@@ -358,6 +358,30 @@ pub(crate) fn plain_beside(files: &[std::sync::Arc<SourceFile>]) -> Vec<Option<&
         .map(|f| {
             let inside = f.path.with_extension("");
             f.compressed().then(|| plain.get(inside.as_path()).copied()).flatten()
+        })
+        .collect()
+}
+
+/// For each of one format's `files`, the file it is a copy of by the format's rule
+/// ([`crate::format::Copies`]), when that is among them: that one is read, and the copy is not.
+pub(crate) fn copy_of<'a>(
+    files: &'a [std::sync::Arc<SourceFile>],
+    copies: Option<crate::format::Copies>,
+) -> Vec<Option<&'a Path>> {
+    let Some(rule) = copies else { return vec![None; files.len()] };
+    let under = |file: &SourceFile, folder: &str| {
+        file.path.parent().is_some_and(|p| p.components().any(|c| c.as_os_str() == folder))
+    };
+    let kept: HashMap<&std::ffi::OsStr, &Path> = files
+        .iter()
+        .filter(|f| under(f, rule.kept) && !under(f, rule.copy))
+        .filter_map(|f| Some((crate::format::claimed_name(&f.path)?, f.path.as_path())))
+        .collect();
+    files
+        .iter()
+        .map(|f| {
+            let name = crate::format::claimed_name(&f.path)?;
+            under(f, rule.copy).then(|| kept.get(name).copied()).flatten()
         })
         .collect()
 }

@@ -276,22 +276,27 @@ impl Corpus {
         let max = options.max_line_bytes;
         for (format, files) in formats.into_iter().zip(discovery.files) {
             let files: Vec<Arc<SourceFile>> = files.into_iter().map(Arc::new).collect();
-            // A compressed copy beside its plain file is not read: the plain one is.
-            let beside: Vec<Option<String>> = crate::source::discover::plain_beside(&files)
+            // A compressed copy beside its plain file is not read: the plain one is; nor is a
+            // copy the format keeps elsewhere.
+            let name = |p: &std::path::Path| crate::text::escape::path_text(p).into_owned();
+            let plain = crate::source::discover::plain_beside(&files);
+            let kept = crate::source::discover::copy_of(&files, format.copies);
+            let why: Vec<Option<NotATranscript>> = plain
                 .into_iter()
-                .map(|plain| {
-                    plain
-                        .and_then(|p| p.file_name())
-                        .map(|n| crate::text::escape::path_text(n.as_ref()).into_owned())
+                .zip(kept)
+                .map(|(plain, kept)| match (plain, kept) {
+                    (Some(plain), _) => {
+                        plain.file_name().map(|n| NotATranscript::PlainBeside { plain: name(n.as_ref()) })
+                    }
+                    (None, Some(kept)) => Some(NotATranscript::CopyOf { kept: name(kept) }),
+                    (None, None) => None,
                 })
                 .collect();
             let (files, copies): (Vec<_>, Vec<_>) =
-                files.into_iter().zip(beside).partition(|(_, plain)| plain.is_none());
+                files.into_iter().zip(why).partition(|(_, why)| why.is_none());
             let files: Vec<Arc<SourceFile>> = files.into_iter().map(|(file, _)| file).collect();
-            let copies: Vec<(Arc<SourceFile>, NotATranscript)> = copies
-                .into_iter()
-                .filter_map(|(file, plain)| Some((file, NotATranscript::PlainBeside { plain: plain? })))
-                .collect();
+            let copies: Vec<(Arc<SourceFile>, NotATranscript)> =
+                copies.into_iter().filter_map(|(file, why)| Some((file, why?))).collect();
             let (known, shapes) = cache.parts();
             // Files the cache knows unchanged need no read and no task.
             let mut found: Vec<Found> = files

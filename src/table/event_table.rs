@@ -14,8 +14,9 @@ pub(crate) enum ColumnSource {
     /// From the file or the line's position.
     Context(ContextSource),
     /// From the event's field `key` (or computed from it), in the object at the path `at` of
-    /// the event's fields (empty: among the fields themselves).
-    Field { at: Vec<String>, key: String, absent: Absent, derive: Option<Derive> },
+    /// the event's fields (empty: among the fields themselves), or of the line's own keys with
+    /// `on_line`.
+    Field { at: Vec<String>, key: String, absent: Absent, derive: Option<Derive>, on_line: bool },
     /// The event's type as written (`events`).
     EventType,
     /// The event's fields as JSON text (`events`).
@@ -148,6 +149,7 @@ pub(crate) fn context_columns(format: &Format) -> Vec<Column> {
 
 /// A field to make a column of: its key in the object at `at`, and how it is read.
 struct FieldAt {
+    on_line: bool,
     at: Vec<String>,
     key: String,
     name: Option<&'static str>,
@@ -163,23 +165,30 @@ struct Columns {
 }
 
 impl Columns {
-    fn has_key(&self, at: &[String], key: &str, derive: Option<Derive>) -> bool {
+    fn has_key(&self, on_line: bool, at: &[String], key: &str, derive: Option<Derive>) -> bool {
         self.columns.iter().any(|c| {
-            matches!(&c.source, ColumnSource::Field { at: a, key: k, derive: d, .. }
-                if a == at && k == key && *d == derive)
+            matches!(&c.source, ColumnSource::Field { at: a, key: k, derive: d, on_line: l, .. }
+                if *l == on_line && a == at && k == key && *d == derive)
         })
     }
 
     fn add_spec(&mut self, spec: &FieldSpec, documented: bool) {
         let mut path: Vec<String> = spec.key.split('.').map(str::to_string).collect();
         let key = path.pop().unwrap_or_default();
-        let field = FieldAt { at: path, key, name: spec.name, absent: spec.absent, derive: spec.derive };
+        let field = FieldAt {
+            on_line: spec.on_line,
+            at: path,
+            key,
+            name: spec.name,
+            absent: spec.absent,
+            derive: spec.derive,
+        };
         self.add(field, spec.kind.clone(), spec.about.to_string(), documented);
     }
 
     fn add(&mut self, field: FieldAt, kind: Kind, about: String, documented: bool) {
-        let FieldAt { at, key, name, absent, derive } = field;
-        if self.has_key(&at, &key, derive) {
+        let FieldAt { on_line, at, key, name, absent, derive } = field;
+        if self.has_key(on_line, &at, &key, derive) {
             return;
         }
         let mut name = match derive {
@@ -198,20 +207,26 @@ impl Columns {
         while self.columns.iter().any(|c| c.name == name) {
             name = format!("data_{name}");
         }
-        let source = ColumnSource::Field { at, key, absent, derive };
+        let source = ColumnSource::Field { at, key, absent, derive, on_line };
         self.columns.push(Column { name, kind, source, about });
     }
 
     /// Adds the fields found in the data that no document names.
     fn add_found(&mut self, found: &[(String, ShapeSet)], skip_key: Option<&str>) {
         for (key, shapes) in found {
-            if Some(key.as_str()) == skip_key || self.has_key(&[], key, None) {
+            if Some(key.as_str()) == skip_key || self.has_key(false, &[], key, None) {
                 continue;
             }
             let kind = inferred_kind(*shapes);
             let about = format!("found in the data ({})", kind.describe());
-            let field =
-                FieldAt { at: vec![], key: key.clone(), name: None, absent: Absent::Null, derive: None };
+            let field = FieldAt {
+                on_line: false,
+                at: vec![],
+                key: key.clone(),
+                name: None,
+                absent: Absent::Null,
+                derive: None,
+            };
             self.add(field, kind, about, false);
         }
     }
@@ -304,10 +319,6 @@ fn found_type_names<'a>(format: &Format, found: &[&'a str]) -> Vec<(&'a str, Str
 /// as [`found_type_names`] says). Each has the context columns, the format's common fields, the
 /// type's documented fields, then the fields found in the data.
 pub(crate) fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTable> {
-    let type_key = match format.envelope.fields {
-        crate::format::FieldsAt::Beside => Some(format.envelope.type_key),
-        crate::format::FieldsAt::Under(_) => None,
-    };
     let mut names: Vec<(&str, Option<&crate::format::EventSpec>, String, Option<String>)> = format
         .events
         .iter()
@@ -333,6 +344,7 @@ pub(crate) fn event_tables(format: &Format, stats: &FormatStats) -> Vec<EventTab
                 format.common_fields.iter().for_each(|f| columns.add_spec(f, true));
             }
             spec.iter().flat_map(|s| &s.fields).for_each(|f| columns.add_spec(f, true));
+            let type_key = format.envelope.type_key_among_fields(type_name);
             columns.add_found(found.map_or(&[][..], |t| t.fields.as_slice()), type_key);
             EventTable {
                 name,

@@ -1,0 +1,453 @@
+//! Codex CLI rollouts, as data: `<codex-home>/sessions/YYYY/MM/DD/rollout-<local time>-<thread>.jsonl`
+//! (and `archived_sessions/`, and either compressed as `.jsonl.zst`) of `{"timestamp", "type",
+//! "payload"}` lines, typed by `type` and, for `response_item` and `event_msg`, the payload's own
+//! `type`; and their rows of the normalized `calls`, `tool_calls` and `sessions`.
+
+use super::build::{event, field, line_field, named};
+use super::{
+    ContextColumn, ContextSource, Contribution, Copies, Envelope, EventSpec, ExportUnits, FieldsAt,
+    FileMatch, Format, Kind, Naming, Normalized, TypeRule,
+};
+use Kind::{Bool, Count, Int, Json, Str, Timestamp};
+
+/// The Codex CLI format.
+pub fn format() -> Format {
+    Format {
+        name: "codex",
+        about: "Codex CLI rollouts: <codex-home>/sessions/YYYY/MM/DD/rollout-<local time>-<thread>.jsonl \
+                and archived_sessions/rollout-*.jsonl, either kept as .jsonl.zst once idle; the home \
+                is $CODEX_HOME, else ~/.codex",
+        default_roots: &[
+            &["$CODEX_HOME/sessions", "~/.codex/sessions"],
+            &["$CODEX_HOME/archived_sessions", "~/.codex/archived_sessions"],
+        ],
+        files: FileMatch::Patterns(&["sessions/**/rollout-*.jsonl", "archived_sessions/rollout-*.jsonl"]),
+        looked_for: Some("Codex CLI rollouts (sessions/**/rollout-*.jsonl)"),
+        beside: None,
+        copies: Some(Copies { kept: "sessions", copy: "archived_sessions" }),
+        envelope: Envelope {
+            types: TypeRule::Refined { key: "type", refined: &["response_item", "event_msg"], sub: "type" },
+            fields: FieldsAt::Under("payload"),
+        },
+        table_naming: Naming::LastPart,
+        column_naming: Naming::AsIs,
+        required_type: None,
+        context: vec![
+            ContextColumn {
+                name: "thread_id",
+                source: ContextSource::Carried { event: "session_meta", key: "id", first: true },
+                about: "the thread the rollout records: the id of its first session_meta (a child's \
+                        file replays its parent's session_meta later; null before the first)",
+            },
+            ContextColumn {
+                name: "turn_model",
+                source: ContextSource::Carried { event: "turn_context", key: "model", first: false },
+                about: "the model of the turn: that of the latest turn_context at or before the line \
+                        (the only place Codex writes it; null before the first)",
+            },
+            ContextColumn {
+                name: "archived",
+                source: ContextSource::UnderDirectory("archived_sessions"),
+                about: "true for a rollout under archived_sessions/",
+            },
+            ContextColumn {
+                name: "line",
+                source: ContextSource::LineNumber,
+                about: "1-based line number in the file (of the decompressed lines, for a .zst)",
+            },
+            ContextColumn {
+                name: "file",
+                source: ContextSource::FilePath,
+                about: "path of the rollout file",
+            },
+        ],
+        common_fields: vec![line_field(
+            "timestamp",
+            Timestamp,
+            "when the line was written (UTC), beside type and payload",
+        )],
+        events: events(),
+        views: vec![],
+        lines_table: None,
+        export: ExportUnits::Rows { sql: EXPORT_UNITS, noun: "thread" },
+        normalized: vec![
+            Contribution { table: Normalized::Calls, sql: CALLS },
+            Contribution { table: Normalized::ToolCalls, sql: TOOL_CALLS },
+            Contribution { table: Normalized::Sessions, sql: SESSIONS },
+        ],
+    }
+}
+
+/// The `TokenUsage` fields of `info.<which>_token_usage`, as columns `<prefix><field>`.
+fn usage(which: &'static str) -> Vec<super::FieldSpec> {
+    let spec = |key: &'static str, name: &'static str, about: &'static str| named(key, name, Count, about);
+    match which {
+        "total" => vec![
+            spec(
+                "info.total_token_usage.input_tokens",
+                "total_input_tokens",
+                "prompt tokens, cached included",
+            ),
+            spec(
+                "info.total_token_usage.cached_input_tokens",
+                "total_cached_input_tokens",
+                "prompt tokens read from the cache",
+            ),
+            spec(
+                "info.total_token_usage.cache_write_input_tokens",
+                "total_cache_write_input_tokens",
+                "prompt tokens written to the cache (Codex 0.145 and later)",
+            ),
+            spec(
+                "info.total_token_usage.output_tokens",
+                "total_output_tokens",
+                "generated tokens, reasoning included",
+            ),
+            spec(
+                "info.total_token_usage.reasoning_output_tokens",
+                "total_reasoning_output_tokens",
+                "reasoning tokens (part of output)",
+            ),
+            spec("info.total_token_usage.total_tokens", "total_tokens", "input + output"),
+        ],
+        _ => vec![
+            spec("info.last_token_usage.input_tokens", "last_input_tokens", "prompt tokens, cached included"),
+            spec(
+                "info.last_token_usage.cached_input_tokens",
+                "last_cached_input_tokens",
+                "prompt tokens read from the cache",
+            ),
+            spec(
+                "info.last_token_usage.cache_write_input_tokens",
+                "last_cache_write_input_tokens",
+                "prompt tokens written to the cache (Codex 0.145 and later)",
+            ),
+            spec(
+                "info.last_token_usage.output_tokens",
+                "last_output_tokens",
+                "generated tokens, reasoning included",
+            ),
+            spec(
+                "info.last_token_usage.reasoning_output_tokens",
+                "last_reasoning_output_tokens",
+                "reasoning tokens (part of output)",
+            ),
+            spec("info.last_token_usage.total_tokens", "last_total_tokens", "input + output"),
+        ],
+    }
+}
+
+fn events() -> Vec<EventSpec> {
+    let mut token_count = vec![
+        field("info", Json, "the counts, as JSON text; null on a count of rate limits only"),
+        named(
+            "info.last_token_usage",
+            "last_token_usage",
+            Json,
+            "the latest response's usage, as JSON text; absent where a line has totals only",
+        ),
+    ];
+    token_count.extend(usage("total"));
+    token_count.extend(usage("last"));
+    token_count.push(named("info.model_context_window", "model_context_window", Int, "the context window"));
+    token_count.push(field("rate_limits", Json, "the plan's rate-limit windows and credits, as JSON text"));
+    vec![
+        event(
+            "session_meta",
+            "the thread's start: its id, where and by what it runs (a child's file replays its \
+             parent's too)",
+            vec![
+                field("id", Str, "the thread id"),
+                named("timestamp", "started_at", Timestamp, "when the thread started (UTC)"),
+                field("cwd", Str, "the working directory"),
+                field("originator", Str, "what started it: codex_cli_rs, codex_vscode, ..."),
+                field("cli_version", Str, "the Codex version"),
+                field("source", Json, "cli, vscode, exec, mcp, or {\"subagent\": ...}, as JSON text"),
+                field("model_provider", Str, "the provider: openai, ..."),
+                field("forked_from_id", Str, "the thread this one was forked from"),
+                named(
+                    "source.subagent.thread_spawn.parent_thread_id",
+                    "parent_thread_id",
+                    Str,
+                    "the thread that spawned this one",
+                ),
+                named("source.subagent.thread_spawn.depth", "spawn_depth", Int, "how deep in the spawn tree"),
+                field("agent_nickname", Str, "a spawned agent's name"),
+                field("agent_role", Str, "a spawned agent's role"),
+                named("git.commit_hash", "git_commit", Str, "the commit checked out"),
+                named("git.branch", "git_branch", Str, "the branch checked out"),
+                named("git.repository_url", "git_repository_url", Str, "the repository's remote"),
+                field("memory_mode", Str, "the memory mode"),
+            ],
+        ),
+        event(
+            "turn_context",
+            "a turn's settings; a new one may switch the model",
+            vec![
+                field("turn_id", Str, "the turn's id"),
+                field("cwd", Str, "the working directory"),
+                field("approval_policy", Str, "when Codex asks before acting"),
+                field("sandbox_policy", Json, "the sandbox, as JSON text"),
+                field("model", Str, "the model of the turn"),
+                field("effort", Str, "the reasoning effort"),
+                field("summary", Str, "the reasoning summary setting"),
+            ],
+        ),
+        event(
+            "response_item.message",
+            "a message of the conversation: a prompt (role user; also Codex's injected context), \
+             an answer (assistant), or instructions (developer)",
+            vec![
+                field("role", Str, "user, assistant or developer"),
+                field("content", Json, "the parts (input_text, output_text, input_image), as JSON text"),
+            ],
+        ),
+        event(
+            "response_item.reasoning",
+            "the model's reasoning: a summary, the rest encrypted",
+            vec![
+                field("summary", Json, "the summary parts, as JSON text"),
+                field("content", Json, "the reasoning text where written, as JSON text"),
+                field("encrypted_content", Str, "the reasoning, encrypted"),
+            ],
+        ),
+        event(
+            "response_item.function_call",
+            "a tool call (exec_command, update_plan, spawn_agent, ...)",
+            vec![
+                field("name", Str, "the tool"),
+                field("arguments", Str, "its arguments: JSON, as a string"),
+                field("call_id", Str, "the call's id"),
+            ],
+        ),
+        event(
+            "response_item.function_call_output",
+            "what a tool call returned",
+            vec![
+                field("call_id", Str, "the call it answers"),
+                field(
+                    "output",
+                    Json,
+                    "the output, as JSON text: a string (for a command: `Process exited with code N` \
+                     among its header lines), or parts for an image",
+                ),
+            ],
+        ),
+        event(
+            "response_item.custom_tool_call",
+            "a call of a free-form tool (apply_patch)",
+            vec![
+                field("status", Str, "completed, ..."),
+                field("call_id", Str, "the call's id"),
+                field("name", Str, "the tool"),
+                field("input", Str, "its input (a patch)"),
+            ],
+        ),
+        event(
+            "response_item.custom_tool_call_output",
+            "what a free-form tool call returned",
+            vec![
+                field("call_id", Str, "the call it answers"),
+                field("output", Json, "the output, as JSON text"),
+            ],
+        ),
+        event(
+            "response_item.local_shell_call",
+            "a shell command the model ran by the local shell tool",
+            vec![
+                field("call_id", Str, "the call's id"),
+                field("status", Str, "its status"),
+                field("action", Json, "the command, as JSON text"),
+            ],
+        ),
+        event(
+            "response_item.web_search_call",
+            "a web search",
+            vec![field("status", Str, "its status"), field("action", Json, "the search, as JSON text")],
+        ),
+        event(
+            "event_msg.token_count",
+            "the thread's token counts after a response: cumulative totals and the latest call's; \
+             re-emitted with unchanged totals when only the rate limits are refreshed (not a call)",
+            token_count,
+        ),
+        event(
+            "event_msg.user_message",
+            "a prompt as the person typed it (not written by Codex 0.148 and later)",
+            vec![field("message", Str, "the prompt"), field("images", Json, "attached images, as JSON text")],
+        ),
+        event("event_msg.agent_message", "an answer as shown", vec![field("message", Str, "the answer")]),
+        event("event_msg.agent_reasoning", "reasoning as shown", vec![field("text", Str, "the reasoning")]),
+        event(
+            "event_msg.task_started",
+            "a turn began",
+            vec![field("model_context_window", Int, "the context window")],
+        ),
+        event(
+            "event_msg.task_complete",
+            "a turn ended",
+            vec![field("last_agent_message", Str, "the turn's last answer")],
+        ),
+        event("event_msg.turn_aborted", "a turn was stopped", vec![field("reason", Str, "why")]),
+        event("event_msg.thread_rolled_back", "turns were undone", vec![field("num_turns", Int, "how many")]),
+        event(
+            "event_msg.patch_apply_end",
+            "a patch was applied",
+            vec![
+                field("call_id", Str, "the call it answers"),
+                field("success", Bool, "whether it applied"),
+                field("stdout", Str, "what it printed"),
+                field("stderr", Str, "its errors"),
+            ],
+        ),
+        event(
+            "event_msg.exec_command_end",
+            "a command ended (written in extended mode)",
+            vec![
+                field("call_id", Str, "the call it answers"),
+                field("command", Json, "the command's words, as JSON text"),
+                field("exit_code", Int, "its exit code"),
+                field("duration", Json, "how long it ran ({\"secs\", \"nanos\"}), as JSON text"),
+                field("aggregated_output", Str, "its output (up to 10 kB)"),
+            ],
+        ),
+        event(
+            "compacted",
+            "the conversation was compacted",
+            vec![
+                field("message", Str, "the summary"),
+                field("replacement_history", Json, "the history that replaces it, as JSON text"),
+            ],
+        ),
+    ]
+}
+
+/// A unit per rollout. Codex never writes that a thread ended: a rollout is taken as settled, and
+/// one that changed since it was exported is written again whole.
+const EXPORT_UNITS: &str = "select f.file, f.file as id, coalesce(s.thread_id, f.file) as run_id, \
+    false as open, cast(cast(s.started_at as date) as varchar) as day \
+    from codex.files f left join (select file, min(thread_id) as thread_id, min(timestamp) as started_at \
+      from codex.events group by file) s on s.file = f.file where f.transcript";
+
+/// Each rollout's thread: its first session_meta, and the thread it was forked from or spawned
+/// by (a query's `threads`).
+macro_rules! threads {
+    () => {
+        "threads AS (
+  SELECT file, id AS session_id, coalesce(forked_from_id, parent_thread_id) AS parent_session_id,
+         cwd, model_provider
+  FROM (SELECT *, row_number() OVER (PARTITION BY file ORDER BY line) AS nth FROM codex.session_meta)
+  WHERE nth = 1 AND id IS NOT NULL
+)"
+    };
+}
+
+/// The calls: each token_count with info whose totals moved from the previous one of the file
+/// (a re-emitted count is not a call; totals that drop start a new baseline), unless a parent
+/// thread has a count with the same totals (a child's replay of its parent's history). Figures
+/// from last_token_usage, else the totals less the baseline; the model of the latest turn_context.
+const CALLS: &str = concat!(
+    "WITH ",
+    threads!(),
+    ", counts AS (
+  SELECT file, line, timestamp, turn_model, last_token_usage,
+         coalesce(total_input_tokens, 0) AS t_in, coalesce(total_cached_input_tokens, 0) AS t_cached,
+         coalesce(total_cache_write_input_tokens, 0) AS t_write, coalesce(total_output_tokens, 0) AS t_out,
+         coalesce(total_reasoning_output_tokens, 0) AS t_reasoning, coalesce(total_tokens, 0) AS t_total,
+         coalesce(last_input_tokens, 0) AS l_in, coalesce(last_cached_input_tokens, 0) AS l_cached,
+         coalesce(last_cache_write_input_tokens, 0) AS l_write, coalesce(last_output_tokens, 0) AS l_out,
+         coalesce(last_reasoning_output_tokens, 0) AS l_reasoning
+  FROM codex.token_count
+  WHERE info IS NOT NULL
+), steps AS (
+  SELECT c.*, t.session_id, t.parent_session_id, t.model_provider,
+         lag(t_in) OVER w AS p_in, lag(t_cached) OVER w AS p_cached, lag(t_write) OVER w AS p_write,
+         lag(t_out) OVER w AS p_out, lag(t_reasoning) OVER w AS p_reasoning, lag(t_total) OVER w AS p_total
+  FROM counts c JOIN threads t ON t.file = c.file
+  WINDOW w AS (PARTITION BY c.file ORDER BY c.line)
+), moved AS (
+  SELECT *,
+         p_in IS NOT NULL AND (t_in < p_in OR t_cached < p_cached OR t_write < p_write OR t_out < p_out
+                               OR t_reasoning < p_reasoning OR t_total < p_total) AS dropped
+  FROM steps
+  WHERE p_in IS NULL OR t_in <> p_in OR t_cached <> p_cached OR t_write <> p_write OR t_out <> p_out
+        OR t_reasoning <> p_reasoning OR t_total <> p_total
+), parents AS (
+  SELECT DISTINCT t.session_id, c.t_in, c.t_cached, c.t_write, c.t_out, c.t_reasoning, c.t_total
+  FROM counts c JOIN threads t ON t.file = c.file
+)
+SELECT 'codex' AS harness, m.session_id, m.parent_session_id, m.timestamp AS ts,
+       coalesce(m.model_provider, 'openai') AS provider, m.turn_model AS model,
+       CASE WHEN starts_with(m.last_token_usage, '{') THEN m.l_in
+            WHEN m.dropped OR m.p_in IS NULL THEN m.t_in ELSE m.t_in - m.p_in END AS input_tokens,
+       CASE WHEN starts_with(m.last_token_usage, '{') THEN m.l_cached
+            WHEN m.dropped OR m.p_in IS NULL THEN m.t_cached ELSE m.t_cached - m.p_cached END AS cache_read_tokens,
+       CASE WHEN starts_with(m.last_token_usage, '{') THEN m.l_write
+            WHEN m.dropped OR m.p_in IS NULL THEN m.t_write ELSE m.t_write - m.p_write END AS cache_write_tokens,
+       CASE WHEN starts_with(m.last_token_usage, '{') THEN m.l_out
+            WHEN m.dropped OR m.p_in IS NULL THEN m.t_out ELSE m.t_out - m.p_out END AS output_tokens,
+       CASE WHEN starts_with(m.last_token_usage, '{') THEN m.l_reasoning
+            WHEN m.dropped OR m.p_in IS NULL THEN m.t_reasoning ELSE m.t_reasoning - m.p_reasoning END
+         AS reasoning_tokens,
+       m.file, m.line
+FROM moved m
+LEFT JOIN parents p ON p.session_id = m.parent_session_id AND p.t_in = m.t_in AND p.t_cached = m.t_cached
+  AND p.t_write = m.t_write AND p.t_out = m.t_out AND p.t_reasoning = m.t_reasoning AND p.t_total = m.t_total
+WHERE p.session_id IS NULL"
+);
+
+/// The tool calls: each function_call of a rollout whose call_id its parent thread has not (a
+/// child's replay), joined to the first output of that call_id in the same file: not ok when it
+/// says `Process exited with code N` with N ≠ 0, its text the error then.
+const TOOL_CALLS: &str = concat!(
+    "WITH ",
+    threads!(),
+    ", uses AS (
+  SELECT t.session_id, t.parent_session_id, c.file, c.line, c.timestamp, c.name, c.call_id
+  FROM codex.function_call c JOIN threads t ON t.file = c.file
+  WHERE c.call_id IS NOT NULL
+), outputs AS (
+  SELECT file, call_id, json_as_text(output) AS text,
+         CAST((regexp_match(json_as_text(output), 'Process exited with code (-?[0-9]+)'))[1] AS BIGINT) AS exit_code,
+         row_number() OVER (PARTITION BY file, call_id ORDER BY line) AS nth
+  FROM codex.function_call_output
+)
+SELECT 'codex' AS harness, u.session_id, u.timestamp AS ts, u.name AS tool, u.call_id,
+       coalesce(o.exit_code, 0) = 0 AS ok,
+       CASE WHEN coalesce(o.exit_code, 0) <> 0 THEN o.text END AS error,
+       CAST(NULL AS BIGINT) AS duration_ms
+FROM uses u
+LEFT JOIN outputs o ON o.file = u.file AND o.call_id = u.call_id AND o.nth = 1
+WHERE NOT EXISTS (SELECT 1 FROM uses p WHERE p.session_id = u.parent_session_id AND p.call_id = u.call_id)"
+);
+
+/// A session per rollout's thread, with its parent; its times those of its lines.
+const SESSIONS: &str = concat!(
+    "WITH ",
+    threads!(),
+    "
+SELECT 'codex' AS harness, t.session_id, t.parent_session_id,
+       min(e.timestamp) AS started_at, max(e.timestamp) AS ended_at, t.cwd, t.file
+FROM threads t JOIN codex.events e ON e.file = t.file AND e.thread_id IS NOT NULL
+GROUP BY t.session_id, t.parent_session_id, t.cwd, t.file"
+);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_patterns_claim_rollouts_in_both_trees_and_nothing_else() {
+        let formats = vec![super::format()];
+        let claimer = |path: &std::path::Path| crate::source::discover::claim(&formats, path).is_some();
+        for (path, claimed) in [
+            ("/h/.codex/sessions/2026/09/03/rollout-2026-09-03T06-02-11-0199a3c4.jsonl", true),
+            ("/h/.codex/sessions/2026/09/03/rollout-2026-09-03T06-02-11-0199a3c4.jsonl.zst", true),
+            ("/h/.codex/archived_sessions/rollout-2026-09-03T06-02-11-0199a3c4.jsonl", true),
+            ("/h/.codex/archived_sessions/rollout-x.jsonl.zst", true),
+            ("/h/.codex/history.jsonl", false),
+            ("/h/.codex/session_index.jsonl", false),
+            ("/h/.codex/sessions/2026/09/03/notes.jsonl", false),
+        ] {
+            assert_eq!(claimer(std::path::Path::new(path)), claimed, "{path}");
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! Codex CLI rollouts read as the generator wrote them: every row of the normalized `calls`,
+//! `tool_calls` and `sessions` equals the generator's tally (never the SQL's), through the real
+//! binary, given the home's path, given none (`HOME` the generated home), and with `CODEX_HOME`
+//! moving it; the copies that do not count are named, and each damaged line is.
+
+use crate::harness_rows::*;
+use crate::util::parse_ndjson;
+use std::path::PathBuf;
+use txq::generate::{Harness, HarnessExpected, HarnessOptions, write_harness_home};
+
+fn codex_home(options: HarnessOptions) -> (tempfile::TempDir, HarnessExpected) {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = write_harness_home(dir.path(), &options).unwrap();
+    (dir, expected)
+}
+
+fn codex_only() -> HarnessOptions {
+    HarnessOptions { harnesses: vec![Harness::Codex], keep_rows: true, ..HarnessOptions::default() }
+}
+
+#[test]
+fn each_codex_call_is_a_count_whose_totals_moved_and_no_replay_of_a_parent() {
+    let (home, expected) = codex_home(codex_only());
+    let want = expected_calls(&expected, "codex");
+    assert!(want.len() > 50, "a home with many calls: {}", want.len());
+    let got = rows(home.path(), &[home.path().to_path_buf()], &[], CALLS);
+    assert_eq!(calls_of(home.path(), &got), want);
+}
+
+#[test]
+fn codex_rollouts_are_found_in_codex_home_or_under_home_with_no_path() {
+    let (home, expected) = codex_home(codex_only());
+    let env = [("HOME", home.path().to_path_buf())];
+    let got = rows(home.path(), &[], &env, CALLS);
+    assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, "codex"));
+
+    let moved = HarnessOptions { codex_home: PathBuf::from("elsewhere/codex"), ..codex_only() };
+    let (home, expected) = codex_home(moved.clone());
+    let mut env: Vec<(&str, PathBuf)> = moved.env_vars(home.path());
+    env.push(("HOME", home.path().join("nobody")));
+    let got = rows(home.path(), &[], &env, CALLS);
+    assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, "codex"));
+}
+
+#[test]
+fn codex_tool_calls_are_each_function_call_once_across_a_lineage() {
+    let (home, expected) = codex_home(codex_only());
+    let got = rows(home.path(), &[home.path().to_path_buf()], &[], TOOL_CALLS);
+    let want = expected_tool_calls(&expected, "codex");
+    assert!(want.iter().any(|t| t.contains(" false ")), "failing commands among them");
+    assert_eq!(tool_calls_of(&got), want);
+}
+
+#[test]
+fn codex_sessions_are_each_thread_with_its_parent_and_sums() {
+    let (home, expected) = codex_home(codex_only());
+    let got = rows(home.path(), &[home.path().to_path_buf()], &[], SESSIONS);
+    let want = expected_sessions(&expected, "codex");
+    assert!(want.iter().filter(|s| !s.contains(" None ")).count() >= 2, "a forked and a spawned child");
+    assert_eq!(sessions_of(home.path(), &got), want);
+}
+
+#[test]
+fn a_zst_beside_its_rollout_and_an_archived_copy_are_named_and_not_read() {
+    let (home, expected) = codex_home(codex_only());
+    let sql = "select file, skipped from codex.files where not transcript order by file";
+    let got: Vec<String> = rows(home.path(), &[home.path().to_path_buf()], &[], sql)
+        .iter()
+        .map(|r| relative(home.path(), &r["file"]))
+        .collect();
+    assert_eq!(got, expected.shadowed);
+    let sql = "select file, line from codex.errors order by file, line";
+    let got: Vec<(String, u64)> = rows(home.path(), &[home.path().to_path_buf()], &[], sql)
+        .iter()
+        .map(|r| (relative(home.path(), &r["file"]), r["line"].as_u64().unwrap()))
+        .collect();
+    let cut_off: Vec<&String> = expected.cut_off.iter().filter(|f| f.starts_with(".codex/")).collect();
+    assert!(!cut_off.is_empty(), "a rollout ends with a cut-off line");
+    // A cut-off last line is skipped in silence (a rollout may still be written): not an error.
+    let last_line = |file: &String| expected.errors.iter().filter(|(f, _)| f == file).map(|(_, l)| *l).max();
+    let want: Vec<(String, u64)> = expected
+        .errors
+        .iter()
+        .filter(|(file, line)| {
+            file.starts_with(".codex/")
+                && !(expected.cut_off.contains(file) && last_line(file) == Some(*line))
+        })
+        .cloned()
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(got, want);
+}
+
+#[test]
+fn txq_query_daily_over_codex_gives_each_days_calls_of_the_tally() {
+    let (home, expected) = codex_home(codex_only());
+    let out = crate::util::txq(
+        &["--no-cache", "--format", "ndjson", "query", "daily", home.path().to_str().unwrap()],
+        home.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(days_of(&parse_ndjson(&out.stdout)), expected_days(&expected, "codex"));
+}
