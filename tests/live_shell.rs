@@ -289,7 +289,7 @@ fn sql_runs_with_no_transcripts_anywhere_with_a_note_naming_each_place_once() {
         format!(
             "txq: note: no transcripts given and none found in the default places: looked in \
              .rupu/transcripts, {home}/.rupu/transcripts, .reeval/runs, evals/.history, {home}/.claude/projects, \
-             {home}/.config/claude/projects, {home}/.codex/sessions, {home}/.codex/archived_sessions; the tables are empty\n"
+             {home}/.config/claude/projects, {home}/.codex/sessions, {home}/.codex/archived_sessions, {home}/.gemini/tmp; the tables are empty\n"
         )
     );
     let out = crate::util::txq(
@@ -314,8 +314,9 @@ fn sql_runs_with_no_transcripts_anywhere_with_a_note_naming_each_place_once() {
     assert_eq!(
         out.stderr,
         "txq: note: no transcripts in empty: looked for rupu transcripts (*.jsonl files with a \
-         run_start line), reeval attempts (transcript.jsonl) and Claude Code sessions \
-         (projects/*/*.jsonl); the tables are empty\n"
+         run_start line), reeval attempts (transcript.jsonl), Claude Code sessions \
+         (projects/*/*.jsonl), Codex CLI rollouts (sessions/**/rollout-*.jsonl) and Gemini CLI chats \
+         (tmp/*/chats/**/*.jsonl); the tables are empty\n"
     );
     // An export of nothing stays an error.
     let out = crate::util::txq(&["export", "--out", "o", "empty"], dir.path());

@@ -649,7 +649,7 @@ fn paths_with_no_transcripts_run_sql_on_empty_tables_with_a_note_saying_what_was
     assert_eq!(
         out.stderr,
         "txq: warning: empty/run_1.jsonl: not read: no run_start line, so not rupu transcripts (step logs or netflow ledgers?); `select file, skipped from rupu.files where not transcript` lists each with why\n\
-         txq: note: no transcripts in empty: looked for rupu transcripts (*.jsonl files with a run_start line), reeval attempts (transcript.jsonl), Claude Code sessions (projects/*/*.jsonl) and Codex CLI rollouts (sessions/**/rollout-*.jsonl); the tables are empty\n"
+         txq: note: no transcripts in empty: looked for rupu transcripts (*.jsonl files with a run_start line), reeval attempts (transcript.jsonl), Claude Code sessions (projects/*/*.jsonl), Codex CLI rollouts (sessions/**/rollout-*.jsonl) and Gemini CLI chats (tmp/*/chats/**/*.jsonl); the tables are empty\n"
     );
     let out = txq(&["-e", "select 1", "empty/notes.txt"], dir.path());
     assert_eq!(out.code, 0);

@@ -7,6 +7,8 @@ mod docs;
 mod export;
 mod harness_claude;
 mod harness_codex;
+mod harness_gemini;
+mod harness_home;
 mod harness_rows;
 mod house;
 mod live_export;

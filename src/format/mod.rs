@@ -5,6 +5,7 @@
 
 pub(crate) mod claude;
 pub(crate) mod codex;
+pub(crate) mod gemini;
 pub(crate) mod reeval;
 pub mod rupu;
 pub(crate) mod rupu_netflow;
@@ -499,6 +500,10 @@ pub(crate) enum ContextSource {
     /// the first (bigint). With `early`, lines of those types are taken as written before the
     /// span they belong to (see [`Early`]).
     LastSeen { event: &'static str, field: &'static str, early: Option<Early> },
+    /// The text of the file `name` in the directory just inside the nearest one above the file
+    /// named `below`, its spaces and line ends trimmed (Gemini CLI's `tmp/<slug>/.project_root`,
+    /// which names the project's directory); null when there is none or it cannot be read.
+    FileText { below: &'static str, name: &'static str },
     /// The string at `key` (`a.b` for a nested key) among the fields of the latest line of type
     /// `event` at or before this one in the file (the first such line's, with `first`), null
     /// before it (text): Codex's model from the latest `turn_context`, its thread from the first
@@ -526,6 +531,7 @@ impl ContextSource {
             | ContextSource::FilePath
             | ContextSource::Ancestor(_)
             | ContextSource::Below(_)
+            | ContextSource::FileText { .. }
             | ContextSource::Carried { .. } => DataType::Utf8,
             ContextSource::LineNumber | ContextSource::AncestorInt(_) | ContextSource::LastSeen { .. } => {
                 DataType::Int64
@@ -633,6 +639,7 @@ pub fn all() -> Vec<Format> {
         rupu_netflow::format(),
         claude::format(),
         codex::format(),
+        gemini::format(),
     ]
 }
 

@@ -92,6 +92,9 @@ impl FileContext {
                         let at = components.iter().rposition(|c| c == dir);
                         FileValue::Str(at.and_then(|at| components.get(at + 1)).cloned())
                     }
+                    ContextSource::FileText { below, name } => {
+                        FileValue::Str(file_text(&file.path, below, name))
+                    }
                     ContextSource::LineNumber
                     | ContextSource::LastSeen { .. }
                     | ContextSource::Carried { .. } => FileValue::PerLine,
@@ -101,6 +104,23 @@ impl FileContext {
             .collect();
         Self { values }
     }
+}
+
+/// The text of the file `name` in the directory just inside the nearest one above `path` named
+/// `below`, trimmed; `None` when there is none, it cannot be read, or it is over 4 KiB (a marker
+/// naming a directory, not data).
+fn file_text(path: &std::path::Path, below: &str, name: &str) -> Option<String> {
+    let folders: Vec<&std::path::Path> = path.ancestors().skip(1).collect();
+    let at = folders.iter().position(|dir| dir.file_name().is_some_and(|n| n == below))?;
+    let folder = folders.get(at.checked_sub(1)?)?;
+    let marker = folder.join(name);
+    let meta = std::fs::metadata(&marker).ok()?;
+    if !meta.is_file() || meta.len() > 4096 {
+        return None;
+    }
+    let text = std::fs::read(&marker).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    Some(text.trim().to_string()).filter(|t| !t.is_empty())
 }
 
 /// A column under construction.

@@ -1,0 +1,59 @@
+//! A home holding all three harnesses, read as a new user would: no path (`HOME` the generated
+//! home), one statement over `calls` per harness and model, and `txq query daily`, each equal to
+//! the generator's tally.
+
+use crate::harness_rows::*;
+use crate::util::parse_ndjson;
+use txq::generate::{HarnessOptions, write_harness_home};
+
+#[test]
+fn spend_per_harness_and_model_over_a_home_of_every_harness_equals_the_tally() {
+    let home = tempfile::tempdir().unwrap();
+    let expected = write_harness_home(home.path(), &HarnessOptions::default()).unwrap();
+    let env = [("HOME", home.path().to_path_buf())];
+    let sql = "select harness, model, count(*) as calls, sum(input_tokens) as input, \
+               sum(cache_read_tokens) as cache_read, sum(cache_write_tokens) as cache_write, \
+               sum(output_tokens) as output from calls group by 1, 2 order by 1, 2";
+    let got: Vec<String> = rows(home.path(), &[], &env, sql)
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} calls={} in={} read={} write={} out={}",
+                r["harness"].as_str().unwrap(),
+                r["model"].as_str().unwrap(),
+                r["calls"],
+                r["input"],
+                r["cache_read"],
+                r["cache_write"],
+                r["output"]
+            )
+        })
+        .collect();
+    let want: Vec<String> = expected
+        .by_model
+        .iter()
+        .map(|((harness, model), sums)| {
+            format!(
+                "{harness} {model} calls={} in={} read={} write={} out={}",
+                sums.calls,
+                sums.input_tokens,
+                sums.cache_read_tokens,
+                sums.cache_write_tokens,
+                sums.output_tokens
+            )
+        })
+        .collect();
+    let harnesses: std::collections::BTreeSet<&str> =
+        expected.by_model.keys().map(|(h, _)| h.as_str()).collect();
+    assert_eq!(harnesses.into_iter().collect::<Vec<_>>(), ["claude", "codex", "gemini"]);
+    assert_eq!(got, want);
+
+    let mut run = crate::util::command(home.path());
+    run.args(["--no-cache", "--format", "ndjson", "query", "daily"]).env("HOME", home.path());
+    let out = run.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut want: Vec<String> =
+        ["claude", "codex", "gemini"].iter().flat_map(|harness| expected_days(&expected, harness)).collect();
+    want.sort();
+    assert_eq!(days_of(&parse_ndjson(&String::from_utf8_lossy(&out.stdout))), want);
+}
