@@ -193,7 +193,9 @@ impl Runner<'_> {
             return;
         }
         let tables: Vec<String> = tables.iter().map(|t| format!("`select * from {t}`")).collect();
-        self.warn(err, format!("{}; {} lists them", parts.join(", "), tables.join(" and ")));
+        let verb = if tables.len() == 1 { "lists" } else { "list" };
+        let listed = format!("{} {verb} them", crate::text::words::listed(&tables));
+        self.warn(err, format!("{}; {listed}", parts.join(", ")));
     }
 
     /// Writes a warning, unless this session has given it already.

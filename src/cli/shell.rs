@@ -223,7 +223,7 @@ impl Shell {
             .collect();
         match parts.is_empty() {
             true => "no transcripts yet".to_string(),
-            false => parts.join(" and "),
+            false => crate::text::words::listed(&parts),
         }
     }
 

@@ -111,7 +111,7 @@ impl Summary {
             .filter_map(|f| self.written.get(f.name).map(|n| (f, n)))
             .map(|(f, n)| format!("{n} {} {}{}", f.name, f.export.noun(), if *n == 1 { "" } else { "s" }))
             .collect();
-        let units = if units.is_empty() { "nothing".to_string() } else { units.join(" and ") };
+        let units = if units.is_empty() { "nothing".to_string() } else { crate::text::words::listed(&units) };
         let mut line = format!(
             "exported {units} to {} ({} tables, {} rows in {} files, {}) in {:.1}s",
             escape::path(out),

@@ -418,7 +418,9 @@ SELECT 'codex' AS harness, u.session_id, u.timestamp AS ts, u.name AS tool, u.ca
        CAST(NULL AS BIGINT) AS duration_ms
 FROM uses u
 LEFT JOIN outputs o ON o.file = u.file AND o.call_id = u.call_id AND o.nth = 1
-WHERE NOT EXISTS (SELECT 1 FROM uses p WHERE p.session_id = u.parent_session_id AND p.call_id = u.call_id)"
+LEFT JOIN (SELECT DISTINCT session_id, call_id FROM uses) p
+  ON p.session_id = u.parent_session_id AND p.call_id = u.call_id
+WHERE p.call_id IS NULL"
 );
 
 /// A session per rollout's thread, with its parent; its times those of its lines.

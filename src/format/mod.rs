@@ -623,10 +623,9 @@ pub(crate) mod build {
 /// (...)`.
 pub(crate) fn looked_for(formats: &[Format]) -> String {
     let wanted: Vec<&str> = formats.iter().filter_map(|f| f.looked_for).collect();
-    match wanted.split_last() {
-        None => String::from("transcripts"),
-        Some((last, [])) => last.to_string(),
-        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    match wanted.is_empty() {
+        true => String::from("transcripts"),
+        false => crate::text::words::listed(&wanted),
     }
 }
 

@@ -3,3 +3,4 @@
 
 pub mod escape;
 pub(crate) mod size;
+pub(crate) mod words;
