@@ -107,14 +107,14 @@ pub(crate) enum Command {
         list: bool,
         /// A spend report's first day (daily, weekly, monthly, session, blocks): YYYY-MM-DD or
         /// YYYYMMDD, a day of --timezone.
-        #[arg(long, value_name = "DATE", value_parser = crate::sql::reports::parse_day)]
+        #[arg(long, value_name = "DATE", value_parser = crate::sql::reports::parse_day, conflicts_with = "list")]
         since: Option<chrono::NaiveDate>,
         /// A spend report's last day, included: YYYY-MM-DD or YYYYMMDD, a day of --timezone.
-        #[arg(long, value_name = "DATE", value_parser = crate::sql::reports::parse_day)]
+        #[arg(long, value_name = "DATE", value_parser = crate::sql::reports::parse_day, conflicts_with = "list")]
         until: Option<chrono::NaiveDate>,
         /// The time zone of a spend report's days, weeks, months and hours: an IANA name
         /// (Europe/Berlin), or an offset (+09:00). Default UTC, whatever the machine's zone.
-        #[arg(long, value_name = "TZ", value_parser = crate::sql::reports::parse_time_zone)]
+        #[arg(long, value_name = "TZ", value_parser = crate::sql::reports::parse_time_zone, conflicts_with = "list")]
         timezone: Option<String>,
         /// Transcript directories or files, as for txq itself.
         #[arg(value_name = "PATH")]
