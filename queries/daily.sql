@@ -1,12 +1,19 @@
--- Daily spend across every harness, as ccusage's daily report: per UTC day and model, the calls
+-- Daily spend across every harness, as ccusage's daily report: per day and model, the calls
 -- of the normalized calls table (each response counted once), their input tokens (cache reads
 -- and writes included), cache reads, cache writes, output tokens (reasoning included) and cost
 -- in US dollars (null when a model of the day has no price). Calls with no time are left out.
-select cast(ts as date) as day, harness, model, count(*) as calls,
+
+-- A spend report (docs/export.md#spend-reports): its days are those of the session's time zone
+-- (`set timezone = 'Asia/Tokyo'`; UTC when unset), and `period` names the first and last day it
+-- covers, both included (null: no bound). `txq query daily --since 2026-09-01 --until
+-- 2026-09-30 --timezone Asia/Tokyo` sets both.
+with period as (select cast(null as date) as first_day, cast(null as date) as last_day),
+dated as (select cast(cast(ts as timestamptz) as date) as day, * from calls where ts is not null)
+select day, harness, model, count(*) as calls,
        sum(input_tokens) as input_tokens, sum(cache_read_tokens) as cache_read_tokens,
        sum(cache_write_tokens) as cache_write_tokens, sum(output_tokens) as output_tokens,
        case when count(cost_usd) = count(*) then round(sum(cost_usd), 6) end as cost_usd
-from calls
-where ts is not null
-group by 1, 2, 3
-order by 1, 2, 3
+from dated cross join period
+where (first_day is null or day >= first_day) and (last_day is null or day <= last_day)
+group by day, harness, model
+order by day, harness, model

@@ -1,11 +1,22 @@
--- Monthly spend across every harness, as ccusage's monthly report: per UTC month (its first
--- day) and model, the calls of the normalized calls table (each response counted once), their
--- input tokens (cache included), output tokens and cost in US dollars (null when a model of the
--- month has no price). Calls with no time are left out.
-select date_trunc('month', ts) as month, harness, model, count(*) as calls,
-       sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
+-- Monthly spend across every harness, as ccusage's monthly report: per month (its first day)
+-- and model, the calls of the normalized calls table (each response counted once), their input
+-- tokens (cache included), cache reads, cache writes, output tokens and cost in US dollars
+-- (null when a model of the month has no price). Calls with no time are left out.
+
+-- A spend report (docs/export.md#spend-reports): its days are those of the session's time zone
+-- (`set timezone = 'Asia/Tokyo'`; UTC when unset), and `period` names the first and last day it
+-- covers, both included (null: no bound): a month cut by them sums the calls of its days within.
+with period as (select cast(null as date) as first_day, cast(null as date) as last_day),
+dated as (
+  select cast(cast(ts as timestamptz) as date) as day,
+         cast(date_trunc('month', cast(ts as timestamptz)) as date) as month, *
+  from calls where ts is not null
+)
+select month, harness, model, count(*) as calls,
+       sum(input_tokens) as input_tokens, sum(cache_read_tokens) as cache_read_tokens,
+       sum(cache_write_tokens) as cache_write_tokens, sum(output_tokens) as output_tokens,
        case when count(cost_usd) = count(*) then round(sum(cost_usd), 6) end as cost_usd
-from calls
-where ts is not null
-group by 1, 2, 3
-order by 1, 2, 3
+from dated cross join period
+where (first_day is null or day >= first_day) and (last_day is null or day <= last_day)
+group by month, harness, model
+order by month, harness, model

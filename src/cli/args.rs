@@ -22,8 +22,13 @@ pub struct Args {
     pub(crate) files: Vec<PathBuf>,
 
     /// How results are written.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Table, global = true)]
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table, global = true,
+          default_value_if("json", clap::builder::ArgPredicate::IsPresent, "json"))]
     pub(crate) format: OutputFormat,
+
+    /// As --format json (ccusage's spelling).
+    #[arg(long, global = true, conflicts_with = "format")]
+    pub(crate) json: bool,
 
     /// Lines longer than this (bytes, or a size: 64M) are listed in `errors` instead of read;
     /// at least 1K.
@@ -100,6 +105,17 @@ pub(crate) enum Command {
         /// List the analyses instead.
         #[arg(long, conflicts_with = "name")]
         list: bool,
+        /// A spend report's first day (daily, weekly, monthly, session, blocks): YYYY-MM-DD or
+        /// YYYYMMDD, a day of --timezone.
+        #[arg(long, value_name = "DATE", value_parser = crate::sql::reports::parse_day, conflicts_with = "list")]
+        since: Option<chrono::NaiveDate>,
+        /// A spend report's last day, included: YYYY-MM-DD or YYYYMMDD, a day of --timezone.
+        #[arg(long, value_name = "DATE", value_parser = crate::sql::reports::parse_day, conflicts_with = "list")]
+        until: Option<chrono::NaiveDate>,
+        /// The time zone of a spend report's days, weeks, months and hours: an IANA name
+        /// (Europe/Berlin), or an offset (+09:00). Default UTC, whatever the machine's zone.
+        #[arg(long, value_name = "TZ", value_parser = crate::sql::reports::parse_time_zone, conflicts_with = "list")]
+        timezone: Option<String>,
         /// Transcript directories or files, as for txq itself.
         #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,

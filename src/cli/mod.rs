@@ -239,8 +239,10 @@ async fn run_scripts(
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    if let Some(Command::Query { name: Some(name), .. }) = &args.command {
-        query::run(&runner, name, &mut out, &mut stderr).await?;
+    if let Some(Command::Query { name: Some(name), since, until, timezone, .. }) = &args.command {
+        let report =
+            crate::sql::reports::ReportOptions { since: *since, until: *until, time_zone: timezone.clone() };
+        query::run(&runner, name, &report, &mut out, &mut stderr).await?;
         return out.flush().map_err(Error::Output);
     }
 

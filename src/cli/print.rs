@@ -93,10 +93,11 @@ impl<'a> ResultWriter<'a> {
             OutputFormat::Csv | OutputFormat::Tsv => {
                 let delimiter = if format == OutputFormat::Csv { b',' } else { b'\t' };
                 let failed = Rc::new(Cell::new(None));
+                // A time with a zone as RFC 3339, as the other formats write it: `Z` in UTC,
+                // its offset in any other zone (a report's in --timezone).
                 let writer = datafusion::arrow::csv::WriterBuilder::new()
                     .with_header(true)
                     .with_delimiter(delimiter)
-                    .with_timestamp_tz_format("%Y-%m-%dT%H:%M:%S%.fZ".to_string())
                     .build(Watched { out, failed: failed.clone() });
                 Writing::Csv(Box::new(writer), delimiter, failed)
             }
@@ -446,6 +447,23 @@ mod tests {
         let mut csv = Vec::new();
         write_batches(OutputFormat::Csv, &schema, &[batch], &mut csv).unwrap();
         assert_eq!(String::from_utf8(csv).unwrap(), "v\u{1b}[2J\n\"\u{1b}[31mred\nnext\"\n\u{9b}c\n\"\"\n");
+    }
+
+    #[test]
+    fn csv_writes_a_time_in_utc_with_z_and_in_another_zone_with_its_offset() {
+        use datafusion::arrow::array::TimestampMicrosecondArray;
+        let at = 1_788_340_443_120_000; // 2026-09-02T09:14:03.120Z
+        let column = |zone: &str| {
+            let times =
+                TimestampMicrosecondArray::from(vec![Some(at), Some(at - 3_120_000)]).with_timezone(zone);
+            let schema = Arc::new(Schema::new(vec![Field::new("t", times.data_type().clone(), true)]));
+            let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(times)]).unwrap();
+            let mut out = Vec::new();
+            write_batches(OutputFormat::Csv, &schema, &[batch], &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(column("UTC"), "t\n2026-09-02T09:14:03.120Z\n2026-09-02T09:14:00Z\n");
+        assert_eq!(column("Asia/Kolkata"), "t\n2026-09-02T14:44:03.120+05:30\n2026-09-02T14:44:00+05:30\n");
     }
 
     #[test]

@@ -1,10 +1,11 @@
-//! `txq query`: the canned queries listed, or one run like any SQL, naming on stderr the models
-//! it priced without a price.
+//! `txq query`: the canned queries listed, or one run like any SQL (a spend report over the
+//! days and in the time zone asked for), naming on stderr the models it priced without a price.
 
 use super::exec::Runner;
 use super::print::{OutputFormat, write_batch};
 use crate::error::Error;
-use crate::sql::queries::{find, list, unknown};
+use crate::sql::queries::{ALL, find, list, unknown};
+use crate::sql::reports::{DEFAULT_TIME_ZONE, ReportOptions, is_report, with_period};
 use std::io::Write;
 
 /// `txq query --list`: the list, printed as any result is.
@@ -13,17 +14,26 @@ pub(crate) fn print_list(format: OutputFormat, out: &mut dyn Write) -> Result<()
 }
 
 /// `txq query NAME`: runs the query like any SQL (which names the models `call_cost` found no
-/// price for), then, when it read the `prices` table, names on stderr the models of rupu's
-/// usage that the table has no price for.
+/// price for), a spend report over the days and in the time zone `report` asks for, then, when
+/// it read the `prices` table, names on stderr the models of rupu's usage that the table has no
+/// price for.
 pub(crate) async fn run(
     runner: &Runner<'_>,
     name: &str,
+    report: &ReportOptions,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), Error> {
     let query = find(name).ok_or_else(|| Error::Usage(unknown(name)))?;
-    runner.run(query.sql, out, err).await?;
-    let plan = runner.ctx.state().create_logical_plan(query.sql).await.map_err(Error::Sql)?;
+    let sql = match is_report(query.sql) {
+        true => report_sql(runner, query.sql, report)?,
+        false => match report.flags_given().as_slice() {
+            [] => query.sql.to_string(),
+            flags => return Err(Error::Usage(not_a_report(name, flags))),
+        },
+    };
+    runner.run(&sql, out, err).await?;
+    let plan = runner.ctx.state().create_logical_plan(&sql).await.map_err(Error::Sql)?;
     if !runner.quiet && crate::sql::prices::reads_prices(&plan) {
         let models = crate::sql::prices::unpriced_models(runner.ctx).await.map_err(Error::Sql)?;
         if !models.is_empty() {
@@ -32,4 +42,30 @@ pub(crate) async fn run(
         }
     }
     Ok(())
+}
+
+/// A report's SQL with its period set, the session's time zone set to the one asked for (UTC
+/// when none is, so that its days do not depend on the machine's zone).
+fn report_sql(runner: &Runner<'_>, sql: &str, report: &ReportOptions) -> Result<String, Error> {
+    if let (Some(since), Some(until)) = (report.since, report.until)
+        && since > until
+    {
+        return Err(Error::Usage(format!(
+            "--since {since} is after --until {until}: the days from --since to --until (both included) are reported"
+        )));
+    }
+    let zone = report.time_zone.as_deref().unwrap_or(DEFAULT_TIME_ZONE);
+    runner.ctx.state_ref().write().config_mut().options_mut().execution.time_zone = Some(zone.to_string());
+    with_period(sql, report.since, report.until)
+        .map_err(|e| Error::Usage(format!("the report's period cannot be set: {e}")))
+}
+
+/// What to say when --since, --until or --timezone is given to a query that is not a report.
+fn not_a_report(name: &str, flags: &[&str]) -> String {
+    let reports: Vec<&str> = ALL.iter().filter(|q| is_report(q.sql)).map(|q| q.name).collect();
+    format!(
+        "{}: {name:?} is not a spend report; {} take --since, --until and --timezone",
+        flags.join(", "),
+        reports.join(", ")
+    )
 }

@@ -1,9 +1,10 @@
 //! The SQL session over a corpus: its schemas, tables and views ([`session`]), the memory a
-//! statement may hold ([`memory`]), the `prices` table ([`prices`]) and the canned queries
-//! ([`queries`]).
+//! statement may hold ([`memory`]), the `prices` table ([`prices`]), the canned queries
+//! ([`queries`]) and the days and time zone of the spend reports among them ([`reports`]).
 
 pub mod memory;
 pub(crate) mod normalized;
 pub(crate) mod prices;
 pub mod queries;
+pub mod reports;
 pub mod session;

@@ -23,6 +23,7 @@ macro_rules! canned {
 pub const ALL: &[CannedQuery] = canned![
     "aborted_runs",
     "agent_summary",
+    "blocks",
     "cache_hit_ratio",
     "daily",
     "denied_tools",
