@@ -57,3 +57,25 @@ fn spend_per_harness_and_model_over_a_home_of_every_harness_equals_the_tally() {
     want.sort();
     assert_eq!(days_of(&parse_ndjson(&String::from_utf8_lossy(&out.stdout))), want);
 }
+
+#[test]
+fn each_harness_schema_holds_its_own_calls_tool_calls_and_sessions() {
+    let home = tempfile::tempdir().unwrap();
+    let expected = write_harness_home(home.path(), &HarnessOptions::default()).unwrap();
+    let path = [home.path().to_path_buf()];
+    for harness in ["claude", "codex", "gemini"] {
+        let own = |sql: &str| sql.replace("from calls", &format!("from {harness}.calls"));
+        let got = rows(home.path(), &path, &[], &own(CALLS));
+        assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, harness), "{harness}.calls");
+        let sql = TOOL_CALLS.replace("from tool_calls", &format!("from {harness}.tool_calls"));
+        let got = rows(home.path(), &path, &[], &sql);
+        assert_eq!(tool_calls_of(&got), expected_tool_calls(&expected, harness), "{harness}.tool_calls");
+        let sql = SESSIONS.replace("from sessions", &format!("from {harness}.sessions"));
+        let got = rows(home.path(), &path, &[], &sql);
+        assert_eq!(
+            sessions_of(home.path(), &got),
+            expected_sessions(&expected, harness),
+            "{harness}.sessions"
+        );
+    }
+}

@@ -73,6 +73,17 @@ pub(crate) enum Normalized {
     Sessions,
 }
 
+impl Normalized {
+    /// The table's name, in the default schema and in each contributing format's own.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Normalized::Calls => "calls",
+            Normalized::ToolCalls => "tool_calls",
+            Normalized::Sessions => "sessions",
+        }
+    }
+}
+
 /// A format's rows of a normalized table: a query over its tables, each named with the format's
 /// schema (`claude.assistant`), whose columns are the table's by name (types are cast).
 #[derive(Debug, Clone, Copy)]

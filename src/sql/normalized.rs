@@ -65,6 +65,13 @@ pub(crate) fn about(table: &str) -> Option<&'static str> {
     }
 }
 
+/// The normalized tables `formats` give rows of, each with its query over theirs alone: a
+/// format's schema holds these too (`claude.sessions`), its own rows only.
+pub(crate) fn own_views(formats: &[&Format]) -> Vec<(&'static str, String)> {
+    let gives = |name: &str| formats.iter().flat_map(|f| &f.normalized).any(|c| c.table.name() == name);
+    views(formats).into_iter().filter(|(name, _)| gives(name)).collect()
+}
+
 /// The SQL of each normalized view over `formats`: its name and its query.
 pub(crate) fn views(formats: &[&Format]) -> Vec<(&'static str, String)> {
     let calls = calls(formats);

@@ -114,6 +114,15 @@ async fn register_corpus(
         let plan = ctx.state().create_logical_plan(&sql).await?;
         normalized.register_table(name.to_string(), Arc::new(ViewTable::new(plan, Some(sql))))?;
     }
+    // Each format's schema holds its own rows of them too (`claude.sessions`).
+    for (name, _, schema, _) in &schemas {
+        let same: Vec<&crate::format::Format> =
+            corpus.formats.iter().map(|d| &d.format).filter(|f| f.name == *name).collect();
+        for (table, sql) in crate::sql::normalized::own_views(&same) {
+            let plan = ctx.state().create_logical_plan(&sql).await?;
+            schema.register_table(table.to_string(), Arc::new(ViewTable::new(plan, Some(sql))))?;
+        }
+    }
     // Formats with transcripts answer unqualified names first, each group in the formats' order.
     schemas.sort_by_key(|(_, has_data, ..)| !*has_data);
     let formats = schemas

@@ -239,6 +239,7 @@ pub(crate) fn built_in_names(format: &Format) -> Vec<String> {
         format.events.iter().map(|e| format.table_naming.apply(e.type_name)).collect();
     names.extend(["events", "errors", "files"].map(String::from));
     names.extend(format.views.iter().map(|v| v.name.to_string()));
+    names.extend(format.normalized.iter().map(|c| c.table.name().to_string()));
     if let Some(lines) = &format.lines_table {
         names.extend([lines.name.to_string(), lines.errors_name.to_string()]);
     }

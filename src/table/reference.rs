@@ -50,6 +50,10 @@ rename is named in a warning with the file and line where the type first appears
 txq: warning: ./run_2.jsonl:7: event type \"runs\" is table rupu.type_runs (runs is a table of txq's own or of another type)
 ```
 
+The default schema also holds the normalized tables `calls`, `tool_calls` and `sessions`: every
+harness's model calls, tool calls and sessions with one set of columns, documented with their
+accounting in [harnesses.md](harnesses.md).
+
 `events.type` always holds the type as written. An unqualified name finds a table a format
 defines (its documented types, views, `events`, `errors`, `files`) before a table of a type
 found in the data: an unknown rupu type `tool` is `rupu.tool`, and `tool` stays reeval's.
@@ -158,6 +162,19 @@ fn render_format(out: &mut String, format: &Format, first_of_schema: bool) {
         column_table(out, common.iter().map(|c| (c.name.as_str(), c.data_type_name(), c.about.as_str())));
     }
 
+    let own: Vec<String> = format.normalized.iter().map(|c| format!("`{}`", c.table.name())).collect();
+    if !own.is_empty() {
+        let _ = writeln!(
+            out,
+            "### {}\n\nThe rows this format gives of the normalized table{} of the same name in the default \
+             schema, its columns: `{}.{}` is `{}` of this format alone.\n",
+            own.join(", "),
+            if own.len() == 1 { "" } else { "s" },
+            format.name,
+            format.normalized[format.normalized.len() - 1].table.name(),
+            format.normalized[format.normalized.len() - 1].table.name(),
+        );
+    }
     for view in &format.views {
         let _ = writeln!(out, "### `{}`\n\n{}.\n", view.name, capitalize(view.about));
         let _ = writeln!(out, "| column | from |\n|---|---|");
