@@ -101,3 +101,64 @@ fn txq_query_daily_over_codex_gives_each_days_calls_of_the_tally() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(days_of(&parse_ndjson(&out.stdout)), expected_days(&expected, "codex"));
 }
+
+/// A spawned child whose rollout has no `turn_context` of its own: its counts take the model the
+/// latest count names in `info` (as some builds write), and its replay of the parent's counts is
+/// still no call.
+#[test]
+fn a_childs_count_without_a_turn_context_takes_the_model_its_info_names() {
+    let home = tempfile::tempdir().unwrap();
+    let day = home.path().join(".codex/sessions/2026/05/12");
+    std::fs::create_dir_all(&day).unwrap();
+    let count = |ts: &str, last: (i64, i64), total: (i64, i64), model: &str| {
+        let usage = |(input, output): (i64, i64)| {
+            format!(
+                r#"{{"input_tokens":{input},"cached_input_tokens":0,"output_tokens":{output},"total_tokens":{}}}"#,
+                input + output
+            )
+        };
+        let model = if model.is_empty() { String::new() } else { format!(r#","model":"{model}""#) };
+        format!(
+            r#"{{"timestamp":"{ts}","type":"event_msg","payload":{{"type":"token_count","info":{{"last_token_usage":{},"total_token_usage":{}{model}}}}}}}"#,
+            usage(last),
+            usage(total)
+        )
+    };
+    let parent = [
+        r#"{"timestamp":"2026-05-12T08:00:00.000Z","type":"session_meta","payload":{"id":"parent","cwd":"/p"}}"#.to_string(),
+        r#"{"timestamp":"2026-05-12T08:00:00.000Z","type":"turn_context","payload":{"model":"gpt-5.2"}}"#.to_string(),
+        count("2026-05-12T08:01:00.000Z", (1000, 200), (1000, 200), ""),
+    ];
+    let child = [
+        r#"{"timestamp":"2026-05-12T08:03:00.000Z","type":"session_meta","payload":{"id":"child","source":{"subagent":{"thread_spawn":{"parent_thread_id":"parent"}}}}}"#.to_string(),
+        r#"{"timestamp":"2026-05-12T08:03:00.000Z","type":"session_meta","payload":{"id":"parent"}}"#.to_string(),
+        count("2026-05-12T08:03:00.000Z", (1000, 200), (1000, 200), ""),
+        count("2026-05-12T08:04:00.000Z", (100, 20), (100, 20), "gpt-5.1-codex-mini"),
+        count("2026-05-12T08:05:00.000Z", (50, 10), (150, 30), ""),
+    ];
+    std::fs::write(day.join("rollout-2026-05-12T08-00-00-parent.jsonl"), parent.join("\n") + "\n").unwrap();
+    std::fs::write(day.join("rollout-2026-05-12T08-03-00-child.jsonl"), child.join("\n") + "\n").unwrap();
+    let sql =
+        "select session_id, parent_session_id, model, input_tokens, output_tokens from calls order by ts";
+    let got: Vec<String> = rows(home.path(), &[home.path().to_path_buf()], &[], sql)
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {:?} {:?} {} {}",
+                r["session_id"].as_str().unwrap(),
+                r["parent_session_id"].as_str(),
+                r["model"].as_str(),
+                r["input_tokens"],
+                r["output_tokens"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "parent None Some(\"gpt-5.2\") 1000 200",
+            "child Some(\"parent\") Some(\"gpt-5.1-codex-mini\") 100 20",
+            "child Some(\"parent\") Some(\"gpt-5.1-codex-mini\") 50 10",
+        ]
+    );
+}

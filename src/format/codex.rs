@@ -46,6 +46,16 @@ pub fn format() -> Format {
                         (the only place Codex writes it; null before the first)",
             },
             ContextColumn {
+                name: "count_model",
+                source: ContextSource::Carried {
+                    event: "event_msg.token_count",
+                    key: "info.model",
+                    first: false,
+                },
+                about: "the model the latest token_count with one names in its info (some builds write \
+                        it there; a spawned child's rollout may have no turn_context of its own)",
+            },
+            ContextColumn {
                 name: "archived",
                 source: ContextSource::UnderDirectory("archived_sessions"),
                 about: "true for a rollout under archived_sessions/",
@@ -345,12 +355,13 @@ macro_rules! threads {
 /// The calls: each token_count with info whose totals moved from the previous one of the file
 /// (a re-emitted count is not a call; totals that drop start a new baseline), unless a parent
 /// thread has a count with the same totals (a child's replay of its parent's history). Figures
-/// from last_token_usage, else the totals less the baseline; the model of the latest turn_context.
+/// from last_token_usage, else the totals less the baseline; the model of the latest turn_context,
+/// else of the latest count that names one.
 const CALLS: &str = concat!(
     "WITH ",
     threads!(),
     ", counts AS (
-  SELECT file, line, timestamp, turn_model, last_token_usage,
+  SELECT file, line, timestamp, coalesce(turn_model, count_model) AS turn_model, last_token_usage,
          coalesce(total_input_tokens, 0) AS t_in, coalesce(total_cached_input_tokens, 0) AS t_cached,
          coalesce(total_cache_write_input_tokens, 0) AS t_write, coalesce(total_output_tokens, 0) AS t_out,
          coalesce(total_reasoning_output_tokens, 0) AS t_reasoning, coalesce(total_tokens, 0) AS t_total,

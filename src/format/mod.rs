@@ -516,9 +516,9 @@ pub(crate) enum ContextSource {
     /// which names the project's directory); null when there is none or it cannot be read.
     FileText { below: &'static str, name: &'static str },
     /// The string at `key` (`a.b` for a nested key) among the fields of the latest line of type
-    /// `event` at or before this one in the file (the first such line's, with `first`), null
-    /// before it (text): Codex's model from the latest `turn_context`, its thread from the first
-    /// `session_meta`.
+    /// `event` at or before this one in the file that has a string there (the first such line's,
+    /// with `first`), null before it (text): Codex's model from the latest `turn_context`, its
+    /// thread from the first `session_meta`.
     Carried { event: &'static str, key: &'static str, first: bool },
 }
 

@@ -186,8 +186,11 @@ impl LineReader {
             }
         };
         for (at, (event_type, key, first)) in self.carried_from.iter().enumerate() {
-            if event.type_name == *event_type && !(*first && self.carried[at].is_some()) {
-                self.carried[at] = string_at(&event, self.want, key);
+            if event.type_name == *event_type
+                && !(*first && self.carried[at].is_some())
+                && let Some(value) = string_at(&event, self.want, key)
+            {
+                self.carried[at] = Some(value);
             }
         }
         if let Some((event_type, field)) = self.turn_from
