@@ -72,3 +72,21 @@ fn txq_query_daily_gives_each_days_calls_and_tokens_of_the_tally() {
     assert!(want.len() > 1, "several days");
     assert_eq!(days_of(&parse_ndjson(&out.stdout)), want);
 }
+
+#[test]
+fn claude_content_blocks_hold_each_tool_use_and_its_result() {
+    let (home, expected) = claude_home(claude_only());
+    let sql = "select count(distinct (session_id, tool_use_id)) as uses from claude.content_blocks \
+               where block_type = 'tool_use'";
+    let got = rows(home.path(), &[home.path().to_path_buf()], &[], sql);
+    let want = expected.tool_calls.iter().filter(|t| t.harness == "claude").count();
+    assert!(want > 10);
+    assert_eq!(got[0]["uses"], want);
+    // Every failed call's result is a tool_result block with is_error.
+    let sql = "select count(distinct (session_id, tool_use_id)) as failed from claude.content_blocks \
+               where block_type = 'tool_result' and is_error";
+    let got = rows(home.path(), &[home.path().to_path_buf()], &[], sql);
+    let failed = expected.tool_calls.iter().filter(|t| t.harness == "claude" && !t.ok).count();
+    assert!(failed > 0);
+    assert_eq!(got[0]["failed"], failed);
+}

@@ -6,7 +6,7 @@
 use super::build::{event, field, flag, named};
 use super::{
     ContextColumn, ContextSource, Contribution, Envelope, EventSpec, ExportUnits, FieldsAt, FileMatch,
-    Format, Kind, Naming, Normalized, TypeRule,
+    Format, Kind, Naming, Normalized, TypeRule, View,
 };
 use Kind::{Count, Int, Json, Str, Timestamp};
 
@@ -73,7 +73,7 @@ pub fn format() -> Format {
             field("userType", Str, "external for a person's session"),
         ],
         events: events(),
-        views: vec![],
+        views: vec![content_blocks_view()],
         lines_table: None,
         export: ExportUnits::Rows { sql: EXPORT_UNITS, noun: "session" },
         normalized: vec![
@@ -194,6 +194,50 @@ fn events() -> Vec<EventSpec> {
             ],
         },
     ]
+}
+
+/// The content blocks of every assistant and user line, one row each.
+fn content_blocks_view() -> View {
+    View {
+        name: "content_blocks",
+        about: "one row per content block of an assistant or user line (a prompt written as plain text \
+                is no block): text, thinking, tool_use, tool_result, image, ... A response written as \
+                several lines repeats its earlier blocks in none of them: each line holds its own",
+        sql: "\
+SELECT 'assistant' AS role, session_id, agent_id, is_sidechain, uuid, message_id, timestamp,
+       json_get_str(block, 'type') AS block_type, json_get_str(block, 'text') AS text,
+       json_get_str(block, 'thinking') AS thinking, json_get_str(block, 'id') AS tool_use_id,
+       json_get_str(block, 'name') AS tool, json_get_json(block, 'input') AS input,
+       CAST(NULL AS BOOLEAN) AS is_error, block, file, line
+FROM (SELECT *, unnest(json_get_array(content)) AS block FROM assistant)
+UNION ALL
+SELECT 'user' AS role, session_id, agent_id, is_sidechain, uuid, CAST(NULL AS VARCHAR) AS message_id, timestamp,
+       json_get_str(block, 'type') AS block_type,
+       coalesce(json_get_str(block, 'text'), json_get_str(block, 'content'), json_get_json(block, 'content')) AS text,
+       CAST(NULL AS VARCHAR) AS thinking, json_get_str(block, 'tool_use_id') AS tool_use_id,
+       CAST(NULL AS VARCHAR) AS tool, CAST(NULL AS VARCHAR) AS input,
+       json_get_bool(block, 'is_error') AS is_error, block, file, line
+FROM (SELECT *, unnest(json_get_array(content)) AS block FROM user)",
+        columns: &[
+            ("role", "assistant or user: the line's type"),
+            ("session_id", "the line's sessionId"),
+            ("agent_id", "the subagent that wrote it; null in the main session"),
+            ("is_sidechain", "the line is a side branch"),
+            ("uuid", "the line's id"),
+            ("message_id", "the response's id (assistant)"),
+            ("timestamp", "when the line was written"),
+            ("block_type", "text, thinking, tool_use, tool_result, image, ..."),
+            ("text", "a text block's text, or a tool_result's content (text, or its blocks as JSON text)"),
+            ("thinking", "a thinking block's text"),
+            ("tool_use_id", "a tool_use's id, or the tool_use a tool_result answers"),
+            ("tool", "a tool_use's tool"),
+            ("input", "a tool_use's input, as JSON text"),
+            ("is_error", "a tool_result's is_error"),
+            ("block", "the whole block, as JSON text"),
+            ("file", "the session file"),
+            ("line", "the line"),
+        ],
+    }
 }
 
 /// A unit per session file. Claude Code never writes that a session ended: a file is taken as
