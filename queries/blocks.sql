@@ -48,7 +48,9 @@ select b.harness, b.block_start, b.block_start + interval '5 hours' as block_end
        count(*) as calls, sum(t.input_tokens) as input_tokens,
        sum(t.cache_read_tokens) as cache_read_tokens, sum(t.cache_write_tokens) as cache_write_tokens,
        sum(t.output_tokens) as output_tokens,
-       case when count(t.cost_usd) = count(*) then round(sum(t.cost_usd), 6) end as cost_usd,
+       -- summed as decimals: exact, whatever order the calls are added in
+       case when count(t.cost_usd) = count(*)
+            then cast(round(sum(cast(t.cost_usd as decimal(38, 12))), 6) as double) end as cost_usd,
        array_to_string(array_sort(array_agg(distinct t.model)), ', ') as models
 from block_hours b
 join timed t on t.harness = b.harness and t.hour = b.hour

@@ -12,7 +12,9 @@ dated as (select cast(cast(ts as timestamptz) as date) as day, * from calls wher
 select day, harness, model, count(*) as calls,
        sum(input_tokens) as input_tokens, sum(cache_read_tokens) as cache_read_tokens,
        sum(cache_write_tokens) as cache_write_tokens, sum(output_tokens) as output_tokens,
-       case when count(cost_usd) = count(*) then round(sum(cost_usd), 6) end as cost_usd
+       -- summed as decimals: exact, whatever order the calls are added in
+       case when count(cost_usd) = count(*)
+            then cast(round(sum(cast(cost_usd as decimal(38, 12))), 6) as double) end as cost_usd
 from dated cross join period
 where (first_day is null or day >= first_day) and (last_day is null or day <= last_day)
 group by day, harness, model

@@ -4,7 +4,7 @@
 
 use crate::harness_rows::*;
 use crate::util::parse_ndjson;
-use txq::generate::{HarnessOptions, write_harness_home};
+use txq::generate::{Harness, HarnessOptions, RupuOptions, write_harness_home, write_rupu_corpus};
 
 #[test]
 fn spend_per_harness_and_model_over_a_home_of_every_harness_equals_the_tally() {
@@ -78,4 +78,54 @@ fn each_harness_schema_holds_its_own_calls_tool_calls_and_sessions() {
             "{harness}.sessions"
         );
     }
+}
+
+#[test]
+fn a_rupu_transcript_among_claude_sessions_is_read_as_rupu_by_its_content() {
+    // Claude Code claims `projects/*/*.jsonl` by path; rupu claims every `*.jsonl`. A rupu run
+    // copied into a Claude project folder is claimed by both: its first line (`run_start`) is a
+    // type rupu documents and Claude does not, so it is rupu's, and Claude's figures are untouched.
+    let home = tempfile::tempdir().unwrap();
+    let options =
+        HarnessOptions { harnesses: vec![Harness::Claude], keep_rows: true, ..HarnessOptions::default() };
+    let expected = write_harness_home(home.path(), &options).unwrap();
+    let corpus = tempfile::tempdir().unwrap();
+    let runs =
+        write_rupu_corpus(corpus.path(), &RupuOptions { runs: 3, damage: false, ..RupuOptions::default() })
+            .unwrap();
+    let project = home.path().join(".claude/projects/-work-rupu");
+    std::fs::create_dir_all(&project).unwrap();
+    for run in &runs.runs {
+        std::fs::copy(corpus.path().join(&run.file), project.join(format!("{}.jsonl", run.run_id))).unwrap();
+    }
+    let path = [home.path().to_path_buf()];
+    for cache in [false, true] {
+        // With the cache, twice: a file decided once is decided the same way again.
+        for _ in 0..if cache { 2 } else { 1 } {
+            let mut run = crate::util::command(home.path());
+            if !cache {
+                run.arg("--no-cache");
+            }
+            let sql = "select run_id, sum(input_tokens) as input, sum(output_tokens) as output \
+                       from rupu.usage group by 1 order by 1";
+            let out = run.args(["--format", "ndjson", "-e", sql]).args(&path).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success() && stderr.is_empty(), "{stderr}");
+            let got: Vec<String> = parse_ndjson(&String::from_utf8_lossy(&out.stdout))
+                .iter()
+                .map(|r| format!("{} in={} out={}", r["run_id"].as_str().unwrap(), r["input"], r["output"]))
+                .collect();
+            let mut want: Vec<String> = runs
+                .runs
+                .iter()
+                .map(|r| format!("{} in={} out={}", r.run_id, r.input_tokens, r.output_tokens))
+                .collect();
+            want.sort();
+            assert_eq!(got, want, "cache {cache}");
+        }
+    }
+    let got = rows(home.path(), &path, &[], &CALLS.replace("from calls", "from claude.calls"));
+    assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, "claude"));
+    let sessions = rows(home.path(), &path, &[], "select count(*) as n from claude.sessions");
+    assert_eq!(sessions[0]["n"], expected_sessions(&expected, "claude").len());
 }

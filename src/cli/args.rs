@@ -4,12 +4,16 @@ use super::print::OutputFormat;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
-/// SQL over AI-agent transcripts: every event type of rupu and reeval transcripts is a table.
+/// SQL over AI-agent transcripts: every event type of rupu and reeval transcripts and of Claude
+/// Code, Codex CLI and Gemini CLI sessions is a table; `calls`, `tool_calls` and `sessions` hold
+/// every harness's.
 #[derive(Debug, Parser)]
 #[command(name = "txq", version, about, after_help = AFTER_HELP)]
 pub struct Args {
-    /// Transcript directories (searched recursively) or files. Default: ./.rupu/transcripts if it
-    /// exists, else ~/.rupu/transcripts.
+    /// Transcript directories (searched recursively) or files. Default: every default place that
+    /// exists: ./.rupu/transcripts (else ~/.rupu/transcripts), ./.reeval/runs, ./evals/.history,
+    /// $CLAUDE_CONFIG_DIR (else ~/.claude, ~/.config/claude), $CODEX_HOME (else ~/.codex),
+    /// $GEMINI_CLI_HOME/.gemini (else ~/.gemini).
     #[arg(value_name = "PATH")]
     pub(crate) paths: Vec<PathBuf>,
 

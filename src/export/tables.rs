@@ -1,8 +1,11 @@
-//! Which tables an export writes: every table and view of each schema that has transcripts, or
+//! Which tables an export writes: every table and view of each schema that has transcripts but
+//! the normalized `calls`, `tool_calls` and `sessions` (each is computed across a harness's
+//! files, a replay in one found against another, and an export is written unit by unit), or
 //! those `--tables` names (`usage` means that table in every schema that has it, `reeval.tool`
 //! one table), each with its columns.
 
 use super::units::{has_transcripts, unique_formats};
+use crate::format::Normalized;
 use crate::sql::session::{CATALOG, Engine};
 use datafusion::arrow::datatypes::SchemaRef;
 use std::collections::BTreeSet;
@@ -42,7 +45,9 @@ pub(crate) async fn all(engine: &Engine) -> datafusion::error::Result<Vec<Export
         else {
             continue;
         };
+        let normalized = |name: &String| Normalized::ALL.iter().any(|n| n.name() == name);
         let mut names = provider.table_names();
+        names.retain(|name| !normalized(name));
         names.sort();
         for name in names {
             if let Some(table) = provider.table(&name).await? {

@@ -74,6 +74,8 @@ pub(crate) enum Normalized {
 }
 
 impl Normalized {
+    pub(crate) const ALL: [Normalized; 3] = [Normalized::Calls, Normalized::ToolCalls, Normalized::Sessions];
+
     /// The table's name, in the default schema and in each contributing format's own.
     pub(crate) fn name(self) -> &'static str {
         match self {

@@ -198,6 +198,71 @@ pub(crate) async fn first_line_of_type(
     found
 }
 
+/// How many of a file's first lines [`decide_by_content`] reads.
+const DECIDING_LINES: usize = 16;
+
+/// Which of `candidates` (formats whose rules all claim `file`, the first by rank) the file is:
+/// the one whose description documents the types of the most of its first lines, each line's
+/// type read as that format reads it; on a tie, or when no line can be read, the first by rank.
+/// One stray line (a damaged line whose type another format has) does not move a file; a rupu run
+/// copied into a Claude project folder, whose every line is rupu's, moves. A format read as a
+/// table of lines has no types: it keeps a file it wins by rank, and wins none by content.
+pub(crate) async fn decide_by_content(
+    store: Arc<dyn ObjectStore>,
+    candidates: &[&Format],
+    file: &SourceFile,
+    max_line_bytes: usize,
+) -> usize {
+    if candidates.first().is_none_or(|f| f.lines_table.is_some()) {
+        return 0;
+    }
+    let lines = first_lines(store, file, max_line_bytes, DECIDING_LINES).await;
+    let documented = |format: &Format| {
+        if format.lines_table.is_some() {
+            return 0;
+        }
+        lines
+            .iter()
+            .filter(|line| {
+                parse_line_event(line, &format.envelope, Want::Text, false)
+                    .is_ok_and(|event| format.events.iter().any(|e| e.type_name == event.type_name))
+            })
+            .count()
+    };
+    let scores: Vec<usize> = candidates.iter().map(|format| documented(format)).collect();
+    // The first of the highest: `max_by_key` keeps the last of equals, so the scan runs backwards.
+    (0..scores.len()).rev().max_by_key(|&i| scores[i]).unwrap_or(0)
+}
+
+/// Up to `count` of the first lines of `file` with something on them, whole or the last one
+/// unterminated; fewer where the file holds fewer, or cannot be read on.
+async fn first_lines(
+    store: Arc<dyn ObjectStore>,
+    file: &SourceFile,
+    max_line_bytes: usize,
+    count: usize,
+) -> Vec<Vec<u8>> {
+    let Ok(mut reader) = BlockReader::open(store, file) else { return Vec::new() };
+    let mut splitter = LineSplitter::new(max_line_bytes);
+    let mut found: Vec<Vec<u8>> = Vec::new();
+    let on_line = |found: &mut Vec<Vec<u8>>, line: Line<'_>| {
+        if let Line::Whole { bytes, .. } | Line::Unterminated { bytes, .. } = line
+            && found.len() < count
+            && !bytes.iter().all(u8::is_ascii_whitespace)
+        {
+            found.push(bytes.to_vec());
+        }
+    };
+    while let Ok(Some(block)) = reader.next_block().await {
+        splitter.feed(&block, &mut |line| on_line(&mut found, line));
+        if found.len() >= count {
+            return found;
+        }
+    }
+    splitter.finish(&mut |line| on_line(&mut found, line));
+    found
+}
+
 /// Whether the first bytes of a line may start a JSON object (spaces, then `{`).
 fn could_be_object(head: &[u8]) -> bool {
     head.iter().find(|b| !b.is_ascii_whitespace()).is_none_or(|b| *b == b'{')

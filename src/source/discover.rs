@@ -33,10 +33,22 @@ pub struct SourceFile {
 #[derive(Debug, Default)]
 pub struct Discovery {
     pub files: Vec<Vec<SourceFile>>,
+    /// Files more than one format's rules claim: which format's list holds each (the first by
+    /// rank), its index there, and the other formats that claim it, by rank; its content decides
+    /// among them ([`crate::table::corpus`]).
+    pub(crate) contested: Vec<Contested>,
     /// The directories searched.
     pub(crate) searched: Vec<PathBuf>,
     /// Non-fatal problems: unreadable directories, symlink loops.
     pub(crate) warnings: Vec<String>,
+}
+
+/// A file more than one format claims.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Contested {
+    pub(crate) format: usize,
+    pub(crate) index: usize,
+    pub(crate) others: Vec<usize>,
 }
 
 /// The default places of every format that exist, relative to `cwd` (`~/` meaning `home`).
@@ -88,6 +100,7 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery> {
     let claimer = Claimer::new(formats);
     let claim = |path: &Path| claimer.claim(path);
     let paths = with_beside(formats, paths);
+    let mut contested: Vec<(PathBuf, Vec<usize>)> = Vec::new();
 
     // Every file found, with its format: a file reached twice (through a symlink) is kept once,
     // where the walk first met it.
@@ -100,7 +113,11 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery> {
             continue;
         }
         if meta.is_file() {
-            match claim(root) {
+            let candidates = claimer.candidates(root);
+            if candidates.len() > 1 {
+                contested.push((root.clone(), candidates[1..].to_vec()));
+            }
+            match candidates.first().copied() {
                 Some(i) => found.push((i, source(root.clone(), None, &meta))),
                 None => out.warnings.push(format!(
                     "{}: not read: no format reads files of this name",
@@ -136,7 +153,11 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery> {
                 }
                 continue;
             }
-            if let Some(i) = claim(entry.path()) {
+            let candidates = claimer.candidates(entry.path());
+            if let Some((&i, others)) = candidates.split_first() {
+                if !others.is_empty() {
+                    contested.push((entry.path().to_path_buf(), others.to_vec()));
+                }
                 let meta = match entry.metadata() {
                     Ok(m) => m,
                     Err(e) => {
@@ -167,8 +188,13 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery> {
         HashSet::with_capacity_and_hasher(found.len(), PathHasher::default());
     let first: Vec<bool> = found.iter().map(|(_, file)| seen.insert(file.canonical.as_os_str())).collect();
     drop(seen);
+    let contested: HashMap<PathBuf, Vec<usize>> = contested.into_iter().collect();
     for ((i, file), first) in found.into_iter().zip(first) {
         if first {
+            if let Some(others) = contested.get(&file.path) {
+                let index = out.files[i].len();
+                out.contested.push(Contested { format: i, index, others: others.clone() });
+            }
             out.files[i].push(file);
         }
     }
@@ -209,15 +235,29 @@ impl<'a> Claimer<'a> {
     }
 
     fn claim(&self, path: &Path) -> Option<usize> {
+        self.candidates(path).first().copied()
+    }
+
+    /// Every format whose rules match `path`, in the order they claim it.
+    fn candidates(&self, path: &Path) -> Vec<usize> {
         // A compressed file is claimed as the file inside it (`x.jsonl.zst` as `x.jsonl`).
         let inner = crate::format::is_compressed(path).then(|| path.with_extension(""));
         let path = inner.as_deref().unwrap_or(path);
         let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
         let folder = path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy());
-        self.order.iter().copied().find(|&i| match &self.patterns[i] {
+        let candidates = self.order.iter().copied().filter(|&i| match &self.patterns[i] {
             Some(set) => set.is_match(path),
             None => self.formats[i].files.matches(&name, folder.as_deref()),
-        })
+        });
+        // Formats sharing a schema (reeval and its raw parts) never contest a file.
+        let mut names: Vec<&str> = Vec::new();
+        candidates
+            .filter(|&i| {
+                let fresh = !names.contains(&self.formats[i].name);
+                names.push(self.formats[i].name);
+                fresh
+            })
+            .collect()
     }
 }
 
@@ -364,10 +404,10 @@ pub(crate) fn plain_beside(files: &[std::sync::Arc<SourceFile>]) -> Vec<Option<&
 
 /// For each of one format's `files`, the file it is a copy of by the format's rule
 /// ([`crate::format::Copies`]), when that is among them: that one is read, and the copy is not.
-pub(crate) fn copy_of<'a>(
-    files: &'a [std::sync::Arc<SourceFile>],
+pub(crate) fn copy_of(
+    files: &[std::sync::Arc<SourceFile>],
     copies: Option<crate::format::Copies>,
-) -> Vec<Option<&'a Path>> {
+) -> Vec<Option<&Path>> {
     let Some(rule) = copies else { return vec![None; files.len()] };
     let under = |file: &SourceFile, folder: &str| {
         file.path.parent().is_some_and(|p| p.components().any(|c| c.as_os_str() == folder))

@@ -83,7 +83,7 @@ call_sums AS (
   SELECT harness, session_id, parent_session_id,
          first_value(model ORDER BY ts, file, line) AS model, count(*) AS calls,
          sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
-         CASE WHEN count(cost_usd) = count(*) THEN sum(cost_usd) END AS cost_usd
+         CASE WHEN count(cost_usd) = count(*) THEN CAST(sum(CAST(cost_usd AS DECIMAL(38, 12))) AS DOUBLE) END AS cost_usd
   FROM calls GROUP BY harness, session_id, parent_session_id
 ), tool_sums AS (
   SELECT harness, session_id, count(*) AS tool_calls FROM tools GROUP BY harness, session_id

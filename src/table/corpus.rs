@@ -5,10 +5,12 @@ pub(crate) use super::file_events::FileEvents;
 
 use crate::format::Format;
 use crate::infer::cache::{InferenceCache, Lookup};
-use crate::infer::pass::{NotATranscript, first_line_of_type, infer_file, not_a_transcript};
+use crate::infer::pass::{
+    NotATranscript, decide_by_content, first_line_of_type, infer_file, not_a_transcript,
+};
 use crate::infer::signature::{FileSummary, SignatureTable};
 use crate::infer::stats::{FileStats, FormatStats};
-use crate::source::discover::{Discovery, PathHasher, SourceFile};
+use crate::source::discover::{Contested, Discovery, PathHasher, SourceFile};
 use crate::source::prefix::PrefixHash;
 use crate::table::event_table::{EventTable, all_tables};
 use futures::StreamExt;
@@ -267,13 +269,15 @@ impl Corpus {
         cache: &mut InferenceCache,
     ) -> Corpus {
         let store = crate::source::read::local_store();
+        let mut discovery = discovery;
+        let max = options.max_line_bytes;
+        settle_contested(&formats, &mut discovery, cache, &store, &options).await;
         let mut warnings = discovery.warnings;
         let mut data = Vec::new();
         // Deleted or moved files leave the cache.
         cache.retain(&discovery.files.iter().flatten().map(|f| f.canonical.as_os_str()).collect());
         let remember = cache.is_enabled();
         // What a read found depends on the line limit: a line too long then may be read now.
-        let max = options.max_line_bytes;
         for (format, files) in formats.into_iter().zip(discovery.files) {
             let files: Vec<Arc<SourceFile>> = files.into_iter().map(Arc::new).collect();
             // A compressed copy beside its plain file is not read: the plain one is; nor is a
@@ -529,4 +533,53 @@ async fn read_file(
         }),
         Err(_) => read.await,
     }
+}
+
+/// Gives each file more than one format claims to the one its content says: the first whose
+/// description documents its first line's type ([`decide_by_content`]), else the first by rank.
+/// A file the cache knows unchanged for the format that holds it was decided when it was read.
+async fn settle_contested(
+    formats: &[Format],
+    discovery: &mut Discovery,
+    cache: &mut InferenceCache,
+    store: &Arc<dyn ObjectStore>,
+    options: &ReadOptions,
+) {
+    let (known, _) = cache.parts();
+    let undecided: Vec<(&Contested, Vec<usize>)> = discovery
+        .contested
+        .iter()
+        .filter(|c| {
+            let file = &discovery.files[c.format][c.index];
+            !matches!(known.lookup_now(formats[c.format].name, file), Some(Lookup::Same(_)))
+        })
+        .map(|c| (c, std::iter::once(c.format).chain(c.others.iter().copied()).collect()))
+        .collect();
+    let files = &discovery.files;
+    let mut moves: Vec<(usize, usize, usize)> = futures::stream::iter(undecided)
+        .map(|(contested, order)| async move {
+            let candidates: Vec<&Format> = order.iter().map(|&i| &formats[i]).collect();
+            let file = &files[contested.format][contested.index];
+            let chosen = decide_by_content(store.clone(), &candidates, file, options.max_line_bytes).await;
+            (contested.format, contested.index, order[chosen])
+        })
+        .buffer_unordered(options.parallel_files.max(1))
+        .filter(|(from, _, to)| std::future::ready(from != to))
+        .collect()
+        .await;
+    // Each list is rebuilt once, keeping the order of the files that stay.
+    moves.sort_unstable();
+    for from in 0..discovery.files.len() {
+        let leaving: HashMap<usize, usize> =
+            moves.iter().filter(|m| m.0 == from).map(|&(_, index, to)| (index, to)).collect();
+        if leaving.is_empty() {
+            continue;
+        }
+        let files = std::mem::take(&mut discovery.files[from]);
+        for (index, file) in files.into_iter().enumerate() {
+            let to = leaving.get(&index).copied().unwrap_or(from);
+            discovery.files[to].push(file);
+        }
+    }
+    discovery.contested.clear();
 }
