@@ -1,14 +1,28 @@
 //! The txq binary: parses the command line, runs it in a runtime of its own, and ends with the
 //! exit code of how it went (130 after Ctrl-C, with `txq: query cancelled`).
 
-use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
 use txq::cli::{self, args::Args, interrupt};
 use txq::error::Error;
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    // The flags, over the environment, over the config file.
+    let args = match Args::parse_from_command(std::env::args_os()) {
+        Ok((mut args, matches)) => match cli::config::apply(&mut args, &matches) {
+            Ok(()) => args,
+            Err(e) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "txq: error: {}",
+                    txq::text::escape::message(&cli::message(&e))
+                );
+                return ExitCode::from(e.exit_code());
+            }
+        },
+        // --help and --version, on stdout, and usage errors, on stderr (exit 2), as clap says.
+        Err(e) => e.exit(),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {

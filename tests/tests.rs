@@ -26,6 +26,7 @@ mod robustness;
 mod rupu_tables;
 mod sample;
 mod shell;
+mod shipping;
 mod trust_cache;
 mod trust_data;
 mod trust_export;

@@ -9,7 +9,7 @@ use std::path::Path;
 use txq::generate::RupuOptions;
 
 /// A corpus whose `events.data` is about 12 MB: tool outputs of 20 to 60 KB.
-fn wide_corpus() -> &'static Generated {
+pub(crate) fn wide_corpus() -> &'static Generated {
     static CORPUS: std::sync::OnceLock<Generated> = std::sync::OnceLock::new();
     CORPUS.get_or_init(|| {
         Generated::new(&RupuOptions {

@@ -183,6 +183,10 @@ pub fn command(cwd: &Path) -> Command {
     for name in ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"] {
         command.env_remove(name);
     }
+    // The settings' own variables (docs/cli.md): a test that wants one sets it.
+    for name in ["TXQ_FORMAT", "TXQ_MAXROWS", "TXQ_MEMORY_LIMIT", "TXQ_CONFIG"] {
+        command.env_remove(name);
+    }
     for (name, value) in hermetic_env() {
         command.env(name, value);
     }

@@ -1,8 +1,40 @@
-//! The command line, defined once: flags, subcommands and their help.
+//! The command line, defined once: flags, subcommands and their help, from which `--help`, the
+//! shell completions and the manual pages are all made ([`command`]), and the version it tells.
 
 use super::print::OutputFormat;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
+use std::sync::LazyLock;
+
+/// What `txq --version` says: the version, the commit it was built from (when built from git),
+/// and the DataFusion it runs on.
+pub static VERSION: LazyLock<String> = LazyLock::new(|| {
+    let commit = match env!("TXQ_COMMIT") {
+        "" => String::new(),
+        commit => format!(" ({commit})"),
+    };
+    format!("{}{commit}, DataFusion {}", env!("CARGO_PKG_VERSION"), datafusion::DATAFUSION_VERSION)
+});
+
+/// The command line's definition, with its version: what parses the arguments, and what the
+/// completions and manual pages are made from.
+pub fn command() -> clap::Command {
+    Args::command().version(VERSION.as_str())
+}
+
+impl Args {
+    /// The arguments `args` says (the process's own, as `std::env::args_os`), or clap's error.
+    pub fn parse_from_command<I, T>(args: I) -> Result<(Args, clap::ArgMatches), clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::FromArgMatches;
+        let matches = command().try_get_matches_from(args)?;
+        let args = Args::from_arg_matches(&matches)?;
+        Ok((args, matches))
+    }
+}
 
 /// SQL over AI-agent transcripts: every event type of rupu and reeval transcripts and of Claude
 /// Code, Codex CLI and Gemini CLI sessions is a table; `calls`, `tool_calls` and `sessions` hold
@@ -124,6 +156,25 @@ pub(crate) enum Command {
         #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
+    /// Print a completion script for SHELL on stdout: `txq completions bash >
+    /// ~/.local/share/bash-completion/completions/txq` (zsh: a file `_txq` in a folder of
+    /// $fpath; fish: ~/.config/fish/completions/txq.fish; powershell: add it to $PROFILE).
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page of txq (or of one of its commands) on stdout, as roff: `txq man |
+    /// man -l -`; or write every page into DIR (txq.1, txq-export.1, ...).
+    Man {
+        /// The command whose page to print (export, query, ...); txq's own when left out.
+        #[arg(value_name = "COMMAND", conflicts_with = "out")]
+        command: Option<String>,
+        /// Write every page into this folder instead (it is made if missing): put it on $MANPATH,
+        /// or use ~/.local/share/man/man1.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
     /// Print the prices table in use: the built-in list, with --prices FILE (or $TXQ_PRICES)
     /// laid over it. Reads no transcripts.
     Prices,
@@ -201,7 +252,7 @@ fn parse_line_limit(s: &str) -> Result<usize, String> {
     usize::try_from(bytes).map_err(|_| format!("{s:?} is too large"))
 }
 
-fn parse_memory_limit(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_memory_limit(s: &str) -> Result<u64, String> {
     match crate::text::size::parse(s)? {
         0 => Err("a memory limit of 0 bytes leaves no statement anything to run in".into()),
         bytes => Ok(bytes),
@@ -220,10 +271,15 @@ fn parse_range(s: &str) -> Result<(usize, usize), String> {
 
 const AFTER_HELP: &str = "\
 Examples:
+  txq -e \"select harness, model, sum(input_tokens), sum(output_tokens) from calls group by 1, 2\"
+  txq query daily --since 2026-11-01
   txq -e \"select model, sum(input_tokens), sum(output_tokens) from usage group by model\"
   txq -e \"select tool, decision, count(*) from tool_audit where blocked group by 1, 2\" ~/.rupu/transcripts
   txq --format csv -f report.sql /data/fleet/transcripts > report.csv
 
 Exit codes: 0 success (a closed pipe too); 1 a statement failed; 2 bad usage, or nothing to read;
 3 results could not be written; 130 Ctrl-C stopped it.
+Settings people repeat (format, maxrows, paths, prices, memory_limit) may live in
+$XDG_CONFIG_HOME/txq/config.toml (else ~/.config/txq/config.toml); TXQ_FORMAT, TXQ_MAXROWS,
+TXQ_PRICES and TXQ_MEMORY_LIMIT override it, and flags override both (docs/cli.md).
 Tables and columns: docs/tables.md.";

@@ -5,11 +5,13 @@
 
 pub mod args;
 pub(crate) mod commands;
+pub mod config;
 pub(crate) mod exec;
 pub(crate) mod export;
 pub(crate) mod generate;
 pub(crate) mod helper;
 pub mod interrupt;
+pub(crate) mod manual;
 pub(crate) mod prices;
 pub(crate) mod print;
 pub(crate) mod progress;
@@ -78,6 +80,18 @@ pub async fn run(args: Args) -> Result<(), Error> {
             harnesses: harness.clone(),
         };
         return generate::run(out, &options);
+    }
+    match &args.command {
+        Some(Command::Completions { shell }) => {
+            return manual::completions(*shell, &mut std::io::stdout().lock());
+        }
+        Some(Command::Man { out: Some(dir), .. }) => {
+            return manual::pages_into(dir, &mut std::io::stdout().lock());
+        }
+        Some(Command::Man { command, out: None }) => {
+            return manual::page(command.as_deref(), &mut std::io::stdout().lock());
+        }
+        _ => {}
     }
     if let Some(Command::Query { list: true, .. }) = &args.command {
         let stdout = std::io::stdout();
