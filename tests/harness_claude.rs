@@ -6,22 +6,11 @@
 use crate::harness_rows::*;
 use crate::util::parse_ndjson;
 use std::path::PathBuf;
-use txq::generate::{Harness, HarnessExpected, HarnessOptions, write_harness_home};
-
-/// A home holding Claude Code's sessions only, its tally keeping every row.
-fn claude_home(options: HarnessOptions) -> (tempfile::TempDir, HarnessExpected) {
-    let dir = tempfile::tempdir().unwrap();
-    let expected = write_harness_home(dir.path(), &options).unwrap();
-    (dir, expected)
-}
-
-fn claude_only() -> HarnessOptions {
-    HarnessOptions { harnesses: vec![Harness::Claude], keep_rows: true, ..HarnessOptions::default() }
-}
+use txq::generate::{Harness, HarnessOptions};
 
 #[test]
 fn every_claude_call_is_counted_once_with_the_figures_of_its_fullest_copy() {
-    let (home, expected) = claude_home(claude_only());
+    let (home, expected) = generated_home(&only(Harness::Claude));
     assert!(expected.calls.len() > 100, "a home with many calls: {}", expected.calls.len());
     let got = rows(home.path(), &[home.path().to_path_buf()], &[], CALLS);
     assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, "claude"));
@@ -30,14 +19,15 @@ fn every_claude_call_is_counted_once_with_the_figures_of_its_fullest_copy() {
 #[test]
 fn the_default_places_and_a_moved_claude_home_are_read_with_no_path() {
     // With no path: HOME is the generated home, ~/.claude and ~/.config/claude are read.
-    let (home, expected) = claude_home(claude_only());
+    let (home, expected) = generated_home(&only(Harness::Claude));
     let env = [("HOME", home.path().to_path_buf())];
     let got = rows(home.path(), &[], &env, CALLS);
     assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, "claude"));
 
     // CLAUDE_CONFIG_DIR names the one home, elsewhere.
-    let moved = HarnessOptions { claude_dirs: vec![PathBuf::from("elsewhere/claude")], ..claude_only() };
-    let (home, expected) = claude_home(moved.clone());
+    let moved =
+        HarnessOptions { claude_dirs: vec![PathBuf::from("elsewhere/claude")], ..only(Harness::Claude) };
+    let (home, expected) = generated_home(&moved);
     let mut env: Vec<(&str, PathBuf)> = moved.env_vars(home.path());
     env.push(("HOME", home.path().join("nobody")));
     let got = rows(home.path(), &[], &env, CALLS);
@@ -46,7 +36,7 @@ fn the_default_places_and_a_moved_claude_home_are_read_with_no_path() {
 
 #[test]
 fn claude_tool_calls_are_each_tool_use_once_joined_to_its_result() {
-    let (home, expected) = claude_home(claude_only());
+    let (home, expected) = generated_home(&only(Harness::Claude));
     let got = rows(home.path(), &[home.path().to_path_buf()], &[], TOOL_CALLS);
     let want = expected_tool_calls(&expected, "claude");
     assert!(!want.is_empty());
@@ -55,14 +45,14 @@ fn claude_tool_calls_are_each_tool_use_once_joined_to_its_result() {
 
 #[test]
 fn claude_sessions_are_each_main_session_and_subagent_with_its_sums() {
-    let (home, expected) = claude_home(claude_only());
+    let (home, expected) = generated_home(&only(Harness::Claude));
     let got = rows(home.path(), &[home.path().to_path_buf()], &[], SESSIONS);
     assert_eq!(sessions_of(home.path(), &got), expected_sessions(&expected, "claude"));
 }
 
 #[test]
 fn txq_query_daily_gives_each_days_calls_and_tokens_of_the_tally() {
-    let (home, expected) = claude_home(claude_only());
+    let (home, expected) = generated_home(&only(Harness::Claude));
     let out = crate::util::txq(
         &["--no-cache", "--format", "ndjson", "query", "daily", home.path().to_str().unwrap()],
         home.path(),
@@ -75,7 +65,7 @@ fn txq_query_daily_gives_each_days_calls_and_tokens_of_the_tally() {
 
 #[test]
 fn claude_content_blocks_hold_each_tool_use_and_its_result() {
-    let (home, expected) = claude_home(claude_only());
+    let (home, expected) = generated_home(&only(Harness::Claude));
     let sql = "select count(distinct (session_id, tool_use_id)) as uses from claude.content_blocks \
                where block_type = 'tool_use'";
     let got = rows(home.path(), &[home.path().to_path_buf()], &[], sql);

@@ -6,21 +6,11 @@
 use crate::harness_rows::*;
 use crate::util::parse_ndjson;
 use std::path::PathBuf;
-use txq::generate::{Harness, HarnessExpected, HarnessOptions, write_harness_home};
-
-fn codex_home(options: HarnessOptions) -> (tempfile::TempDir, HarnessExpected) {
-    let dir = tempfile::tempdir().unwrap();
-    let expected = write_harness_home(dir.path(), &options).unwrap();
-    (dir, expected)
-}
-
-fn codex_only() -> HarnessOptions {
-    HarnessOptions { harnesses: vec![Harness::Codex], keep_rows: true, ..HarnessOptions::default() }
-}
+use txq::generate::{Harness, HarnessOptions};
 
 #[test]
 fn each_codex_call_is_a_count_whose_totals_moved_and_no_replay_of_a_parent() {
-    let (home, expected) = codex_home(codex_only());
+    let (home, expected) = generated_home(&only(Harness::Codex));
     let want = expected_calls(&expected, "codex");
     assert!(want.len() > 50, "a home with many calls: {}", want.len());
     let got = rows(home.path(), &[home.path().to_path_buf()], &[], CALLS);
@@ -29,13 +19,13 @@ fn each_codex_call_is_a_count_whose_totals_moved_and_no_replay_of_a_parent() {
 
 #[test]
 fn codex_rollouts_are_found_in_codex_home_or_under_home_with_no_path() {
-    let (home, expected) = codex_home(codex_only());
+    let (home, expected) = generated_home(&only(Harness::Codex));
     let env = [("HOME", home.path().to_path_buf())];
     let got = rows(home.path(), &[], &env, CALLS);
     assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, "codex"));
 
-    let moved = HarnessOptions { codex_home: PathBuf::from("elsewhere/codex"), ..codex_only() };
-    let (home, expected) = codex_home(moved.clone());
+    let moved = HarnessOptions { codex_home: PathBuf::from("elsewhere/codex"), ..only(Harness::Codex) };
+    let (home, expected) = generated_home(&moved);
     let mut env: Vec<(&str, PathBuf)> = moved.env_vars(home.path());
     env.push(("HOME", home.path().join("nobody")));
     let got = rows(home.path(), &[], &env, CALLS);
@@ -44,7 +34,7 @@ fn codex_rollouts_are_found_in_codex_home_or_under_home_with_no_path() {
 
 #[test]
 fn codex_tool_calls_are_each_function_call_once_across_a_lineage() {
-    let (home, expected) = codex_home(codex_only());
+    let (home, expected) = generated_home(&only(Harness::Codex));
     let got = rows(home.path(), &[home.path().to_path_buf()], &[], TOOL_CALLS);
     let want = expected_tool_calls(&expected, "codex");
     assert!(want.iter().any(|t| t.contains(" false ")), "failing commands among them");
@@ -53,7 +43,7 @@ fn codex_tool_calls_are_each_function_call_once_across_a_lineage() {
 
 #[test]
 fn codex_sessions_are_each_thread_with_its_parent_and_sums() {
-    let (home, expected) = codex_home(codex_only());
+    let (home, expected) = generated_home(&only(Harness::Codex));
     let got = rows(home.path(), &[home.path().to_path_buf()], &[], SESSIONS);
     let want = expected_sessions(&expected, "codex");
     assert!(want.iter().filter(|s| !s.contains(" None ")).count() >= 2, "a forked and a spawned child");
@@ -62,7 +52,7 @@ fn codex_sessions_are_each_thread_with_its_parent_and_sums() {
 
 #[test]
 fn a_zst_beside_its_rollout_and_an_archived_copy_are_named_and_not_read() {
-    let (home, expected) = codex_home(codex_only());
+    let (home, expected) = generated_home(&only(Harness::Codex));
     let sql = "select file, skipped from codex.files where not transcript order by file";
     let got: Vec<String> = rows(home.path(), &[home.path().to_path_buf()], &[], sql)
         .iter()
@@ -93,7 +83,7 @@ fn a_zst_beside_its_rollout_and_an_archived_copy_are_named_and_not_read() {
 
 #[test]
 fn txq_query_daily_over_codex_gives_each_days_calls_of_the_tally() {
-    let (home, expected) = codex_home(codex_only());
+    let (home, expected) = generated_home(&only(Harness::Codex));
     let out = crate::util::txq(
         &["--no-cache", "--format", "ndjson", "query", "daily", home.path().to_str().unwrap()],
         home.path(),

@@ -6,21 +6,11 @@
 use crate::harness_rows::*;
 use crate::util::parse_ndjson;
 use std::path::PathBuf;
-use txq::generate::{Harness, HarnessExpected, HarnessOptions, write_harness_home};
-
-fn gemini_home(options: HarnessOptions) -> (tempfile::TempDir, HarnessExpected) {
-    let dir = tempfile::tempdir().unwrap();
-    let expected = write_harness_home(dir.path(), &options).unwrap();
-    (dir, expected)
-}
-
-fn gemini_only() -> HarnessOptions {
-    HarnessOptions { harnesses: vec![Harness::Gemini], keep_rows: true, ..HarnessOptions::default() }
-}
+use txq::generate::{Harness, HarnessOptions};
 
 #[test]
 fn each_gemini_call_is_the_last_write_of_a_response_with_tokens() {
-    let (home, expected) = gemini_home(gemini_only());
+    let (home, expected) = generated_home(&only(Harness::Gemini));
     let want = expected_calls(&expected, "gemini");
     assert!(want.len() > 30, "a home with many calls: {}", want.len());
     let got = rows(home.path(), &[home.path().to_path_buf()], &[], CALLS);
@@ -29,13 +19,13 @@ fn each_gemini_call_is_the_last_write_of_a_response_with_tokens() {
 
 #[test]
 fn gemini_chats_are_found_in_gemini_cli_home_or_under_home_with_no_path() {
-    let (home, expected) = gemini_home(gemini_only());
+    let (home, expected) = generated_home(&only(Harness::Gemini));
     let env = [("HOME", home.path().to_path_buf())];
     let got = rows(home.path(), &[], &env, CALLS);
     assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, "gemini"));
 
-    let moved = HarnessOptions { gemini_home: PathBuf::from("elsewhere/gemini"), ..gemini_only() };
-    let (home, expected) = gemini_home(moved.clone());
+    let moved = HarnessOptions { gemini_home: PathBuf::from("elsewhere/gemini"), ..only(Harness::Gemini) };
+    let (home, expected) = generated_home(&moved);
     let mut env: Vec<(&str, PathBuf)> = moved.env_vars(home.path());
     env.push(("HOME", home.path().join("nobody")));
     let got = rows(home.path(), &[], &env, CALLS);
@@ -44,7 +34,7 @@ fn gemini_chats_are_found_in_gemini_cli_home_or_under_home_with_no_path() {
 
 #[test]
 fn gemini_tool_calls_are_those_of_each_messages_last_write() {
-    let (home, expected) = gemini_home(gemini_only());
+    let (home, expected) = generated_home(&only(Harness::Gemini));
     let got = rows(home.path(), &[home.path().to_path_buf()], &[], TOOL_CALLS);
     let want = expected_tool_calls(&expected, "gemini");
     assert!(want.iter().any(|t| t.contains(" false ")), "failing commands among them");
@@ -53,7 +43,7 @@ fn gemini_tool_calls_are_those_of_each_messages_last_write() {
 
 #[test]
 fn gemini_sessions_are_each_chat_with_its_project_and_sums() {
-    let (home, expected) = gemini_home(gemini_only());
+    let (home, expected) = generated_home(&only(Harness::Gemini));
     let got = rows(home.path(), &[home.path().to_path_buf()], &[], SESSIONS);
     let want = expected_sessions(&expected, "gemini");
     assert!(want.iter().any(|s| !s.contains(" None ")), "a subagent");
@@ -62,7 +52,7 @@ fn gemini_sessions_are_each_chat_with_its_project_and_sums() {
 
 #[test]
 fn a_damaged_gemini_line_is_named_and_a_cut_off_last_one_is_not() {
-    let (home, expected) = gemini_home(gemini_only());
+    let (home, expected) = generated_home(&only(Harness::Gemini));
     let sql = "select file, line from gemini.errors order by file, line";
     let got: Vec<(String, u64)> = rows(home.path(), &[home.path().to_path_buf()], &[], sql)
         .iter()
@@ -84,7 +74,7 @@ fn a_damaged_gemini_line_is_named_and_a_cut_off_last_one_is_not() {
 
 #[test]
 fn a_rewound_message_leaves_the_transcript_but_stays_a_call() {
-    let (home, _) = gemini_home(gemini_only());
+    let (home, _) = generated_home(&only(Harness::Gemini));
     let sql = "select m.rewound, count(*) as n, count(c.line) as calls from gemini.messages m \
                left join calls c on c.file = m.file and c.line = m.line group by 1 order by 1";
     let got = rows(home.path(), &[home.path().to_path_buf()], &[], sql);
@@ -94,7 +84,7 @@ fn a_rewound_message_leaves_the_transcript_but_stays_a_call() {
 
 #[test]
 fn txq_query_daily_over_gemini_gives_each_days_calls_of_the_tally() {
-    let (home, expected) = gemini_home(gemini_only());
+    let (home, expected) = generated_home(&only(Harness::Gemini));
     let out = crate::util::txq(
         &["--no-cache", "--format", "ndjson", "query", "daily", home.path().to_str().unwrap()],
         home.path(),

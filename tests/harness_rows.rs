@@ -4,7 +4,19 @@
 use crate::util::{command, parse_ndjson};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
-use txq::generate::HarnessExpected;
+use txq::generate::{Harness, HarnessExpected, HarnessOptions, write_harness_home};
+
+/// A home the generator writes with `options`, and its tally.
+pub(crate) fn generated_home(options: &HarnessOptions) -> (tempfile::TempDir, HarnessExpected) {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = write_harness_home(dir.path(), options).unwrap();
+    (dir, expected)
+}
+
+/// The options that write `harness` alone, the tally keeping every row.
+pub(crate) fn only(harness: Harness) -> HarnessOptions {
+    HarnessOptions { harnesses: vec![harness], keep_rows: true, ..HarnessOptions::default() }
+}
 
 /// Rows of `sql` run by the binary in `cwd` over `paths` (none: the default places), with `env`.
 pub(crate) fn rows(

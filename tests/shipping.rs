@@ -3,10 +3,10 @@
 //! commit and DataFusion; the config file of docs/cli.md, overridden by the environment and the
 //! flags in that order.
 
-use crate::harness_rows::{CALLS, calls_of, expected_calls};
+use crate::harness_rows::{CALLS, calls_of, expected_calls, only};
 use crate::util::{Output, command, parse_ndjson};
 use std::path::{Path, PathBuf};
-use txq::generate::{Harness, HarnessOptions, RupuOptions, write_harness_home, write_rupu_corpus};
+use txq::generate::{Harness, RupuOptions, write_harness_home, write_rupu_corpus};
 
 /// Runs the binary in `cwd` with `args` and `env` laid over the hermetic environment.
 fn run(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
@@ -174,9 +174,7 @@ impl ConfiguredHome {
             &RupuOptions { runs: 30, damage: false, ..RupuOptions::default() },
         )
         .unwrap();
-        let options =
-            HarnessOptions { harnesses: vec![Harness::Claude], keep_rows: true, ..HarnessOptions::default() };
-        let claude = write_harness_home(home.path(), &options).unwrap();
+        let claude = write_harness_home(home.path(), &only(Harness::Claude)).unwrap();
         std::fs::create_dir_all(home.path().join("prices")).unwrap();
         let price = |model: &str| {
             format!(r#"{{"{model}": {{"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}}}}"#)
