@@ -50,7 +50,7 @@ for profile in "${profiles[@]}"; do
   took=$(printf '%s\n' "${times[@]}" | median)
   settings=$(awk -v p="[profile.$profile]" '$0 == p { on = 1; next } /^\[/ { on = 0 } on && NF && $1 !~ /^#/ { printf "%s%s", sep, $0; sep = "; " }' Cargo.toml)
   printf '| %s | %s | %s | `%s` | %.0f | %.0f | %.1f | %.3f |\n' "$(date -u +%F)" "$(git rev-parse --short=12 HEAD)" \
-    "$profile" "${settings:-cargo's defaults}" "$wall" "$(echo "$user + $sys" | bc)" "$(echo "$size / 1048576" | bc -l)" "$took" >> "$results"
+    "$profile" "${settings:-the defaults}" "$wall" "$(echo "$user + $sys" | bc)" "$(echo "$size / 1048576" | bc -l)" "$took" >> "$results"
   tail -1 "$results"
   [ -n "${KEEP:-}" ] || rm -rf "$target"
 done

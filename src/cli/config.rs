@@ -74,11 +74,10 @@ pub fn apply(args: &mut Args, matches: &clap::ArgMatches) -> Result<(), Error> {
     if matches!(args.command, Some(Command::Completions { .. } | Command::Man { .. })) {
         return Ok(());
     }
-    let config = match config_path() {
-        Some(path) => Config::read(&path, std::env::var_os(CONFIG_ENV).is_some()).map(|c| (c, path))?,
+    let (config, path) = match config_path() {
+        Some(path) => (Config::read(&path, std::env::var_os(CONFIG_ENV).is_some())?, path),
         None => (Config::default(), PathBuf::new()),
     };
-    let (config, path) = config;
     let from_file =
         |key: &str, why: String| Error::Usage(format!("config file {}: {key}: {why}", path.display()));
     let from_env = |name: &str, why: String| Error::Usage(format!("{name}: {why}"));
