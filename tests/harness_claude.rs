@@ -18,20 +18,11 @@ fn every_claude_call_is_counted_once_with_the_figures_of_its_fullest_copy() {
 
 #[test]
 fn the_default_places_and_a_moved_claude_home_are_read_with_no_path() {
-    // With no path: HOME is the generated home, ~/.claude and ~/.config/claude are read.
-    let (home, expected) = generated_home(&only(Harness::Claude));
-    let env = [("HOME", home.path().to_path_buf())];
-    let got = rows(home.path(), &[], &env, CALLS);
-    assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, "claude"));
-
-    // CLAUDE_CONFIG_DIR names the one home, elsewhere.
+    // With no path: ~/.claude and ~/.config/claude under HOME; then CLAUDE_CONFIG_DIR, the one
+    // home, elsewhere.
     let moved =
         HarnessOptions { claude_dirs: vec![PathBuf::from("elsewhere/claude")], ..only(Harness::Claude) };
-    let (home, expected) = generated_home(&moved);
-    let mut env: Vec<(&str, PathBuf)> = moved.env_vars(home.path());
-    env.push(("HOME", home.path().join("nobody")));
-    let got = rows(home.path(), &[], &env, CALLS);
-    assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, "claude"));
+    calls_with_no_path_equal_the_tally(moved.harnesses[0], &moved);
 }
 
 #[test]

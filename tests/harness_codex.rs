@@ -19,17 +19,8 @@ fn each_codex_call_is_a_count_whose_totals_moved_and_no_replay_of_a_parent() {
 
 #[test]
 fn codex_rollouts_are_found_in_codex_home_or_under_home_with_no_path() {
-    let (home, expected) = generated_home(&only(Harness::Codex));
-    let env = [("HOME", home.path().to_path_buf())];
-    let got = rows(home.path(), &[], &env, CALLS);
-    assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, "codex"));
-
     let moved = HarnessOptions { codex_home: PathBuf::from("elsewhere/codex"), ..only(Harness::Codex) };
-    let (home, expected) = generated_home(&moved);
-    let mut env: Vec<(&str, PathBuf)> = moved.env_vars(home.path());
-    env.push(("HOME", home.path().join("nobody")));
-    let got = rows(home.path(), &[], &env, CALLS);
-    assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, "codex"));
+    calls_with_no_path_equal_the_tally(moved.harnesses[0], &moved);
 }
 
 #[test]

@@ -19,17 +19,8 @@ fn each_gemini_call_is_the_last_write_of_a_response_with_tokens() {
 
 #[test]
 fn gemini_chats_are_found_in_gemini_cli_home_or_under_home_with_no_path() {
-    let (home, expected) = generated_home(&only(Harness::Gemini));
-    let env = [("HOME", home.path().to_path_buf())];
-    let got = rows(home.path(), &[], &env, CALLS);
-    assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, "gemini"));
-
     let moved = HarnessOptions { gemini_home: PathBuf::from("elsewhere/gemini"), ..only(Harness::Gemini) };
-    let (home, expected) = generated_home(&moved);
-    let mut env: Vec<(&str, PathBuf)> = moved.env_vars(home.path());
-    env.push(("HOME", home.path().join("nobody")));
-    let got = rows(home.path(), &[], &env, CALLS);
-    assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, "gemini"));
+    calls_with_no_path_equal_the_tally(moved.harnesses[0], &moved);
 }
 
 #[test]

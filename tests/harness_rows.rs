@@ -13,6 +13,22 @@ pub(crate) fn generated_home(options: &HarnessOptions) -> (tempfile::TempDir, Ha
     (dir, expected)
 }
 
+/// The calls of `harness` read with no path equal the tally, twice: a home written with `only`
+/// `harness` and `HOME` pointing at it; then one written with `moved` (its harness's home
+/// elsewhere), found through the harness's variables alone (`HOME` pointing at nothing).
+pub(crate) fn calls_with_no_path_equal_the_tally(harness: Harness, moved: &HarnessOptions) {
+    let name = harness.name();
+    let (home, expected) = generated_home(&only(harness));
+    let got = rows(home.path(), &[], &[("HOME", home.path().to_path_buf())], CALLS);
+    assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, name), "{name}, HOME");
+
+    let (home, expected) = generated_home(moved);
+    let mut env: Vec<(&str, PathBuf)> = moved.env_vars(home.path());
+    env.push(("HOME", home.path().join("nobody")));
+    let got = rows(home.path(), &[], &env, CALLS);
+    assert_eq!(calls_of(home.path(), &got), expected_calls(&expected, name), "{name}, moved");
+}
+
 /// The options that write `harness` alone, the tally keeping every row.
 pub(crate) fn only(harness: Harness) -> HarnessOptions {
     HarnessOptions { harnesses: vec![harness], keep_rows: true, ..HarnessOptions::default() }
