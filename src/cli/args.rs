@@ -99,6 +99,22 @@ pub struct Args {
     #[arg(long, value_name = "N", global = true)]
     pub(crate) maxrows: Option<usize>,
 
+    /// Print the rows of the statement of -e (or -f), then the rows agents append, until Ctrl-C
+    /// (exit 0): whole lines only, a file made later included. An aggregate, ORDER BY, join or
+    /// LIMIT is run again as files change instead, at most once an --interval (docs/cli.md).
+    #[arg(long)]
+    pub(crate) follow: bool,
+
+    /// With --follow: a statement run again runs at most this often, and files are looked at
+    /// this often when no change is told (2s, 500ms, 1m).
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_interval, requires = "follow")]
+    pub(crate) interval: std::time::Duration,
+
+    /// With --follow: look at the files every --interval instead of being told of changes by
+    /// the system (network file systems tell of none).
+    #[arg(long, requires = "follow")]
+    pub(crate) poll: bool,
+
     #[command(subcommand)]
     pub(crate) command: Option<Command>,
 }
@@ -230,6 +246,31 @@ fn parse_harness(s: &str) -> Result<String, String> {
         }
     }
 }
+
+/// A duration of `--interval`: a number of seconds, or one with `ms`, `s` or `m` after it.
+fn parse_interval(s: &str) -> Result<std::time::Duration, String> {
+    let text = s.trim();
+    let (number, unit) = match text.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let seconds = match unit.trim() {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" => 60.0,
+        _ => return Err(format!("not a duration: {s:?} (give 2s, 500ms or 1m)")),
+    };
+    let value: f64 = number.parse().map_err(|_| format!("not a duration: {s:?} (give 2s, 500ms or 1m)"))?;
+    let duration = std::time::Duration::try_from_secs_f64(value * seconds)
+        .map_err(|_| format!("not a duration: {s:?} (give 2s, 500ms or 1m)"))?;
+    if duration < MIN_INTERVAL {
+        return Err(format!("{s:?} is shorter than the shortest interval, 10ms"));
+    }
+    Ok(duration)
+}
+
+/// The shortest `--interval`: a shorter one would look at every file many times a second.
+const MIN_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
 
 fn parse_size(s: &str) -> Result<u64, String> {
     crate::text::size::parse(s)

@@ -143,7 +143,7 @@ impl Runner<'_> {
     }
 
     /// Says on stderr, in one line, what the statement's reads skipped or could not fit.
-    fn report_problems(&self, problems: &[Problem], err: &mut dyn Write) {
+    pub(crate) fn report_problems(&self, problems: &[Problem], err: &mut dyn Write) {
         // The corpus's log keeps the files not read for export; a statement warns of its own.
         self.corpus.problems.take();
         if self.quiet {

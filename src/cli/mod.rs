@@ -8,6 +8,7 @@ pub(crate) mod commands;
 pub mod config;
 pub(crate) mod exec;
 pub(crate) mod export;
+pub(crate) mod follow;
 pub(crate) mod generate;
 pub(crate) mod helper;
 pub mod interrupt;
@@ -125,6 +126,11 @@ pub async fn run(args: Args) -> Result<(), Error> {
         return Err(Error::Usage("the shell needs a terminal: pipe statements to `txq` instead".into()));
     }
     let interactive = shell_asked || (no_sql && on_terminal && args.command.is_none());
+    if args.follow && (no_sql || args.command.is_some()) {
+        return Err(Error::Usage(
+            "--follow follows the statement of -e or -f: txq --follow -e \"select ...\" [PATH...]".into(),
+        ));
+    }
     let given: Vec<std::path::PathBuf> = args.paths.iter().chain(shell_paths).cloned().collect();
     let formats = crate::format::all();
     let places = if given.is_empty() {
@@ -202,6 +208,31 @@ pub async fn run(args: Args) -> Result<(), Error> {
         let max_rows = args.maxrows.unwrap_or(args::SHELL_MAX_ROWS);
         return shell::Shell::new(live, args.format, args.quiet, max_rows).run().await;
     }
+    if args.follow {
+        // Ctrl-C ends a follow, with exit 0, from the start.
+        interrupt::watch();
+        let sql = scripts(&args)?.join(";\n");
+        let live = LiveEngine::open(places, options).await?;
+        if let Some(prices) = &prices {
+            crate::sql::prices::register(&live.engine.ctx, prices).map_err(Error::Sql)?;
+        }
+        tell(&live.engine.corpus, &mut stderr, true);
+        let stdout = std::io::stdout();
+        let terminal = match stdout.is_terminal() {
+            true => {
+                terminal_size::terminal_size_of(&stdout).map(|(w, h)| (usize::from(w.0), usize::from(h.0)))
+            }
+            false => None,
+        };
+        let options = follow::FollowOptions {
+            format: args.format,
+            quiet: args.quiet,
+            interval: args.interval,
+            poll: args.poll,
+            terminal,
+        };
+        return follow::run(live, &sql, options, &mut stdout.lock(), &mut stderr).await;
+    }
     let engine = crate::sql::session::open(&paths, options).await?;
     let (corpus, ctx) = (&engine.corpus, &engine.ctx);
     if let Some(prices) = &prices {
@@ -234,6 +265,24 @@ pub async fn run(args: Args) -> Result<(), Error> {
     }
 }
 
+/// The SQL of the command line: each `-e`, then each `-f` file's; else stdin's.
+fn scripts(args: &Args) -> Result<Vec<String>, Error> {
+    let mut scripts: Vec<String> = args.execute.clone();
+    for file in &args.files {
+        let sql = std::fs::read_to_string(file)
+            .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", crate::text::escape::path(file))))?;
+        scripts.push(sql);
+    }
+    if scripts.is_empty() {
+        let mut sql = String::new();
+        std::io::stdin()
+            .read_to_string(&mut sql)
+            .map_err(|e| Error::Usage(format!("cannot read stdin: {e}")))?;
+        scripts.push(sql);
+    }
+    Ok(scripts)
+}
+
 /// Runs the SQL of the command line (a canned query, `-e`, `-f` or stdin), results to stdout.
 async fn run_scripts(
     args: &Args,
@@ -260,20 +309,7 @@ async fn run_scripts(
         return out.flush().map_err(Error::Output);
     }
 
-    let mut scripts: Vec<String> = args.execute.clone();
-    for file in &args.files {
-        let sql = std::fs::read_to_string(file)
-            .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", crate::text::escape::path(file))))?;
-        scripts.push(sql);
-    }
-    if scripts.is_empty() {
-        let mut sql = String::new();
-        std::io::stdin()
-            .read_to_string(&mut sql)
-            .map_err(|e| Error::Usage(format!("cannot read stdin: {e}")))?;
-        scripts.push(sql);
-    }
-    for sql in &scripts {
+    for sql in &scripts(args)? {
         runner.run(sql, &mut out, &mut stderr).await?;
     }
     out.flush().map_err(Error::Output)

@@ -138,6 +138,17 @@ impl<'a> ResultWriter<'a> {
         Ok(())
     }
 
+    /// Writes the rows a table holds to align its columns, now: the rows of a followed statement
+    /// are seen as they come.
+    pub(crate) fn show_held(&mut self) -> Result<(), ArrowError> {
+        if let Writing::Table(table) = &mut self.kind
+            && table.widths.is_none()
+        {
+            table.write_held()?;
+        }
+        Ok(())
+    }
+
     /// Ends the result: a table, the header of an empty CSV, the end of the JSON array.
     pub(crate) fn finish(self) -> Result<Written, ArrowError> {
         let mut shown = self.rows;

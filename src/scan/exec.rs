@@ -40,6 +40,9 @@ pub(crate) struct ScanConfig {
     /// Rows enough for the query, when it says so.
     pub(crate) limit: Option<usize>,
     pub(crate) batch_size: usize,
+    /// For a followed statement, where the last run's scans stopped in each file: only what
+    /// lies after is read, whole lines only ([`super::follow`]).
+    pub(crate) follow: Option<Arc<super::follow::FollowPositions>>,
 }
 
 /// Reads one table's rows from the files of its format.
@@ -291,7 +294,7 @@ impl ExecutionPlan for ScanExec {
         let counters = ScanCounters::new(&self.metrics, partition);
         if partition == 0 {
             for file in &self.damaged_elsewhere {
-                skipped(&self.source, file, &counters);
+                skipped(&self.source, &self.config, file, &counters);
             }
         }
         builder.spawn(async move { scan_files(source, config, files, tx, counters).await });
@@ -307,9 +310,11 @@ impl ExecutionPlan for ScanExec {
         _input_stats: &[Arc<Statistics>],
         args: &StatisticsArgs,
     ) -> Result<Arc<Statistics>> {
-        let exact_rows = self.exact_rows.get_or_init(|| match self.damaged_elsewhere.is_empty() {
-            true => exact_rows(&self.source, &self.partitions),
-            false => None,
+        let exact_rows = self.exact_rows.get_or_init(|| {
+            match self.damaged_elsewhere.is_empty() && self.config.follow.is_none() {
+                true => exact_rows(&self.source, &self.partitions),
+                false => None,
+            }
         });
         let rows = exact_rows.as_ref().and_then(|rows| match args.partition() {
             None => Some(rows.iter().sum::<u64>()),
@@ -347,14 +352,21 @@ async fn scan_files(
     let mut full: Vec<(usize, BatchResult)> = Vec::new();
     let batch_size = config.batch_size.max(1);
     let done = |sent: usize| config.limit.is_some_and(|limit| sent >= limit);
-    let counted = rows_from_counts(&source.table, config.projection.as_deref());
+    let counted = rows_from_counts(&source.table, config.projection.as_deref()) && config.follow.is_none();
     for file in &files {
         if done(sent) {
             break;
         }
+        if let Some(follow) = &config.follow {
+            let read = FollowedRead { source: &source, config: &config, follow, counters: &counters };
+            if !read.file(file, &mut reader, &mut decoder, tx, &mut sent, &mut full).await {
+                return Ok(());
+            }
+            continue;
+        }
         // A file changed since the corpus was opened is read instead: its lines say what is there.
         if counted && file.unchanged() {
-            started(&source, file, &counters);
+            started(&source, &config, file, &counters);
             if !counted_rows(&source, file, &mut reader, &mut decoder, batch_size, tx, &mut sent).await
                 || done(sent)
             {
@@ -371,7 +383,7 @@ async fn scan_files(
                 continue;
             }
         };
-        started(&source, file, &counters);
+        started(&source, &config, file, &counters);
         reader.start_file(file, &mut decoder);
         let mut splitter = LineSplitter::new(source.max_line_bytes);
         loop {
@@ -412,15 +424,131 @@ async fn scan_files(
 
 type BatchResult = Result<RecordBatch, datafusion::arrow::error::ArrowError>;
 
-/// Counts a file the scan starts, and the damaged lines it skips in it.
-fn started(source: &ScanSource, file: &SourceFile, counters: &ScanCounters) {
-    counters.files_read.add(1);
-    skipped(source, file, counters);
+/// The read of one file by a scan of a followed statement.
+struct FollowedRead<'a> {
+    source: &'a Arc<ScanSource>,
+    config: &'a ScanConfig,
+    follow: &'a super::follow::FollowPositions,
+    counters: &'a ScanCounters,
 }
 
-/// Counts the damaged lines of `file`, which the scan skips.
-fn skipped(source: &ScanSource, file: &SourceFile, counters: &ScanCounters) {
-    let lines = source.data.damaged_lines_of(file);
+impl FollowedRead<'_> {
+    /// Reads the whole lines of `file` after where the last run stopped, and notes where these
+    /// end; false once the receiver is gone.
+    async fn file(
+        &self,
+        file: &Arc<SourceFile>,
+        reader: &mut LineReader,
+        decoder: &mut RowDecoder,
+        tx: Counted<'_>,
+        sent: &mut usize,
+        full: &mut Vec<(usize, BatchResult)>,
+    ) -> bool {
+        use super::follow::{FollowPositions, Position};
+        let source = self.source;
+        let key = FollowPositions::key(source.data.format.name, &source.table.name, file);
+        let last = self.follow.get(&key, file);
+        if last.as_ref().is_some_and(|p| p.size == file.size) {
+            return true;
+        }
+        // A compressed file is read from its start again: its lines before the stop are read for
+        // the turn and the values they carry, into rows that are dropped.
+        let (offset, skip_below) = match &last {
+            Some(p) if file.compressed() => (0, p.split.next_number),
+            Some(p) => (p.offset, 0),
+            None => (0, 0),
+        };
+        let unreadable =
+            |why: String| source.problems.record(Problem::UnreadableFile { file: file.path.clone(), why });
+        let mut blocks = match BlockReader::open_at(source.store.clone(), file, offset) {
+            Ok(blocks) => blocks,
+            Err(why) => {
+                unreadable(why.to_string());
+                return true;
+            }
+        };
+        started(source, self.config, file, self.counters);
+        let mut splitter = match (&last, skip_below) {
+            (Some(p), 0) => {
+                reader.resume_file(file, decoder, &p.reader);
+                LineSplitter::resuming(source.max_line_bytes, p.split)
+            }
+            _ => {
+                reader.start_file(file, decoder);
+                LineSplitter::new(source.max_line_bytes)
+            }
+        };
+        let batch_size = self.config.batch_size.max(1);
+        let mut fed = offset;
+        let mut dropped = (skip_below > 0).then(|| {
+            let mut dropped = RowDecoder::new(&source.table, self.config.projection.as_deref());
+            dropped.start_file(crate::scan::decode::FileContext::new(&source.table.columns, file));
+            dropped
+        });
+        loop {
+            let block = match blocks.next_block().await {
+                Ok(Some(block)) => block,
+                Ok(None) => break,
+                Err(why) => {
+                    unreadable(why.to_string());
+                    return true;
+                }
+            };
+            self.counters.bytes_read.add(block.len());
+            fed += block.len() as u64;
+            splitter.feed(&block, &mut |line| match &mut dropped {
+                Some(dropped) if line_number(&line) < skip_below => {
+                    reader.line(line, dropped);
+                    if dropped.rows() >= batch_size {
+                        drop(dropped.finish());
+                    }
+                }
+                _ => read_line(line, reader, decoder, batch_size, full),
+            });
+            for (rows, batch) in full.drain(..) {
+                *sent += rows;
+                if !send(tx, batch, batch_size).await {
+                    return false;
+                }
+            }
+            tokio::task::consume_budget().await;
+        }
+        if let Some(why) = blocks.damage() {
+            unreadable(why.to_string());
+            return true;
+        }
+        // The line not ended yet is read once its end is written.
+        let (offset, split) = splitter.stopped_at(fed);
+        let position = Position { size: file.size, inode: file.inode, offset, split, reader: reader.state() };
+        self.follow.set(key, position);
+        true
+    }
+}
+
+/// The number of a line the splitter handed over.
+fn line_number(line: &crate::source::lines::Line<'_>) -> u64 {
+    use crate::source::lines::Line;
+    match line {
+        Line::Whole { number, .. } | Line::Unterminated { number, .. } | Line::TooLong { number, .. } => {
+            *number
+        }
+    }
+}
+
+/// Counts a file the scan starts, and the damaged lines it skips in it.
+fn started(source: &ScanSource, config: &ScanConfig, file: &SourceFile, counters: &ScanCounters) {
+    counters.files_read.add(1);
+    skipped(source, config, file, counters);
+}
+
+/// Counts the damaged lines of `file`, which the scan skips (of a followed statement, those its
+/// earlier runs have not reported).
+fn skipped(source: &ScanSource, config: &ScanConfig, file: &SourceFile, counters: &ScanCounters) {
+    let mut lines = source.data.damaged_lines_of(file);
+    if let Some(follow) = &config.follow {
+        let key = super::follow::FollowPositions::key(source.data.format.name, &source.table.name, file);
+        lines = follow.new_damage(key, lines);
+    }
     if lines > 0 {
         counters.damaged_lines.add(lines as usize);
         source.problems.record(Problem::DamagedLines {

@@ -19,6 +19,16 @@ const MAX_CHECKERS: usize = 64;
 /// Characters of a damaged line kept in `errors`.
 const EXCERPT_CHARS: usize = 200;
 
+/// What the lines of a file read so far leave for the lines after them: the turn they are in, and
+/// the values carried from earlier lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ReaderState {
+    turn: Option<i64>,
+    ended: Option<i64>,
+    in_turn: bool,
+    carried: Vec<Option<String>>,
+}
+
 /// The state of reading one table's rows out of one file after another.
 pub struct LineReader {
     source: Arc<ScanSource>,
@@ -127,6 +137,33 @@ impl LineReader {
         self.in_turn = false;
         self.carried.iter_mut().for_each(|value| *value = None);
         self.checkers.clear();
+    }
+
+    /// What the lines read of the current file so far leave for the lines after them: a read
+    /// of the rest of the file [`LineReader::resume_file`]s from it.
+    pub(crate) fn state(&self) -> ReaderState {
+        ReaderState {
+            turn: self.turn,
+            ended: self.ended,
+            in_turn: self.in_turn,
+            carried: self.carried.clone(),
+        }
+    }
+
+    /// Starts reading a file on from where an earlier read of its first lines left `state`.
+    pub(crate) fn resume_file(
+        &mut self,
+        file: &Arc<SourceFile>,
+        decoder: &mut RowDecoder,
+        state: &ReaderState,
+    ) {
+        self.start_file(file, decoder);
+        self.turn = state.turn;
+        self.ended = state.ended;
+        self.in_turn = state.in_turn;
+        if state.carried.len() == self.carried.len() {
+            self.carried.clone_from(&state.carried);
+        }
     }
 
     fn table(&self) -> &EventTable {

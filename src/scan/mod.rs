@@ -6,6 +6,7 @@
 pub mod decode;
 mod exec;
 pub(crate) mod files_table;
+pub mod follow;
 mod line_reader;
 mod prune;
 
@@ -34,6 +35,11 @@ pub struct ScanSource {
     pub store: Arc<dyn ObjectStore>,
     pub max_line_bytes: usize,
     pub problems: Arc<crate::table::corpus::ProblemLog>,
+}
+
+/// Whether `table` is one of the event tables (or `events`, or `errors`): its rows are lines.
+pub(crate) fn is_event_table(table: &dyn TableProvider) -> bool {
+    table.downcast_ref::<ScanTable>().is_some()
 }
 
 /// One event table (or `events`, or `errors`) of one format, as a DataFusion table.
@@ -124,6 +130,7 @@ impl TableProvider for ScanTable {
             projection: projection.cloned(),
             limit,
             batch_size: state.config().batch_size(),
+            follow: state.config().get_extension::<follow::FollowPositions>(),
         };
         Ok(Arc::new(ScanExec::new(source, files, config, partitions).with_damaged_elsewhere(elsewhere)))
     }

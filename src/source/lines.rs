@@ -13,6 +13,16 @@ pub enum Line<'a> {
     TooLong { number: u64, length: u64, head: &'a [u8] },
 }
 
+/// Where a [`LineSplitter`] stopped between two lines: what a splitter reading on from there
+/// needs to number the lines as a read of the whole file would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct SplitPoint {
+    /// The number the next line gets.
+    pub(crate) next_number: u64,
+    /// The last line ended with a CR: a LF first is the rest of its CRLF.
+    pub(crate) after_cr: bool,
+}
+
 /// How many leading bytes of an over-long line are kept for the error report.
 const HEAD_BYTES: usize = 256;
 
@@ -44,6 +54,29 @@ impl LineSplitter {
             overflow: 0,
             after_cr: false,
         }
+    }
+
+    /// A splitter that goes on reading a file where an earlier one stopped, at the end of a whole
+    /// line ([`LineSplitter::stopped_at`]): no byte order mark is looked for, and lines are
+    /// numbered on.
+    pub(crate) fn resuming(max_line_bytes: usize, at: SplitPoint) -> Self {
+        Self {
+            next_number: at.next_number,
+            at_start: at.next_number == 1 && !at.after_cr,
+            after_cr: at.after_cr,
+            ..Self::new(max_line_bytes)
+        }
+    }
+
+    /// Where the lines handed over so far end, after `fed` bytes of the file were fed: the bytes
+    /// of the line not ended yet are not counted, so a splitter [`LineSplitter::resuming`] from
+    /// the returned offset reads that line whole once its end is written.
+    pub(crate) fn stopped_at(&self, fed: u64) -> (u64, SplitPoint) {
+        let pending = if self.overflow > 0 { self.overflow } else { self.carry.len() as u64 };
+        // A BOM held back at the very start: nothing was handed over.
+        let pending = if self.at_start { self.carry.len() as u64 } else { pending };
+        let point = SplitPoint { next_number: self.next_number, after_cr: self.after_cr && pending == 0 };
+        (fed.saturating_sub(pending), point)
     }
 
     /// The first bytes of the line not ended yet, if any (at most a few hundred).
@@ -283,6 +316,36 @@ mod tests {
         for blocks in [&[&b"012345678\r\n"[..]][..], &[b"012345678\r", b"\n"], &[b"0123456", b"78\r", b"\n"]]
         {
             assert_eq!(split(blocks, 8), ["1!9:012345678"], "{blocks:?}");
+        }
+    }
+
+    #[test]
+    fn a_read_resumed_where_the_last_whole_line_ended_numbers_and_cuts_lines_as_one_read() {
+        // The follow of a file being written: each cut of the bytes, read up to the cut (the line
+        // not ended yet left for later), then on from where the whole lines ended.
+        let text: &[u8] = b"\xEF\xBB\xBFa\r\nbb\r\rccc\n\n0123456789xyz\nd\re";
+        let whole = split(&[text], 8);
+        for cut in 0..=text.len() {
+            let mut lines = Vec::new();
+            let mut emit = |line: Line<'_>| {
+                lines.push(match line {
+                    Line::Whole { number, bytes } => format!("{number}:{}", String::from_utf8_lossy(bytes)),
+                    Line::Unterminated { number, bytes } => {
+                        format!("{number}~{}", String::from_utf8_lossy(bytes))
+                    }
+                    Line::TooLong { number, length, head } => {
+                        format!("{number}!{length}:{}", String::from_utf8_lossy(head))
+                    }
+                })
+            };
+            let mut first = LineSplitter::new(8);
+            first.feed(&text[..cut], &mut emit);
+            let (offset, point) = first.stopped_at(cut as u64);
+            assert!(offset <= cut as u64);
+            let mut then = LineSplitter::resuming(8, point);
+            then.feed(&text[offset as usize..], &mut emit);
+            then.finish(&mut emit);
+            assert_eq!(lines, whole, "cut at {cut}");
         }
     }
 }

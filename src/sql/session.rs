@@ -393,6 +393,11 @@ impl LiveEngine {
         &mut self.cache
     }
 
+    /// The paths walked last: the places to watch for changes.
+    pub(crate) fn walked(&self) -> Vec<std::path::PathBuf> {
+        self.walked.clone()
+    }
+
     /// Takes in what changed since the last look: `Ok(None)` when nothing did (a walk only), else
     /// the warnings of the new read (every one, those given before too).
     pub async fn refresh(&mut self) -> crate::error::Result<Option<Vec<String>>> {
