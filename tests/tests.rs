@@ -5,6 +5,7 @@ mod cache;
 mod cli;
 mod docs;
 mod export;
+mod follow;
 mod harness_claude;
 mod harness_codex;
 mod harness_gemini;

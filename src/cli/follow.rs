@@ -63,6 +63,16 @@ pub(crate) async fn run(
         true => None,
         false => watch(&live.walked(), changes.clone(), err, options.quiet),
     };
+    if !options.quiet {
+        let how = match appends {
+            true => "new rows as they are appended".to_string(),
+            false => format!(
+                "run again as files change, at most every {}",
+                super::screen::duration(options.interval)
+            ),
+        };
+        let _ = writeln!(err, "txq: following: {how}; Ctrl-C stops");
+    }
     let warned = RefCell::new(live.engine.corpus.warnings.iter().cloned().collect::<HashSet<String>>());
     let mut follower = Follower {
         live,

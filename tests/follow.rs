@@ -1,0 +1,278 @@
+//! Issue 17, `txq --follow`: the rows already there, then each row a writer process appends (to a
+//! transcript there, to one made later, a line in two pieces), once each and in order, no torn
+//! line reported as damaged, until Ctrl-C ends it with exit 0; an aggregate printed again as the
+//! files grow; with the system's watcher and with --poll.
+
+use crate::util::{Generated, command, int, parse_ndjson, text, txq};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+use txq::generate::RupuOptions;
+
+/// What the follows below follow: the refused tools, as the issue has it.
+const BLOCKED: &str =
+    "select file, line, run_id, turn_idx, tool, decision from tool_audit where blocked";
+
+/// A wait for txq that no working machine comes near.
+const BOUND: Duration = Duration::from_secs(60);
+
+/// A followed txq, its stdout read line by line on a thread of its own.
+struct Followed {
+    child: Child,
+    lines: Receiver<String>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Followed {
+    fn start(cwd: &Path, args: &[&str]) -> Followed {
+        let mut child = command(cwd)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("txq starts");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+            text
+        });
+        Followed { child, lines, stderr: Some(stderr) }
+    }
+
+    /// The next `n` lines of stdout, failing if they do not come within [`BOUND`].
+    fn next_lines(&mut self, n: usize, what: &str) -> Vec<String> {
+        let until = Instant::now() + BOUND;
+        let mut lines = Vec::new();
+        while lines.len() < n {
+            match self.lines.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                Ok(line) => lines.push(line),
+                Err(e) => {
+                    let _ = self.child.kill();
+                    panic!("{what}: {} of {n} lines came ({e:?}): {lines:?}", lines.len());
+                }
+            }
+        }
+        lines
+    }
+
+    /// Whether any line came within `wait`.
+    fn quiet_for(&self, wait: Duration) -> Option<String> {
+        match self.lines.recv_timeout(wait) {
+            Ok(line) => Some(line),
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Ctrl-C, then the exit code, what stdout still had, and stderr.
+    fn interrupt(mut self) -> (Option<i32>, Vec<String>, String) {
+        assert_eq!(unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) }, 0);
+        let until = Instant::now() + BOUND;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > until {
+                let _ = self.child.kill();
+                panic!("txq --follow still running a minute after Ctrl-C");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let rest: Vec<String> = self.lines.try_iter().collect();
+        (status.code(), rest, self.stderr.take().unwrap().join().unwrap())
+    }
+}
+
+impl Drop for Followed {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Appends `bytes` to `file` as a process of its own does (a shell's `>>`), as agents write.
+fn append(file: &Path, bytes: &str) {
+    let mut writer = std::process::Command::new("sh")
+        .args(["-c", "cat >> \"$0\"", file.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    writer.stdin.take().unwrap().write_all(bytes.as_bytes()).unwrap();
+    assert!(writer.wait().unwrap().success());
+}
+
+/// A blocked audit line of `tool` with `decision`.
+fn audit(tool: &str, decision: &str) -> String {
+    format!(
+        r#"{{"type":"tool_audit","data":{{"tool":"{tool}","declared":false,"granted":false,"blocked":true,"reason":"not_declared","decision":"{decision}"}}}}"#
+    )
+}
+
+/// The lines of `file` so far (it ends with a line end): the number the next line gets, less 1.
+fn lines_in(file: &Path) -> i64 {
+    std::fs::read(file).unwrap().iter().filter(|b| **b == b'\n').count() as i64
+}
+
+/// What a whole read of the corpus now gives for the row of `file` at `line` (the SQL path of a
+/// plain `txq -e`, reading each file from its start).
+fn row_read_whole(dir: &Path, file: &str, line: i64) -> Map<String, Value> {
+    let sql = format!("{BLOCKED} and file = '{file}' and line = {line}");
+    let out = txq(&["-q", "--no-cache", "--format", "ndjson", "-e", &sql, ".rupu/transcripts"], dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut rows = parse_ndjson(&out.stdout);
+    assert_eq!(rows.len(), 1, "{file}:{line}: {}", out.stdout);
+    rows.pop().unwrap()
+}
+
+/// Two transcripts of the corpus that end with a whole line, to append to.
+fn two_whole_transcripts(c: &Generated) -> (PathBuf, PathBuf) {
+    let whole: Vec<PathBuf> = c
+        .expected
+        .runs
+        .iter()
+        .filter(|r| !c.expected.truncated_tails.contains(&r.file) && !r.archived)
+        .map(|r| c.dir.path().join(&r.file))
+        .filter(|p| std::fs::read(p).unwrap().ends_with(b"\n"))
+        .collect();
+    assert!(whole.len() >= 2, "the corpus has two transcripts that end whole");
+    (whole[0].clone(), whole[1].clone())
+}
+
+fn relative(c: &Generated, file: &Path) -> String {
+    file.strip_prefix(c.dir.path()).unwrap().to_str().unwrap().to_string()
+}
+
+fn follow_appends(poll: bool) {
+    let c = Generated::new(&RupuOptions { runs: 8, ..Default::default() });
+    let dir = c.dir.path();
+    let mut args = vec!["--follow", "--format", "ndjson", "--no-cache", "-e", BLOCKED, ".rupu/transcripts"];
+    if poll {
+        args.extend(["--poll", "--interval", "100ms"]);
+    }
+    let mut followed = Followed::start(dir, &args);
+
+    // The rows already there: the generator's blocked audits, by tool and decision.
+    let there: usize = c.expected.denied_tools.values().sum::<u64>() as usize;
+    assert!(there > 0, "the corpus has blocked audits");
+    let first = parse_ndjson(&followed.next_lines(there, "the rows already there").join("\n"));
+    let mut by_tool: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for row in &first {
+        *by_tool.entry((text(row, "tool"), text(row, "decision"))).or_default() += 1;
+    }
+    assert_eq!(by_tool, c.expected.denied_tools);
+    for row in &first {
+        assert_eq!(row, &row_read_whole(dir, &text(row, "file"), int(row, "line").unwrap()));
+    }
+
+    // A whole line appended to a transcript: its row, with the turn it falls in.
+    let (a, b) = two_whole_transcripts(&c);
+    let line_a = lines_in(&a) + 1;
+    append(&a, &format!("{}\n", audit("bash", "denied:first")));
+    let row = parse_ndjson(&followed.next_lines(1, "an appended line").join("\n")).pop().unwrap();
+    assert_eq!((text(&row, "file"), int(&row, "line")), (relative(&c, &a), Some(line_a)));
+    assert_eq!(row, row_read_whole(dir, &relative(&c, &a), line_a));
+
+    // A line written in two pieces: nothing until its end is there. A line to a transcript made
+    // after the start comes meanwhile, and shows the first piece was looked at.
+    let line_b = lines_in(&b) + 1;
+    let torn = audit("write_file", "denied:torn");
+    let (head, tail) = torn.split_at(torn.len() / 2);
+    append(&b, head);
+    let made = dir.join(".rupu/transcripts/run_01MADELATER0000000000000000.jsonl");
+    let start = r#"{"type":"run_start","data":{"run_id":"run_01MADELATER0000000000000000","agent":"late","started_at":"2026-11-30T09:00:00Z"}}"#;
+    let turn = r#"{"type":"turn_start","data":{"turn_idx":4}}"#;
+    append(&made, &format!("{start}\n{turn}\n{}\n", audit("web_fetch", "denied:late")));
+    let row = parse_ndjson(&followed.next_lines(1, "a line of a transcript made later").join("\n")).pop().unwrap();
+    assert_eq!(row, row_read_whole(dir, &relative(&c, &made), 3));
+    assert_eq!(int(&row, "turn_idx"), Some(4));
+    assert_eq!(followed.quiet_for(Duration::from_millis(300)), None, "a torn line is not a row");
+    append(&b, &format!("{tail}\n"));
+    let row = parse_ndjson(&followed.next_lines(1, "the torn line once whole").join("\n")).pop().unwrap();
+    assert_eq!(row, row_read_whole(dir, &relative(&c, &b), line_b));
+
+    // Several lines in one write, another type among them: the audits' rows, in order.
+    let line = lines_in(&a) + 1;
+    let usage = r#"{"type":"usage","data":{"model":"m","input_tokens":1,"output_tokens":1}}"#;
+    append(&a, &format!("{}\n{usage}\n{}\n", audit("bash", "denied:second"), audit("bash", "denied:third")));
+    let rows = parse_ndjson(&followed.next_lines(2, "two lines of one write").join("\n"));
+    let got: Vec<(String, Option<i64>)> = rows.iter().map(|r| (text(r, "decision"), int(r, "line"))).collect();
+    assert_eq!(
+        got,
+        [("denied:second".to_string(), Some(line)), ("denied:third".to_string(), Some(line + 2))]
+    );
+
+    let (code, rest, stderr) = followed.interrupt();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(rest.is_empty(), "no row twice, none more: {rest:?}");
+    // The corpus's damaged lines are told once, at the start; the torn line never.
+    let damaged: Vec<&str> = stderr.lines().filter(|l| l.contains("damaged")).collect();
+    assert_eq!(damaged.len(), 1, "{stderr}");
+    assert!(!stderr.contains("txq: error"), "{stderr}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn follow_prints_the_rows_there_then_each_appended_row_once_in_order_until_ctrl_c() {
+    follow_appends(false);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn follow_with_poll_finds_the_same_rows_by_looking_every_interval() {
+    follow_appends(true);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_followed_aggregate_is_run_again_as_a_file_grows_a_fresh_result_each_time_when_piped() {
+    let c = Generated::new(&RupuOptions { runs: 4, ..Default::default() });
+    let dir = c.dir.path();
+    let sql = "select count(*) as blocked from tool_audit where blocked";
+    let mut followed = Followed::start(
+        dir,
+        &["--follow", "--interval", "100ms", "--format", "ndjson", "-e", sql, ".rupu/transcripts"],
+    );
+    let there = c.expected.denied_tools.values().sum::<u64>() as i64;
+    let first = parse_ndjson(&followed.next_lines(1, "the first result").join("\n"));
+    assert_eq!(int(&first[0], "blocked"), Some(there));
+    let (a, _) = two_whole_transcripts(&c);
+    append(&a, &format!("{}\n", audit("bash", "denied:more")));
+    let next = parse_ndjson(&followed.next_lines(1, "the result run again").join("\n"));
+    assert_eq!(int(&next[0], "blocked"), Some(there + 1));
+    let (code, rest, stderr) = followed.interrupt();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(rest.is_empty(), "run again only when a file changed: {rest:?}");
+    assert!(stderr.contains("run again as files change"), "{stderr}");
+}
+
+#[test]
+fn follow_asks_for_one_statement_of_e_or_f() {
+    let c = crate::util::default_corpus();
+    let dir = c.dir.path();
+    for (args, says) in [
+        (&["--follow", ".rupu/transcripts"][..], "--follow follows the statement of -e or -f"),
+        (&["--follow", "-e", "select 1; select 2", ".rupu/transcripts"], "follows one statement"),
+        (&["--interval", "1s", "-e", "select 1"], "--follow"),
+        (&["--follow", "--interval", "0s", "-e", "select 1"], "shortest interval"),
+        (&["--follow", "--interval", "soon", "-e", "select 1"], "not a duration"),
+    ] {
+        let out = txq(args, dir);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
+}
