@@ -276,3 +276,34 @@ fn follow_asks_for_one_statement_of_e_or_f() {
         assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
     }
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn on_a_terminal_a_followed_aggregate_is_redrawn_in_place() {
+    use rexpect::session::{Options, spawn_with_options};
+    let c = Generated::new(&RupuOptions { runs: 4, ..Default::default() });
+    let dir = c.dir.path();
+    let sql = "select count(*) as blocked from tool_audit where blocked";
+    let txq = env!("CARGO_BIN_EXE_txq");
+    // A terminal of a known size (a new pseudo-terminal has none).
+    let script = format!("stty rows 40 cols 100; exec {txq} --follow --interval 100ms -e \"{sql}\" .rupu/transcripts");
+    let mut sh = std::process::Command::new("sh");
+    sh.args(["-c", &script]).current_dir(dir);
+    for (name, value) in crate::util::hermetic_env() {
+        sh.env(name, value);
+    }
+    let options = Options::new().timeout_ms(Some(60_000)).strip_ansi_escape_codes(false);
+    let mut s = spawn_with_options(sh, options).expect("txq starts in a terminal");
+    let there = c.expected.denied_tools.values().sum::<u64>();
+    s.exp_string(&format!(" {there} |")).unwrap();
+    s.exp_string("txq: following: run again at").unwrap();
+    let (a, _) = two_whole_transcripts(&c);
+    append(&a, &format!("{}\n", audit("bash", "denied:more")));
+    // Back up over the lines drawn, clear below, and the new result there.
+    let (_, moved) = s.exp_regex(r"\x1b\[[0-9]+F\x1b\[J").unwrap();
+    let lines: usize = moved[2..moved.len() - 4].parse().unwrap();
+    assert!((5..40).contains(&lines), "{moved:?}");
+    s.exp_string(&format!(" {} |", there + 1)).unwrap();
+    s.send_control('c').unwrap();
+    s.exp_eof().unwrap();
+}
