@@ -307,3 +307,46 @@ fn on_a_terminal_a_followed_aggregate_is_redrawn_in_place() {
     s.send_control('c').unwrap();
     s.exp_eof().unwrap();
 }
+
+/// The bytes the scans of a run plan read, from their metrics.
+fn bytes_read(plan: &std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> usize {
+    let own = plan.metrics().and_then(|m| m.sum_by_name("bytes_read")).map_or(0, |v| v.as_usize());
+    own + plan.children().into_iter().map(bytes_read).sum::<usize>()
+}
+
+#[test]
+fn a_followed_scan_reads_only_the_bytes_appended_since_its_last_run() {
+    use txq::scan::follow::FollowPositions;
+    use txq::sql::session::{LiveEngine, Places};
+    let c = Generated::new(&RupuOptions { runs: 4, ..Default::default() });
+    let transcripts = c.transcripts();
+    let total: u64 =
+        c.expected.runs.iter().map(|r| std::fs::metadata(c.dir.path().join(&r.file)).unwrap().len()).sum();
+    crate::util::runtime().block_on(async {
+        let mut live = LiveEngine::open(Places::Given(vec![transcripts.clone()]), txq::sql::session::Options::default())
+            .await
+            .unwrap();
+        let positions = std::sync::Arc::new(FollowPositions::default());
+        let run = |live: &LiveEngine| {
+            let mut state = live.engine.ctx.state();
+            state.config_mut().set_extension(positions.clone());
+            async move {
+                let plan = state.create_logical_plan("select line, data from events").await.unwrap();
+                let physical = state.create_physical_plan(&plan).await.unwrap();
+                let task = std::sync::Arc::new(datafusion::execution::TaskContext::from(&state));
+                let batches = datafusion::physical_plan::collect(physical.clone(), task).await.unwrap();
+                (batches.iter().map(|b| b.num_rows()).sum::<usize>(), bytes_read(&physical))
+            }
+        };
+        let (rows, bytes) = run(&live).await;
+        assert_eq!(rows as u64, c.expected.events_total);
+        assert!(bytes as u64 >= total, "the first run reads every file whole: {bytes} of {total}");
+        let (a, _) = two_whole_transcripts(&c);
+        let added = format!("{}\n{}\n", audit("bash", "denied:one"), audit("bash", "denied:two"));
+        append(&a, &added);
+        assert!(live.refresh().await.unwrap().is_some());
+        assert_eq!(run(&live).await, (2, added.len()), "the second reads what was added, no more");
+        assert!(live.refresh().await.unwrap().is_none());
+        assert_eq!(run(&live).await, (0, 0), "nothing added, nothing read");
+    });
+}
