@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 use txq::generate::RupuOptions;
 
 /// What the follows below follow: the refused tools, as the issue has it.
-const BLOCKED: &str =
-    "select file, line, run_id, turn_idx, tool, decision from tool_audit where blocked";
+const BLOCKED: &str = "select file, line, run_id, turn_idx, tool, decision from tool_audit where blocked";
 
 /// A wait for txq that no working machine comes near.
 const BOUND: Duration = Duration::from_secs(60);
@@ -197,7 +196,8 @@ fn follow_appends(poll: bool) {
     let start = r#"{"type":"run_start","data":{"run_id":"run_01MADELATER0000000000000000","agent":"late","started_at":"2026-11-30T09:00:00Z"}}"#;
     let turn = r#"{"type":"turn_start","data":{"turn_idx":4}}"#;
     append(&made, &format!("{start}\n{turn}\n{}\n", audit("web_fetch", "denied:late")));
-    let row = parse_ndjson(&followed.next_lines(1, "a line of a transcript made later").join("\n")).pop().unwrap();
+    let row =
+        parse_ndjson(&followed.next_lines(1, "a line of a transcript made later").join("\n")).pop().unwrap();
     assert_eq!(row, row_read_whole(dir, &relative(&c, &made), 3));
     assert_eq!(int(&row, "turn_idx"), Some(4));
     assert_eq!(followed.quiet_for(Duration::from_millis(300)), None, "a torn line is not a row");
@@ -210,7 +210,8 @@ fn follow_appends(poll: bool) {
     let usage = r#"{"type":"usage","data":{"model":"m","input_tokens":1,"output_tokens":1}}"#;
     append(&a, &format!("{}\n{usage}\n{}\n", audit("bash", "denied:second"), audit("bash", "denied:third")));
     let rows = parse_ndjson(&followed.next_lines(2, "two lines of one write").join("\n"));
-    let got: Vec<(String, Option<i64>)> = rows.iter().map(|r| (text(r, "decision"), int(r, "line"))).collect();
+    let got: Vec<(String, Option<i64>)> =
+        rows.iter().map(|r| (text(r, "decision"), int(r, "line"))).collect();
     assert_eq!(
         got,
         [("denied:second".to_string(), Some(line)), ("denied:third".to_string(), Some(line + 2))]
@@ -286,7 +287,8 @@ fn on_a_terminal_a_followed_aggregate_is_redrawn_in_place() {
     let sql = "select count(*) as blocked from tool_audit where blocked";
     let txq = env!("CARGO_BIN_EXE_txq");
     // A terminal of a known size (a new pseudo-terminal has none).
-    let script = format!("stty rows 40 cols 100; exec {txq} --follow --interval 100ms -e \"{sql}\" .rupu/transcripts");
+    let script =
+        format!("stty rows 40 cols 100; exec {txq} --follow --interval 100ms -e \"{sql}\" .rupu/transcripts");
     let mut sh = std::process::Command::new("sh");
     sh.args(["-c", &script]).current_dir(dir);
     for (name, value) in crate::util::hermetic_env() {
@@ -323,9 +325,10 @@ fn a_followed_scan_reads_only_the_bytes_appended_since_its_last_run() {
     let total: u64 =
         c.expected.runs.iter().map(|r| std::fs::metadata(c.dir.path().join(&r.file)).unwrap().len()).sum();
     crate::util::runtime().block_on(async {
-        let mut live = LiveEngine::open(Places::Given(vec![transcripts.clone()]), txq::sql::session::Options::default())
-            .await
-            .unwrap();
+        let mut live =
+            LiveEngine::open(Places::Given(vec![transcripts.clone()]), txq::sql::session::Options::default())
+                .await
+                .unwrap();
         let positions = std::sync::Arc::new(FollowPositions::default());
         let run = |live: &LiveEngine| {
             let mut state = live.engine.ctx.state();

@@ -317,8 +317,9 @@ Examples:
   txq -e \"select model, sum(input_tokens), sum(output_tokens) from usage group by model\"
   txq -e \"select tool, decision, count(*) from tool_audit where blocked group by 1, 2\" ~/.rupu/transcripts
   txq --format csv -f report.sql /data/fleet/transcripts > report.csv
+  txq --follow -e \"select ts, run_id, tool, decision from tool_audit where blocked\"
 
-Exit codes: 0 success (a closed pipe too); 1 a statement failed; 2 bad usage, or nothing to read;
+Exit codes: 0 success (a closed pipe too, and Ctrl-C ending --follow); 1 a statement failed; 2 bad usage, or nothing to read;
 3 results could not be written; 130 Ctrl-C stopped it.
 Settings people repeat (format, maxrows, paths, prices, memory_limit) may live in
 $XDG_CONFIG_HOME/txq/config.toml (else ~/.config/txq/config.toml); TXQ_FORMAT, TXQ_MAXROWS,
