@@ -353,3 +353,75 @@ fn a_followed_scan_reads_only_the_bytes_appended_since_its_last_run() {
         assert_eq!(run(&live).await, (0, 0), "nothing added, nothing read");
     });
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_codex_line_appended_keeps_the_thread_and_model_of_the_lines_before_it() {
+    // The thread id comes from the rollout's first line and the model from its latest
+    // turn_context: a read of the appended bytes alone has neither, the follow carries them.
+    let home = tempfile::tempdir().unwrap();
+    let out = txq(
+        &["generate", "--out", home.path().to_str().unwrap(), "--harness", "codex", "--runs", "3"],
+        home.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sql = "select file, line, thread_id, turn_model, name, call_id from codex.function_call";
+    let whole = |dir: &Path| {
+        let out = txq(&["-q", "--no-cache", "--format", "ndjson", "-e", sql, ".codex"], dir);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        parse_ndjson(&out.stdout)
+    };
+    let there = whole(home.path());
+    assert!(!there.is_empty(), "the rollouts have function calls");
+    let mut followed = Followed::start(home.path(), &["--follow", "--format", "ndjson", "-e", sql, ".codex"]);
+    let mut first = parse_ndjson(&followed.next_lines(there.len(), "the calls there").join("\n"));
+    let key = |r: &Map<String, Value>| (text(r, "file"), int(r, "line"));
+    first.sort_by_key(key);
+    let mut sorted = there.clone();
+    sorted.sort_by_key(key);
+    assert_eq!(first, sorted);
+
+    // A rollout of the first thread that has a call, its model changed by a turn_context.
+    let file = home.path().join(text(&there[0], "file"));
+    let thread = text(&there[0], "thread_id");
+    let line = lines_in(&file) + 2;
+    let context = r#"{"timestamp":"2026-09-03T06:00:00.000Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-9-followed","turn_id":"t-9"}}"#;
+    let call = r#"{"timestamp":"2026-09-03T06:00:01.000Z","type":"response_item","payload":{"arguments":"{}","call_id":"call_followed","name":"exec_command","type":"function_call"}}"#;
+    append(&file, &format!("{context}\n{call}\n"));
+    let row = parse_ndjson(&followed.next_lines(1, "the appended call").join("\n")).pop().unwrap();
+    assert_eq!(int(&row, "line"), Some(line));
+    assert_eq!(text(&row, "thread_id"), thread);
+    assert_eq!(text(&row, "turn_model"), "gpt-9-followed");
+    assert!(whole(home.path()).contains(&row), "as a whole read has it: {row:?}");
+    let (code, rest, stderr) = followed.interrupt();
+    assert_eq!((code, rest.len()), (Some(0), 0), "{stderr}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_followed_canned_report_is_run_again_as_calls_are_added() {
+    let c = Generated::new(&RupuOptions { runs: 4, ..Default::default() });
+    let dir = c.dir.path();
+    let mut followed = Followed::start(
+        dir,
+        &["query", "daily", "--follow", "--interval", "100ms", "--format", "ndjson", ".rupu/transcripts"],
+    );
+    let calls = |rows: &[Map<String, Value>]| rows.iter().map(|r| int(r, "calls").unwrap()).sum::<i64>();
+    let usage_lines: i64 = c.expected.events_by_type.get("usage").copied().unwrap_or(0) as i64;
+    let whole = txq(&["-q", "--format", "ndjson", "query", "daily", ".rupu/transcripts"], dir);
+    let days = parse_ndjson(&whole.stdout);
+    assert_eq!(calls(&days), usage_lines, "the report counts each usage line once");
+    let first = parse_ndjson(&followed.next_lines(days.len(), "the report").join("\n"));
+    assert_eq!(first, days);
+    let (a, _) = two_whole_transcripts(&c);
+    let usage =
+        r#"{"type":"usage","data":{"model":"claude-sonnet-4-6","input_tokens":100,"output_tokens":10}}"#;
+    append(&a, &format!("{usage}\n"));
+    let again = txq(&["-q", "--format", "ndjson", "query", "daily", ".rupu/transcripts"], dir);
+    let days = parse_ndjson(&again.stdout);
+    assert_eq!(calls(&days), usage_lines + 1);
+    let next = parse_ndjson(&followed.next_lines(days.len(), "the report run again").join("\n"));
+    assert_eq!(next, days);
+    let (code, _, stderr) = followed.interrupt();
+    assert_eq!(code, Some(0), "{stderr}");
+}

@@ -99,20 +99,20 @@ pub struct Args {
     #[arg(long, value_name = "N", global = true)]
     pub(crate) maxrows: Option<usize>,
 
-    /// Print the rows of the statement of -e (or -f), then the rows agents append, until Ctrl-C
+    /// Print the rows of the statement of -e (or -f, or `txq query NAME`), then the rows agents append, until Ctrl-C
     /// (exit 0): whole lines only, a file made later included. An aggregate, ORDER BY, join or
     /// LIMIT is run again as files change instead, at most once an --interval (docs/cli.md).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub(crate) follow: bool,
 
     /// With --follow: a statement run again runs at most this often, and files are looked at
     /// this often when no change is told (2s, 500ms, 1m).
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_interval, requires = "follow")]
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_interval, requires = "follow", global = true)]
     pub(crate) interval: std::time::Duration,
 
     /// With --follow: look at the files every --interval instead of being told of changes by
     /// the system (network file systems tell of none).
-    #[arg(long, requires = "follow")]
+    #[arg(long, requires = "follow", global = true)]
     pub(crate) poll: bool,
 
     #[command(subcommand)]

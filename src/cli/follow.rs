@@ -395,6 +395,21 @@ async fn rerun(
     ran
 }
 
+/// A runner over the engine as it is now, for what needs one before a follow starts (a canned
+/// query's SQL).
+pub(crate) fn runner_of(live: &LiveEngine, format: OutputFormat, quiet: bool) -> Runner<'_> {
+    Runner {
+        ctx: &live.engine.ctx,
+        corpus: &live.engine.corpus,
+        format,
+        quiet,
+        screen: None,
+        warned: None,
+        progress: None,
+        max_rows: 0,
+    }
+}
+
 /// A runner of the statement over the engine as it is now.
 fn runner<'a>(
     live: &'a LiveEngine,

@@ -126,9 +126,10 @@ pub async fn run(args: Args) -> Result<(), Error> {
         return Err(Error::Usage("the shell needs a terminal: pipe statements to `txq` instead".into()));
     }
     let interactive = shell_asked || (no_sql && on_terminal && args.command.is_none());
-    if args.follow && (no_sql || args.command.is_some()) {
+    let follows_query = matches!(&args.command, Some(Command::Query { name: Some(_), .. }));
+    if args.follow && !((no_sql && follows_query) || (!no_sql && args.command.is_none())) {
         return Err(Error::Usage(
-            "--follow follows the statement of -e or -f: txq --follow -e \"select ...\" [PATH...]".into(),
+            "--follow follows the statement of -e or -f, or a canned query: txq --follow -e \"select ...\" [PATH...], txq query daily --follow".into(),
         ));
     }
     let given: Vec<std::path::PathBuf> = args.paths.iter().chain(shell_paths).cloned().collect();
@@ -211,11 +212,22 @@ pub async fn run(args: Args) -> Result<(), Error> {
     if args.follow {
         // Ctrl-C ends a follow, with exit 0, from the start.
         interrupt::watch();
-        let sql = scripts(&args)?.join(";\n");
         let live = LiveEngine::open(places, options).await?;
         if let Some(prices) = &prices {
             crate::sql::prices::register(&live.engine.ctx, prices).map_err(Error::Sql)?;
         }
+        let sql = match &args.command {
+            Some(Command::Query { name: Some(name), since, until, timezone, .. }) => {
+                let report = crate::sql::reports::ReportOptions {
+                    since: *since,
+                    until: *until,
+                    time_zone: timezone.clone(),
+                };
+                let runner = follow::runner_of(&live, args.format, args.quiet);
+                query::sql_of(&runner, name, &report)?
+            }
+            _ => scripts(&args)?.join(";\n"),
+        };
         tell(&live.engine.corpus, &mut stderr, true);
         let stdout = std::io::stdout();
         let terminal = match stdout.is_terminal() {

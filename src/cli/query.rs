@@ -24,14 +24,7 @@ pub(crate) async fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), Error> {
-    let query = find(name).ok_or_else(|| Error::Usage(unknown(name)))?;
-    let sql = match is_report(query.sql) {
-        true => report_sql(runner, query.sql, report)?,
-        false => match report.flags_given().as_slice() {
-            [] => query.sql.to_string(),
-            flags => return Err(Error::Usage(not_a_report(name, flags))),
-        },
-    };
+    let sql = sql_of(runner, name, report)?;
     runner.run(&sql, out, err).await?;
     let plan = runner.ctx.state().create_logical_plan(&sql).await.map_err(Error::Sql)?;
     if !runner.quiet && crate::sql::prices::reads_prices(&plan) {
@@ -42,6 +35,19 @@ pub(crate) async fn run(
         }
     }
     Ok(())
+}
+
+/// The SQL of the canned query `name`: a spend report's with its period set, and the session's
+/// time zone set to the one asked for.
+pub(crate) fn sql_of(runner: &Runner<'_>, name: &str, report: &ReportOptions) -> Result<String, Error> {
+    let query = find(name).ok_or_else(|| Error::Usage(unknown(name)))?;
+    match is_report(query.sql) {
+        true => report_sql(runner, query.sql, report),
+        false => match report.flags_given().as_slice() {
+            [] => Ok(query.sql.to_string()),
+            flags => Err(Error::Usage(not_a_report(name, flags))),
+        },
+    }
 }
 
 /// A report's SQL with its period set, the session's time zone set to the one asked for (UTC
