@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 use txq::generate::RupuOptions;
 
@@ -72,10 +72,7 @@ impl Followed {
 
     /// Whether any line came within `wait`.
     fn quiet_for(&self, wait: Duration) -> Option<String> {
-        match self.lines.recv_timeout(wait) {
-            Ok(line) => Some(line),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        self.lines.recv_timeout(wait).ok()
     }
 
     /// Ctrl-C, then the exit code, what stdout still had, and stderr.
