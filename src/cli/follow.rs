@@ -82,7 +82,8 @@ pub(crate) async fn run(
         _changes: changes,
         _watcher: watcher,
         interrupts,
-        start: interrupts.map_or(0, |i| i.seen()),
+        // The watching began with the follow: a Ctrl-C while the rows there were read ends it too.
+        start: 0,
         err,
     };
     match appends {
@@ -102,7 +103,7 @@ struct Follower<'a> {
     _changes: tokio::sync::mpsc::UnboundedSender<()>,
     _watcher: Option<notify::RecommendedWatcher>,
     interrupts: Option<&'static super::interrupt::Interrupts>,
-    /// The Ctrl-Cs seen before the follow began.
+    /// The Ctrl-Cs seen before the follow began (none: watching begins with it).
     start: u64,
     err: &'a mut dyn Write,
 }
