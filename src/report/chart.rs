@@ -18,6 +18,16 @@ pub const PALETTE: &[(u8, u8, u8)] = &[
     (0x7f, 0x7f, 0x7f),
     (0xbc, 0xbd, 0x22),
     (0x17, 0xbe, 0xcf),
+    (0x0b, 0x3d, 0x6b),
+    (0xa6, 0x4b, 0x00),
+    (0x15, 0x5e, 0x15),
+    (0x8b, 0x10, 0x10),
+    (0x5a, 0x3a, 0x80),
+    (0xc4, 0x9c, 0x94),
+    (0xf7, 0xb6, 0xd2),
+    (0x40, 0x40, 0x40),
+    (0x70, 0x70, 0x10),
+    (0x0e, 0x78, 0x85),
 ];
 
 /// The colour of the `n`th series (the palette again after its last).
@@ -102,7 +112,15 @@ fn draw_time_lines(
         .draw()?;
     for (n, line) in series.iter().enumerate() {
         let colour = colour(n);
-        chart.draw_series(LineSeries::new(line.points.iter().copied(), colour.stroke_width(2)))?;
+        // A line joins the points of neighbouring hours or days only: no line across a gap.
+        let mut from = 0;
+        for to in 1..=line.points.len() {
+            if to == line.points.len() || line.points[to].0 - line.points[to - 1].0 > step * 3 / 2 {
+                let run = line.points[from..to].iter().copied();
+                chart.draw_series(LineSeries::new(run, colour.stroke_width(2)))?;
+                from = to;
+            }
+        }
         chart.draw_series(line.points.iter().map(|p| Circle::new(*p, 3, colour.filled())))?;
     }
     Ok(())

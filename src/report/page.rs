@@ -25,6 +25,7 @@ figure.chart { margin: 0; } figure.chart svg { display: block; }
 figcaption { font-size: 12px; color: #555; }
 .legend { display: flex; flex-wrap: wrap; gap: 2px 14px; font-size: 12px; margin: 4px 0; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 4px; vertical-align: baseline; }
+.scroll { overflow-x: auto; max-width: 100%; }
 table.figures { border-collapse: collapse; font-size: 12.5px; margin: 6px 0; }
 table.figures th, table.figures td { border: 1px solid #e2e2e2; padding: 2px 7px; text-align: left; vertical-align: top; }
 table.figures th { background: #f6f6f6; font-weight: 600; }
@@ -155,7 +156,7 @@ fn table(
     }
     let _ = write!(
         out,
-        "<table class=\"figures\" data-query=\"{}\" data-rows=\"{}\"><thead><tr>",
+        "<div class=\"scroll\"><table class=\"figures\" data-query=\"{}\" data-rows=\"{}\"><thead><tr>",
         f.query.name,
         f.rows.len()
     );
@@ -189,7 +190,7 @@ fn table(
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody></table>");
+    out.push_str("</tbody></table></div>");
     if shown < f.rows.len() {
         let _ = write!(
             out,
