@@ -1,6 +1,6 @@
 //! The command-line program. In: the arguments. Out: results on stdout, messages on stderr, and an
 //! exit code ([`crate::error::Error::exit_code`]). Every way SQL arrives (`-e`, `-f`, stdin, the
-//! shell, `txq query`) runs through one [`exec::Runner`]; the export, prices and generate
+//! shell, `txq query`) runs through one [`exec::Runner`]; the export, report, prices and generate
 //! commands have a file each.
 
 pub mod args;
