@@ -4,8 +4,8 @@
 //! The modules are the stages of the pipeline, each importing only from those above it here:
 //! [`error`], [`text`] and [`format`] are read by all; [`source`] finds files and splits their lines, [`json`]
 //! reads a line, [`infer`] learns what the files hold, [`table`] makes the corpus and its tables,
-//! [`scan`] streams them to DataFusion, [`sql`] is the session, and [`export`] and [`cli`] are what
-//! people use. [`generate`] writes corpora for tests and benchmarks. docs/architecture.md draws it.
+//! [`scan`] streams them to DataFusion, [`sql`] is the session, and [`export`], [`report`] (the HTML
+//! report of canned queries) and [`cli`] are what people use. [`generate`] writes corpora for tests and benchmarks. docs/architecture.md draws it.
 
 pub mod cli;
 pub mod error;
@@ -14,6 +14,7 @@ pub mod format;
 pub mod generate;
 pub mod infer;
 pub mod json;
+pub mod report;
 pub mod scan;
 pub mod source;
 pub mod sql;

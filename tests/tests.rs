@@ -22,6 +22,7 @@ mod normalized;
 mod pruning;
 mod queries;
 mod reeval_tables;
+mod report;
 mod reports;
 mod robustness;
 mod rupu_tables;

@@ -172,6 +172,26 @@ pub(crate) enum Command {
         #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
+    /// Write one self-contained HTML page of charts and tables (spend and tokens over time, cache,
+    /// agents, outcomes, tools, egress, costliest sessions), each from a canned query (docs/report.md).
+    Report {
+        /// The HTML file to write (replaced if it exists; its folder must exist); `-` for stdout.
+        #[arg(long, value_name = "FILE", value_parser = crate::cli::report::parse_out)]
+        out: PathBuf,
+        /// The spend reports' first day: YYYY-MM-DD or YYYYMMDD, a day of --timezone.
+        #[arg(long, value_name = "DATE", value_parser = crate::sql::reports::parse_day)]
+        since: Option<chrono::NaiveDate>,
+        /// The spend reports' last day, included: YYYY-MM-DD or YYYYMMDD, a day of --timezone.
+        #[arg(long, value_name = "DATE", value_parser = crate::sql::reports::parse_day)]
+        until: Option<chrono::NaiveDate>,
+        /// The time zone of the report's hours and days: an IANA name (Europe/Berlin), or an
+        /// offset (+09:00). Default UTC, whatever the machine's zone.
+        #[arg(long, value_name = "TZ", value_parser = crate::sql::reports::parse_time_zone)]
+        timezone: Option<String>,
+        /// Transcript directories or files, as for txq itself.
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
     /// Print a completion script for SHELL on stdout: `txq completions bash >
     /// ~/.local/share/bash-completion/completions/txq` (zsh: a file `_txq` in a folder of
     /// $fpath; fish: ~/.config/fish/completions/txq.fish; powershell: add it to $PROFILE).
@@ -314,6 +334,7 @@ const AFTER_HELP: &str = "\
 Examples:
   txq -e \"select harness, model, sum(input_tokens), sum(output_tokens) from calls group by 1, 2\"
   txq query daily --since 2026-11-01
+  txq report --out report.html ~/.claude ~/.rupu/transcripts
   txq -e \"select model, sum(input_tokens), sum(output_tokens) from usage group by model\"
   txq -e \"select tool, decision, count(*) from tool_audit where blocked group by 1, 2\" ~/.rupu/transcripts
   txq --format csv -f report.sql /data/fleet/transcripts > report.csv

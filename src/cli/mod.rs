@@ -1,6 +1,6 @@
 //! The command-line program. In: the arguments. Out: results on stdout, messages on stderr, and an
 //! exit code ([`crate::error::Error::exit_code`]). Every way SQL arrives (`-e`, `-f`, stdin, the
-//! shell, `txq query`) runs through one [`exec::Runner`]; the export, prices and generate
+//! shell, `txq query`) runs through one [`exec::Runner`]; the export, report, prices and generate
 //! commands have a file each.
 
 pub mod args;
@@ -17,6 +17,7 @@ pub(crate) mod prices;
 pub(crate) mod print;
 pub(crate) mod progress;
 pub(crate) mod query;
+pub(crate) mod report;
 pub(crate) mod screen;
 pub(crate) mod shell;
 
@@ -114,7 +115,9 @@ pub async fn run(args: Args) -> Result<(), Error> {
     // The shell: asked for, or no SQL given on a terminal.
     let (shell_asked, shell_paths) = match &args.command {
         Some(Command::Shell { paths }) => (true, paths.as_slice()),
-        Some(Command::Export { paths, .. } | Command::Query { paths, .. }) => (false, paths.as_slice()),
+        Some(
+            Command::Export { paths, .. } | Command::Query { paths, .. } | Command::Report { paths, .. },
+        ) => (false, paths.as_slice()),
         _ => (false, &[][..]),
     };
     let no_sql = args.execute.is_empty() && args.files.is_empty();
@@ -266,6 +269,11 @@ pub async fn run(args: Args) -> Result<(), Error> {
             quiet: args.quiet,
         };
         return crate::cli::export::run(&engine, flags).await;
+    }
+    if let Some(Command::Report { out, since, until, timezone, .. }) = &args.command {
+        let options =
+            crate::sql::reports::ReportOptions { since: *since, until: *until, time_zone: timezone.clone() };
+        return report::run(&engine, &paths, out, &options, args.quiet).await;
     }
     // A script stops at Ctrl-C, within a second whatever its statement does.
     if let Some(interrupts) = interrupt::watch() {

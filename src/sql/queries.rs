@@ -22,9 +22,12 @@ macro_rules! canned {
 /// Every canned analysis, in name order.
 pub const ALL: &[CannedQuery] = canned![
     "aborted_runs",
+    "agent_spend",
     "agent_summary",
     "blocks",
+    "cache_hit_by_model",
     "cache_hit_ratio",
+    "corpus_summary",
     "daily",
     "denied_tools",
     "failing_commands",
@@ -33,9 +36,12 @@ pub const ALL: &[CannedQuery] = canned![
     "reeval_failed_searches",
     "reeval_tool_failures",
     "reeval_turn_durations",
+    "run_outcomes",
     "session",
     "slowest_tools",
     "spend_by_model_day",
+    "spend_over_time",
+    "unpriced_models",
     "weekly",
 ];
 

@@ -137,7 +137,20 @@ mod tests {
     fn the_reports_are_the_canned_queries_with_a_period() {
         let reports: Vec<&str> =
             crate::sql::queries::ALL.iter().filter(|q| is_report(q.sql)).map(|q| q.name).collect();
-        assert_eq!(reports, ["blocks", "daily", "monthly", "session", "weekly"]);
+        assert_eq!(
+            reports,
+            [
+                "agent_spend",
+                "blocks",
+                "cache_hit_by_model",
+                "daily",
+                "monthly",
+                "run_outcomes",
+                "session",
+                "spend_over_time",
+                "weekly"
+            ]
+        );
     }
 
     #[test]

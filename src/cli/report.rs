@@ -1,0 +1,110 @@
+//! `txq report --out FILE`: the report's queries run on the session, its page written to FILE
+//! (a temporary file beside it renamed into place, so that a reader never sees half a page) or
+//! to stdout for `-`.
+
+use crate::error::Error;
+use crate::sql::reports::ReportOptions;
+use crate::sql::session::Engine;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// What `--out -` means: the page on stdout.
+const STDOUT: &str = "-";
+
+/// `--out FILE`: stdout for `-`, else a file whose folder exists (checked before anything is
+/// read, so that a mistyped folder costs no reading of the corpus).
+pub(crate) fn parse_out(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    if s == STDOUT {
+        return Ok(path);
+    }
+    if s.is_empty() || s.ends_with('/') || path.is_dir() {
+        return Err(format!(
+            "{s:?} is a folder or no file name: give the HTML file to write, e.g. report.html"
+        ));
+    }
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        return Err(format!(
+            "no folder {}: the report is written into a folder that exists (make it first)",
+            crate::text::escape::path(folder)
+        ));
+    }
+    Ok(path)
+}
+
+/// Runs the report's queries on `engine` (stopped by Ctrl-C) and writes its page to `out`.
+pub(crate) async fn run(
+    engine: &Engine,
+    paths: &[PathBuf],
+    out: &Path,
+    options: &ReportOptions,
+    quiet: bool,
+) -> Result<(), Error> {
+    if let Some(interrupts) = super::interrupt::watch() {
+        interrupts.exit_on_stall();
+    }
+    let paths: Vec<String> = paths.iter().map(|p| crate::text::escape::path(p)).collect();
+    let report = tokio::select! {
+        report = crate::report::collect(&engine.ctx, paths, options) => report?,
+        () = super::interrupt::next() => return Err(Error::Cancelled),
+    };
+    let page = crate::report::page::render(&report);
+    if out.as_os_str() == STDOUT {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(page.as_bytes()).map_err(Error::Output)?;
+        return stdout.flush().map_err(Error::Output);
+    }
+    write_atomically(out, page.as_bytes())?;
+    if !quiet {
+        eprintln!(
+            "txq: wrote {} ({})",
+            crate::text::escape::path(out),
+            crate::text::size::describe(page.len() as u64)
+        );
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it, renamed over it when whole; the
+/// temporary file is removed when the write fails.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temporary = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let failed = |source: std::io::Error| {
+        let _ = std::fs::remove_file(&temporary);
+        Error::Write { path: path.to_path_buf(), source }
+    };
+    let mut file = std::fs::File::create(&temporary)
+        .map_err(|source| Error::Write { path: path.to_path_buf(), source })?;
+    file.write_all(bytes).map_err(failed)?;
+    file.sync_all().map_err(failed)?;
+    drop(file);
+    std::fs::rename(&temporary, path).map_err(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_is_a_file_in_a_folder_that_exists_or_stdout() {
+        assert_eq!(parse_out("-"), Ok(PathBuf::from("-")));
+        assert_eq!(parse_out("report.html"), Ok(PathBuf::from("report.html")));
+        assert!(parse_out("/no/such/folder/report.html").unwrap_err().contains("no folder /no/such/folder"));
+        assert!(parse_out("/tmp").unwrap_err().contains("is a folder"));
+    }
+
+    #[test]
+    fn a_page_replaces_the_file_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.html");
+        std::fs::write(&path, "old").unwrap();
+        write_atomically(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
