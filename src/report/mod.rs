@@ -29,6 +29,9 @@ pub const QUERIES: &[&str] = &[
     "session",
 ];
 
+/// The normalized tables several queries of the page read, made once for all of them.
+const SHARED_TABLES: &[&str] = &["calls", "sessions"];
+
 /// The rows one canned query answered, as `txq query NAME --format json` writes them: the
 /// columns in order, each value as JSON (text, number, boolean or null).
 #[derive(Debug, Clone)]
@@ -86,6 +89,17 @@ pub async fn collect(
     }
     let zone = options.time_zone.as_deref().unwrap_or(DEFAULT_TIME_ZONE);
     ctx.state_ref().write().config_mut().options_mut().execution.time_zone = Some(zone.to_string());
+    // The normalized tables that several of the queries read (each a deduplication over every
+    // call) are computed once for the page, as tables of this session that hide the views.
+    let once = SHARED_TABLES.iter().map(|table| async move {
+        let frame = ctx.sql(&format!("select * from {table}")).await?;
+        let schema = std::sync::Arc::new(frame.schema().as_arrow().clone());
+        let rows = datafusion::datasource::MemTable::try_new(schema, vec![frame.collect().await?])?;
+        Ok::<_, datafusion::error::DataFusionError>((*table, rows))
+    });
+    for (table, rows) in futures::future::try_join_all(once).await? {
+        ctx.register_table(table, std::sync::Arc::new(rows))?;
+    }
     let runs = QUERIES.iter().map(|name| async move {
         let query = find(name).unwrap_or_else(|| panic!("{name} is a canned query"));
         let in_period = is_report(query.sql);
