@@ -422,3 +422,35 @@ fn a_followed_canned_report_is_run_again_as_calls_are_added() {
     let (code, _, stderr) = followed.interrupt();
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_compressed_transcript_that_grows_gives_only_its_new_rows_with_their_turn() {
+    // A `.zst` cannot be read on from a byte of its inflated stream: it is inflated again, and
+    // the lines before the last stop give their turn but no row again.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run_1.jsonl.zst");
+    let start =
+        r#"{"type":"run_start","data":{"run_id":"run_1","agent":"a","started_at":"2026-10-07T09:14:03Z"}}"#;
+    let mut lines = format!(
+        "{start}\n{{\"type\":\"turn_start\",\"data\":{{\"turn_idx\":0}}}}\n{}\n",
+        audit("bash", "denied:one")
+    );
+    std::fs::write(&file, zstd::encode_all(lines.as_bytes(), 3).unwrap()).unwrap();
+    let mut followed = Followed::start(dir.path(), &["--follow", "--format", "ndjson", "-e", BLOCKED, "."]);
+    let first = parse_ndjson(&followed.next_lines(1, "the row there").join("\n"));
+    assert_eq!((text(&first[0], "decision"), int(&first[0], "line")), ("denied:one".into(), Some(3)));
+    lines.push_str(&format!(
+        "{{\"type\":\"turn_start\",\"data\":{{\"turn_idx\":1}}}}\n{}\n",
+        audit("bash", "denied:two")
+    ));
+    let grown = zstd::encode_all(lines.as_bytes(), 3).unwrap();
+    std::fs::write(&file, grown).unwrap();
+    let row = parse_ndjson(&followed.next_lines(1, "the new row").join("\n")).pop().unwrap();
+    assert_eq!(
+        (text(&row, "decision"), int(&row, "line"), int(&row, "turn_idx")),
+        ("denied:two".into(), Some(5), Some(1))
+    );
+    let (code, rest, stderr) = followed.interrupt();
+    assert_eq!((code, rest.len()), (Some(0), 0), "no row twice: {rest:?} {stderr}");
+}
