@@ -195,7 +195,8 @@ impl Follower<'_> {
                 Ok(problems) => (problems, Ok(())),
                 Err((problems, e)) => (problems, Err(e)),
             };
-            let runner = runner(&self.live, self.options, &self.warned, None);
+            let runner =
+                runner(&self.live, self.options.format, self.options.quiet, Some(&self.warned), None);
             runner.report_problems(&problems, self.err);
             match ran {
                 Ok(()) => writer.show_held().map_err(Error::of_output)?,
@@ -364,12 +365,12 @@ async fn rerun(
     err: &mut dyn Write,
 ) -> Result<(), Error> {
     let Some((width, height)) = options.terminal.filter(|_| options.format == OutputFormat::Table) else {
-        let runner = runner(live, options, warned, None);
+        let runner = runner(live, options.format, options.quiet, Some(warned), None);
         return runner.run(sql, out, err).await;
     };
     // The result, its footer and warnings drawn at once, where the last one was.
     let screen = Screen { max_rows: height.saturating_sub(8).max(3), width, expanded: false, timing: false };
-    let runner = runner(live, options, warned, Some(screen));
+    let runner = runner(live, options.format, options.quiet, Some(warned), Some(screen));
     let mut page: Vec<u8> = Vec::new();
     let mut notes: Vec<u8> = Vec::new();
     let ran = runner.run(sql, &mut page, &mut notes).await;
@@ -396,35 +397,22 @@ async fn rerun(
     ran
 }
 
-/// A runner over the engine as it is now, for what needs one before a follow starts (a canned
-/// query's SQL).
-pub(crate) fn runner_of(live: &LiveEngine, format: OutputFormat, quiet: bool) -> Runner<'_> {
-    Runner {
-        ctx: &live.engine.ctx,
-        corpus: &live.engine.corpus,
-        format,
-        quiet,
-        screen: None,
-        warned: None,
-        progress: None,
-        max_rows: 0,
-    }
-}
-
-/// A runner of the statement over the engine as it is now.
-fn runner<'a>(
+/// A runner over the engine as it is now, giving each warning once when given `warned` (a
+/// canned query's SQL is made with one before the follow starts, with none).
+pub(crate) fn runner<'a>(
     live: &'a LiveEngine,
-    options: FollowOptions,
-    warned: &'a RefCell<HashSet<String>>,
+    format: OutputFormat,
+    quiet: bool,
+    warned: Option<&'a RefCell<HashSet<String>>>,
     screen: Option<Screen>,
 ) -> Runner<'a> {
     Runner {
         ctx: &live.engine.ctx,
         corpus: &live.engine.corpus,
-        format: options.format,
-        quiet: options.quiet,
+        format,
+        quiet,
         screen,
-        warned: Some(warned),
+        warned,
         progress: None,
         max_rows: 0,
     }

@@ -226,7 +226,7 @@ pub async fn run(args: Args) -> Result<(), Error> {
                     until: *until,
                     time_zone: timezone.clone(),
                 };
-                let runner = follow::runner_of(&live, args.format, args.quiet);
+                let runner = follow::runner(&live, args.format, args.quiet, None, None);
                 query::sql_of(&runner, name, &report)?
             }
             _ => scripts(&args)?.join(";\n"),

@@ -5,7 +5,7 @@ use super::exec::Runner;
 use super::print::{OutputFormat, write_batch};
 use crate::error::Error;
 use crate::sql::queries::{ALL, find, list, unknown};
-use crate::sql::reports::{DEFAULT_TIME_ZONE, ReportOptions, is_report, with_period};
+use crate::sql::reports::{ReportOptions, is_report};
 use std::io::Write;
 
 /// `txq query --list`: the list, printed as any result is.
@@ -53,17 +53,8 @@ pub(crate) fn sql_of(runner: &Runner<'_>, name: &str, report: &ReportOptions) ->
 /// A report's SQL with its period set, the session's time zone set to the one asked for (UTC
 /// when none is, so that its days do not depend on the machine's zone).
 fn report_sql(runner: &Runner<'_>, sql: &str, report: &ReportOptions) -> Result<String, Error> {
-    if let (Some(since), Some(until)) = (report.since, report.until)
-        && since > until
-    {
-        return Err(Error::Usage(format!(
-            "--since {since} is after --until {until}: the days from --since to --until (both included) are reported"
-        )));
-    }
-    let zone = report.time_zone.as_deref().unwrap_or(DEFAULT_TIME_ZONE);
-    runner.ctx.state_ref().write().config_mut().options_mut().execution.time_zone = Some(zone.to_string());
-    with_period(sql, report.since, report.until)
-        .map_err(|e| Error::Usage(format!("the report's period cannot be set: {e}")))
+    report.set_up(runner.ctx)?;
+    report.period_of(sql)
 }
 
 /// What to say when --since, --until or --timezone is given to a query that is not a report.

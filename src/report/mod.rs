@@ -7,7 +7,7 @@ pub mod page;
 
 use crate::error::Error;
 use crate::sql::queries::{CannedQuery, find};
-use crate::sql::reports::{DEFAULT_TIME_ZONE, ReportOptions, is_report, with_period};
+use crate::sql::reports::{ReportOptions, is_report};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::json::writer::{LineDelimited, WriterBuilder};
 use datafusion::prelude::SessionContext;
@@ -80,15 +80,7 @@ pub async fn collect(
     paths: Vec<String>,
     options: &ReportOptions,
 ) -> Result<Report, Error> {
-    if let (Some(since), Some(until)) = (options.since, options.until)
-        && since > until
-    {
-        return Err(Error::Usage(format!(
-            "--since {since} is after --until {until}: the days from --since to --until (both included) are reported"
-        )));
-    }
-    let zone = options.time_zone.as_deref().unwrap_or(DEFAULT_TIME_ZONE);
-    ctx.state_ref().write().config_mut().options_mut().execution.time_zone = Some(zone.to_string());
+    options.set_up(ctx)?;
     // The normalized tables that several of the queries read (each a deduplication over every
     // call) are computed once for the page, as tables of this session that hide the views.
     let once = SHARED_TABLES.iter().map(|table| async move {
@@ -104,8 +96,7 @@ pub async fn collect(
         let query = find(name).unwrap_or_else(|| panic!("{name} is a canned query"));
         let in_period = is_report(query.sql);
         let sql = match in_period {
-            true => with_period(query.sql, options.since, options.until)
-                .map_err(|e| Error::Usage(format!("the report's period cannot be set: {e}")))?,
+            true => options.period_of(query.sql)?,
             false => query.sql.to_string(),
         };
         let frame = ctx.sql(&sql).await?;

@@ -21,6 +21,28 @@ pub struct ReportOptions {
 }
 
 impl ReportOptions {
+    /// Makes `ctx` ready for reports over these days: --since not after --until, and the
+    /// session's time zone the one asked for (UTC when none is, so that a report's days do not
+    /// depend on the machine's zone).
+    pub fn set_up(&self, ctx: &datafusion::prelude::SessionContext) -> crate::error::Result<()> {
+        if let (Some(since), Some(until)) = (self.since, self.until)
+            && since > until
+        {
+            return Err(crate::error::Error::Usage(format!(
+                "--since {since} is after --until {until}: the days from --since to --until (both included) are reported"
+            )));
+        }
+        let zone = self.time_zone.as_deref().unwrap_or(DEFAULT_TIME_ZONE);
+        ctx.state_ref().write().config_mut().options_mut().execution.time_zone = Some(zone.to_string());
+        Ok(())
+    }
+
+    /// A report's SQL with its `period` set to these days.
+    pub fn period_of(&self, sql: &str) -> crate::error::Result<String> {
+        with_period(sql, self.since, self.until)
+            .map_err(|e| crate::error::Error::Usage(format!("the report's period cannot be set: {e}")))
+    }
+
     /// The flags given, by name, for a message that names them.
     pub fn flags_given(&self) -> Vec<&'static str> {
         let mut flags = Vec::new();
