@@ -17,6 +17,7 @@ use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{ColumnStatistics, Statistics};
 use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
@@ -284,7 +285,7 @@ impl ExecutionPlan for ScanExec {
         self.replace_children(children, ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute))
     }
 
-    fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
+    fn execute(&self, partition: usize, context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let files = self.partitions.get(partition).cloned().ok_or_else(|| {
             DataFusionError::Internal(format!("TranscriptScan has no partition {partition}"))
         })?;
@@ -297,7 +298,10 @@ impl ExecutionPlan for ScanExec {
                 skipped(&self.source, &self.config, file, &counters);
             }
         }
-        builder.spawn(async move { scan_files(source, config, files, tx, counters).await });
+        // Objects are read through the stores of the task's runtime: on a cluster, the
+        // executor's own, made from its environment.
+        let stores = context.runtime_env();
+        builder.spawn(async move { scan_files(source, config, &stores, files, tx, counters).await });
         Ok(builder.build())
     }
 
@@ -340,6 +344,7 @@ const BATCH_LINE_BYTES: u64 = 1 << 20;
 async fn scan_files(
     source: Arc<ScanSource>,
     config: ScanConfig,
+    stores: &RuntimeEnv,
     files: Vec<Arc<SourceFile>>,
     tx: Sender<Result<RecordBatch>>,
     counters: ScanCounters,
@@ -358,7 +363,7 @@ async fn scan_files(
             break;
         }
         if let Some(follow) = &config.follow {
-            let read = FollowedRead { source: &source, config: &config, follow, counters: &counters };
+            let read = FollowedRead { source: &source, config: &config, stores, follow, counters: &counters };
             if !read.file(file, &mut reader, &mut decoder, tx, &mut sent, &mut full).await {
                 return Ok(());
             }
@@ -376,13 +381,14 @@ async fn scan_files(
         }
         let unreadable =
             |why: String| source.problems.record(Problem::UnreadableFile { file: file.path.clone(), why });
-        let mut blocks = match BlockReader::open(source.store.clone(), file) {
-            Ok(blocks) => blocks,
-            Err(why) => {
-                unreadable(why.to_string());
-                continue;
-            }
-        };
+        let mut blocks =
+            match store_of(stores, &source, file).and_then(|store| BlockReader::open(store, file)) {
+                Ok(blocks) => blocks,
+                Err(why) => {
+                    unreadable(why.to_string());
+                    continue;
+                }
+            };
         started(&source, &config, file, &counters);
         reader.start_file(file, &mut decoder);
         let mut splitter = LineSplitter::new(source.max_line_bytes);
@@ -428,6 +434,7 @@ type BatchResult = Result<RecordBatch, datafusion::arrow::error::ArrowError>;
 struct FollowedRead<'a> {
     source: &'a Arc<ScanSource>,
     config: &'a ScanConfig,
+    stores: &'a RuntimeEnv,
     follow: &'a super::follow::FollowPositions,
     counters: &'a ScanCounters,
 }
@@ -460,7 +467,9 @@ impl FollowedRead<'_> {
         };
         let unreadable =
             |why: String| source.problems.record(Problem::UnreadableFile { file: file.path.clone(), why });
-        let mut blocks = match BlockReader::open_at(source.store.clone(), file, offset) {
+        let opened =
+            store_of(self.stores, source, file).and_then(|store| BlockReader::open_at(store, file, offset));
+        let mut blocks = match opened {
             Ok(blocks) => blocks,
             Err(why) => {
                 unreadable(why.to_string());
@@ -523,6 +532,22 @@ impl FollowedRead<'_> {
         self.follow.set(key, position);
         true
     }
+}
+
+/// The store `file` is read from: this machine's for a local file, for an object the store of
+/// its bucket in `stores` (the task's runtime).
+fn store_of(
+    stores: &RuntimeEnv,
+    source: &ScanSource,
+    file: &SourceFile,
+) -> std::io::Result<Arc<dyn object_store::ObjectStore>> {
+    if !file.is_remote() {
+        return Ok(source.store.clone());
+    }
+    let place = crate::source::remote::RemotePath::parse(&file.canonical).map_err(std::io::Error::other)?;
+    let url = datafusion::execution::object_store::ObjectStoreUrl::parse(place.store.as_str())
+        .map_err(std::io::Error::other)?;
+    stores.object_store(url).map_err(std::io::Error::other)
 }
 
 /// The number of a line the splitter handed over.

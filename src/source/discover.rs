@@ -96,6 +96,22 @@ fn expand(place: &str, home: Option<&Path>) -> Option<PathBuf> {
 /// Walks `paths` and gives each file to the first format that claims it: formats matching a file
 /// by its exact name go before those matching it by extension.
 pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery> {
+    discover_listed(formats, paths, &HashMap::new())
+}
+
+/// [`discover`] over local paths and remote places (`s3://bucket/prefix`) alike: the remote ones
+/// are listed first (all at once), then each object is claimed as a file is.
+pub async fn discover_all(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery> {
+    let listings = super::remote::list_all(paths).await?;
+    discover_listed(formats, paths, &listings)
+}
+
+/// [`discover`], with the listing of each remote place among `paths`.
+pub fn discover_listed(
+    formats: &[Format],
+    paths: &[PathBuf],
+    listings: &HashMap<PathBuf, super::remote::Listing>,
+) -> Result<Discovery> {
     let mut out = Discovery { files: vec![Vec::new(); formats.len()], ..Default::default() };
     let claimer = Claimer::new(formats);
     let claim = |path: &Path| claimer.claim(path);
@@ -106,6 +122,14 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery> {
     // where the walk first met it.
     let mut found: Vec<(usize, SourceFile)> = Vec::new();
     for root in &paths {
+        if super::remote::is_remote(root) {
+            let listing = listings.get(root).ok_or_else(|| Error::Path {
+                path: root.clone(),
+                why: "a remote place is listed before it is searched".into(),
+            })?;
+            found.extend(remote_files(&claimer, root, listing, &mut contested, &mut out));
+            continue;
+        }
         let meta = std::fs::metadata(root).map_err(|e| unreachable(root, &e))?;
         if let Some(kind) = special_kind(&meta.file_type()) {
             out.warnings
@@ -199,6 +223,43 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery> {
         }
     }
     Ok(out)
+}
+
+/// The objects of one remote place that a format claims, in key order, each with its format.
+fn remote_files(
+    claimer: &Claimer<'_>,
+    root: &Path,
+    listing: &super::remote::Listing,
+    contested: &mut Vec<(PathBuf, Vec<usize>)>,
+    out: &mut Discovery,
+) -> Vec<(usize, SourceFile)> {
+    if !listing.is_object {
+        out.searched.push(root.to_path_buf());
+    }
+    let Ok(place) = super::remote::RemotePath::parse(root) else { return Vec::new() };
+    let mut found = Vec::new();
+    for object in &listing.objects {
+        let path = super::remote::RemotePath::path_of(&place.store, &object.location);
+        let candidates = claimer.candidates(&path);
+        let Some((&i, others)) = candidates.split_first() else {
+            if listing.is_object {
+                out.warnings.push(format!(
+                    "{}: not read: no format reads files of this name",
+                    crate::text::escape::path(&path)
+                ));
+            }
+            continue;
+        };
+        if !others.is_empty() {
+            contested.push((path.clone(), others.to_vec()));
+        }
+        let modified = object.last_modified.timestamp_nanos_opt().and_then(|n| u64::try_from(n).ok());
+        let changed = super::remote::version_stamp(object);
+        let file =
+            SourceFile { canonical: path.clone(), path, size: object.size, modified, inode: None, changed };
+        found.push((i, file));
+    }
+    found
 }
 
 /// Which format a file is: the first, in the order of [`crate::format::FileMatch::claim_rank`],
@@ -369,6 +430,11 @@ fn inode_and_changed(_: &std::fs::Metadata) -> (Option<u64>, Option<u64>) {
 }
 
 impl SourceFile {
+    /// Whether the file is an object in a remote store (`s3://bucket/key`).
+    pub fn is_remote(&self) -> bool {
+        super::remote::is_remote(&self.canonical)
+    }
+
     /// Whether the file is compressed (`*.zst`): read as the bytes it inflates to, from its start.
     pub(crate) fn compressed(&self) -> bool {
         crate::format::is_compressed(&self.path)
@@ -377,6 +443,11 @@ impl SourceFile {
     /// Whether the file is still what it was when found: the same size, modification time,
     /// inode and status change time.
     pub(crate) fn unchanged(&self) -> bool {
+        // An object is replaced whole, never written in place, and each statement lists its
+        // store anew: what the listing said is what is there.
+        if self.is_remote() {
+            return true;
+        }
         std::fs::metadata(&self.canonical).is_ok_and(|meta| {
             let (inode, changed) = inode_and_changed(&meta);
             self.modified.is_some()

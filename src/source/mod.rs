@@ -1,8 +1,10 @@
-//! Files in, lines out: which files are transcripts of which format ([`discover`]), their bytes
-//! block by block from any object store ([`read`]), numbered whole lines ([`lines`]), and the hash
-//! of a file's whole lines that proves it only grew ([`prefix`]).
+//! Files in, lines out: which files are transcripts of which format ([`discover`]), local or in
+//! an object store ([`remote`]), their bytes block by block from any store ([`read`]), numbered
+//! whole lines ([`lines`]), and the hash of a file's whole lines that proves it only grew
+//! ([`prefix`]).
 
 pub mod discover;
 pub mod lines;
 pub(crate) mod prefix;
 pub mod read;
+pub mod remote;

@@ -65,7 +65,8 @@ enum Source {
 }
 
 impl BlockReader {
-    /// A reader of `file` from the local file system store.
+    /// A reader of `file` from `store`: this machine's files, or for an object the store of its
+    /// bucket (this machine's store given, the process's [`super::remote::registry`] finds it).
     pub(crate) fn open(store: Arc<dyn ObjectStore>, file: &SourceFile) -> std::io::Result<Self> {
         Self::open_at(store, file, 0)
     }
@@ -81,9 +82,18 @@ impl BlockReader {
             // A byte of the inflated stream is not found without inflating all before it.
             return Err(std::io::Error::other("a compressed file is read from its start only"));
         }
-        let source = match Arc::ptr_eq(&store, &local_store()) {
-            true => Source::Local(std::fs::File::open(&file.canonical)?),
-            false => Source::Store {
+        let local = Arc::ptr_eq(&store, &local_store());
+        let source = match super::remote::RemotePath::parse(&file.canonical) {
+            // An object: from the store given for it, or (given this machine's) the process's.
+            Ok(place) if file.is_remote() => {
+                let store = match local {
+                    true => super::remote::registry().store(&place.store).map_err(std::io::Error::other)?,
+                    false => store,
+                };
+                Source::Store { store, location: place.key }
+            }
+            _ if local => Source::Local(std::fs::File::open(&file.canonical)?),
+            _ => Source::Store {
                 location: StorePath::from_absolute_path(&file.canonical).map_err(std::io::Error::other)?,
                 store,
             },

@@ -67,8 +67,9 @@ fn cgroup_limit(root: &Path) -> Option<u64> {
     read(root.join("memory.max")).or_else(|| read(root.join("memory/memory.limit_in_bytes")))
 }
 
-/// The runtime of a session held to `options`: a pool of `limit` bytes ([`LimitedPool`]) and
-/// spill files in a directory of its own.
+/// The runtime of a session held to `options`: a pool of `limit` bytes ([`LimitedPool`]),
+/// spill files in a directory of its own, and the process's object stores (local files, and each
+/// bucket's store made on first use: [`crate::source::remote::registry`]).
 pub(crate) fn runtime(options: &MemoryOptions) -> Result<Arc<RuntimeEnv>> {
     let mode = match &options.spill_dir {
         Some(dir) => DiskManagerMode::Directories(vec![dir.clone()]),
@@ -76,6 +77,7 @@ pub(crate) fn runtime(options: &MemoryOptions) -> Result<Arc<RuntimeEnv>> {
     };
     let limit = usize::try_from(options.limit).unwrap_or(usize::MAX);
     RuntimeEnvBuilder::new()
+        .with_object_store_registry(crate::source::remote::registry())
         .with_memory_pool(Arc::new(LimitedPool::new(limit)))
         .with_disk_manager_builder(DiskManagerBuilder::default().with_mode(mode))
         .build_arc()

@@ -270,7 +270,9 @@ impl From<ReadOptions> for Options {
 pub async fn open(paths: &[std::path::PathBuf], options: impl Into<Options>) -> crate::error::Result<Engine> {
     let Options { read: options, memory } = options.into();
     let formats = crate::format::all();
-    let (discovery, cache) = discover_loading(&formats, paths, |searched| Corpus::cache(&options, searched));
+    let listings = crate::source::remote::list_all(paths).await?;
+    let (discovery, cache) =
+        discover_loading(&formats, paths, &listings, |searched| Corpus::cache(&options, searched));
     let cache = cache.unwrap_or_else(crate::infer::cache::InferenceCache::disabled);
     let corpus = Corpus::open_with_cache(formats, discovery?, options, cache).await;
     let ctx = session(&corpus, &memory).await?;
@@ -282,13 +284,19 @@ pub async fn open(paths: &[std::path::PathBuf], options: impl Into<Options>) -> 
 fn discover_loading(
     formats: &[crate::format::Format],
     paths: &[std::path::PathBuf],
+    listings: &std::collections::HashMap<std::path::PathBuf, crate::source::remote::Listing>,
     load: impl FnOnce(&[std::path::PathBuf]) -> crate::infer::cache::InferenceCache + Send,
 ) -> (crate::error::Result<crate::source::discover::Discovery>, Option<crate::infer::cache::InferenceCache>) {
-    let searched: Vec<std::path::PathBuf> =
-        paths.iter().filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_dir())).cloned().collect();
+    let searched: Vec<std::path::PathBuf> = paths
+        .iter()
+        .filter(|p| {
+            listings.get(*p).map_or_else(|| std::fs::metadata(p).is_ok_and(|m| m.is_dir()), |l| !l.is_object)
+        })
+        .cloned()
+        .collect();
     std::thread::scope(|scope| {
         let cache = scope.spawn(|| load(&searched));
-        let discovery = crate::source::discover::discover(formats, paths);
+        let discovery = crate::source::discover::discover_listed(formats, paths, listings);
         (discovery, cache.join().ok())
     })
 }
@@ -307,8 +315,9 @@ impl Places {
     pub(crate) fn paths(&self) -> (Vec<std::path::PathBuf>, Vec<String>) {
         match self {
             Places::Given(paths) => {
-                let (there, gone): (Vec<_>, Vec<_>) =
-                    paths.iter().cloned().partition(|p| std::fs::symlink_metadata(p).is_ok());
+                let (there, gone): (Vec<_>, Vec<_>) = paths.iter().cloned().partition(|p| {
+                    crate::source::remote::is_remote(p) || std::fs::symlink_metadata(p).is_ok()
+                });
                 let notes = gone
                     .iter()
                     .map(|p| {
@@ -368,10 +377,12 @@ impl LiveEngine {
         };
         let formats = crate::format::all();
         // With no cache directory, a cache in memory: the next refresh reads on from it.
-        let (discovery, cache) = discover_loading(&formats, &paths, |searched| match &options.cache_dir {
-            Some(dir) => crate::infer::cache::InferenceCache::load(dir, searched),
-            None => crate::infer::cache::InferenceCache::in_memory(),
-        });
+        let listings = crate::source::remote::list_all(&paths).await?;
+        let (discovery, cache) =
+            discover_loading(&formats, &paths, &listings, |searched| match &options.cache_dir {
+                Some(dir) => crate::infer::cache::InferenceCache::load(dir, searched),
+                None => crate::infer::cache::InferenceCache::in_memory(),
+            });
         let mut cache = cache.unwrap_or_else(crate::infer::cache::InferenceCache::in_memory);
         let discovery = discovery?;
         let found = stamps(&discovery);
@@ -403,7 +414,7 @@ impl LiveEngine {
     pub async fn refresh(&mut self) -> crate::error::Result<Option<Vec<String>>> {
         let (paths, notes) = self.places.paths();
         let formats = crate::format::all();
-        let discovery = crate::source::discover::discover(&formats, &paths)?;
+        let discovery = crate::source::discover::discover_all(&formats, &paths).await?;
         let found = stamps(&discovery);
         if paths == self.walked && found == self.found {
             return Ok(None);
