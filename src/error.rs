@@ -47,6 +47,9 @@ pub enum Error {
     /// Results could not be written to stdout (or to the shell's `\o` file).
     #[error("cannot write results: {0}")]
     Output(#[source] io::Error),
+    /// The cluster of `--cluster` cannot be reached.
+    #[error("{}: {why}", escape::text(url))]
+    Cluster { url: String, why: String },
     /// Ctrl-C stopped the statement.
     #[error("query cancelled")]
     Cancelled,
@@ -62,7 +65,11 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Sql(_) => 1,
-            Error::Usage(_) | Error::Path { .. } | Error::NoDefaultPlace(_) | Error::Input { .. } => 2,
+            Error::Usage(_)
+            | Error::Path { .. }
+            | Error::NoDefaultPlace(_)
+            | Error::Input { .. }
+            | Error::Cluster { .. } => 2,
             Error::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
             Error::Write { .. } | Error::Parquet(_) | Error::Arrow(_) | Error::Output(_) => 3,
             Error::Cancelled => CANCELLED_EXIT_CODE,

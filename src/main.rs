@@ -23,6 +23,20 @@ fn main() -> ExitCode {
         // --help and --version, on stdout, and usage errors, on stderr (exit 2), as clap says.
         Err(e) => e.exit(),
     };
+    // A scheduler or an executor of a cluster runs in a runtime of its own.
+    if let Some(result) = cli::serve(&args) {
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "txq: error: {}",
+                    txq::text::escape::message(&cli::message(&e))
+                );
+                ExitCode::from(e.exit_code())
+            }
+        };
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {

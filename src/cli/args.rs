@@ -115,6 +115,11 @@ pub struct Args {
     #[arg(long, requires = "follow", global = true)]
     pub(crate) poll: bool,
 
+    /// Run each statement of -e, -f, the shell or `txq query` on the Apache DataFusion Ballista
+    /// cluster whose `txq scheduler` is at df://HOST:PORT (docs/scale-out.md).
+    #[arg(long, value_name = "df://HOST:PORT", global = true)]
+    pub(crate) cluster: Option<String>,
+
     #[command(subcommand)]
     pub(crate) command: Option<Command>,
 }
@@ -210,6 +215,20 @@ pub(crate) enum Command {
         /// or use ~/.local/share/man/man1.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+    },
+    /// Run a Ballista scheduler for `txq --cluster`, with Ballista's own flags (--bind-host,
+    /// --bind-port, -s pull-staged|push-staged, ...; `txq scheduler --help` lists them).
+    Scheduler {
+        /// Ballista's scheduler flags.
+        #[arg(value_name = "FLAGS", trailing_var_arg = true, allow_hyphen_values = true)]
+        flags: Vec<std::ffi::OsString>,
+    },
+    /// Run a Ballista executor for `txq --cluster`, with Ballista's own flags (--scheduler-host,
+    /// --scheduler-port, --bind-port, --bind-grpc-port, --work-dir, --vcores, -s, ...).
+    Executor {
+        /// Ballista's executor flags.
+        #[arg(value_name = "FLAGS", trailing_var_arg = true, allow_hyphen_values = true)]
+        flags: Vec<std::ffi::OsString>,
     },
     /// Print the prices table in use: the built-in list, with --prices FILE (or $TXQ_PRICES)
     /// laid over it. Reads no transcripts.

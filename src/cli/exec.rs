@@ -43,7 +43,15 @@ impl Runner<'_> {
             if let Some(progress) = self.progress {
                 progress.running(None);
             }
-            let problems = plan.as_ref().map(crate::scan::problems_of).unwrap_or_default();
+            let mut problems = plan.as_ref().map(crate::scan::problems_of).unwrap_or_default();
+            // On a cluster, what the executors' scans met comes back through the scheduler.
+            if let Some(plan) = &plan {
+                match crate::cluster::problems_of_job(plan, self.ctx).await {
+                    Ok(found) => problems.extend(found),
+                    Err(e) if !self.quiet => self.warn(err, e.to_string()),
+                    Err(_) => {}
+                }
+            }
             self.report_problems(&problems, err);
             let unpriced = crate::sql::prices::take_unpriced(self.ctx);
             if !unpriced.is_empty() && !self.quiet {

@@ -57,6 +57,16 @@ fn explain(e: &datafusion::error::DataFusionError) -> String {
     }
 }
 
+/// Runs `txq scheduler` or `txq executor` until it is stopped, in a runtime of its own; `None`
+/// for any other command (which [`run`] runs).
+pub fn serve(args: &Args) -> Option<Result<(), Error>> {
+    match &args.command {
+        Some(Command::Scheduler { flags }) => Some(crate::cluster::process::scheduler(flags.clone())),
+        Some(Command::Executor { flags }) => Some(crate::cluster::process::executor(flags.clone())),
+        _ => None,
+    }
+}
+
 /// Runs txq with parsed arguments.
 pub async fn run(args: Args) -> Result<(), Error> {
     if let Some(Command::Generate {
@@ -135,6 +145,17 @@ pub async fn run(args: Args) -> Result<(), Error> {
             "--follow follows the statement of -e or -f, or a canned query: txq --follow -e \"select ...\" [PATH...], txq query daily --follow".into(),
         ));
     }
+    let local_only = match &args.command {
+        Some(Command::Export { .. }) => Some("txq export"),
+        Some(Command::Report { .. }) => Some("txq report"),
+        _ if args.follow => Some("--follow"),
+        _ => None,
+    };
+    if let (Some(url), Some(what)) = (&args.cluster, local_only) {
+        return Err(Error::Usage(format!(
+            "{what} runs on this machine: --cluster {url} runs the statements of -e, -f, the shell and txq query"
+        )));
+    }
     let given: Vec<std::path::PathBuf> = args.paths.iter().chain(shell_paths).cloned().collect();
     let formats = crate::format::all();
     let places = if given.is_empty() {
@@ -204,9 +225,12 @@ pub async fn run(args: Args) -> Result<(), Error> {
         }
     };
     if interactive {
-        let live = LiveEngine::open(places, options).await?;
+        let mut live = LiveEngine::open(places, options).await?;
         if let Some(prices) = &prices {
             crate::sql::prices::register(&live.engine.ctx, prices).map_err(Error::Sql)?;
+        }
+        if let Some(url) = &args.cluster {
+            live.engine.ctx = crate::cluster::connect(live.engine.ctx.clone(), url).await?;
         }
         tell(&live.engine.corpus, &mut stderr, true);
         let max_rows = args.maxrows.unwrap_or(args::SHELL_MAX_ROWS);
@@ -248,11 +272,14 @@ pub async fn run(args: Args) -> Result<(), Error> {
         };
         return follow::run(live, &sql, options, &mut stdout.lock(), &mut stderr).await;
     }
-    let engine = crate::sql::session::open(&paths, options).await?;
-    let (corpus, ctx) = (&engine.corpus, &engine.ctx);
+    let mut engine = crate::sql::session::open(&paths, options).await?;
     if let Some(prices) = &prices {
-        crate::sql::prices::register(ctx, prices).map_err(Error::Sql)?;
+        crate::sql::prices::register(&engine.ctx, prices).map_err(Error::Sql)?;
     }
+    if let Some(url) = &args.cluster {
+        engine.ctx = crate::cluster::connect(engine.ctx.clone(), url).await?;
+    }
+    let (corpus, ctx) = (&engine.corpus, &engine.ctx);
     // An export of nothing is a mistake: it stays an error.
     let exporting = matches!(args.command, Some(Command::Export { .. }));
     tell(corpus, &mut stderr, !exporting);

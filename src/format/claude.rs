@@ -13,6 +13,7 @@ use Kind::{Count, Int, Json, Str, Timestamp};
 /// The Claude Code format.
 pub fn format() -> Format {
     Format {
+        id: "claude",
         name: "claude",
         about: "Claude Code sessions: <claude-home>/projects/<encoded-cwd>/<sessionId>.jsonl, their \
                 subagents in <sessionId>/subagents/agent-<agentId>.jsonl (or, from older builds, \

@@ -13,6 +13,7 @@ use Kind::{Bool, Count, Int, Json, Str, Timestamp};
 /// The Codex CLI format.
 pub fn format() -> Format {
     Format {
+        id: "codex",
         name: "codex",
         about: "Codex CLI rollouts: <codex-home>/sessions/YYYY/MM/DD/rollout-<local time>-<thread>.jsonl \
                 and archived_sessions/rollout-*.jsonl, either kept as .jsonl.zst once idle; the home \

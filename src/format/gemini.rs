@@ -22,6 +22,7 @@ const LINE_TYPES: &[KeyRule] = &[
 /// The Gemini CLI format.
 pub fn format() -> Format {
     Format {
+        id: "gemini",
         name: "gemini",
         about: "Gemini CLI chats: <gemini-home>/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl, a \
                 subagent's in chats/<parentSessionId>/<sessionId>.jsonl; the home is $GEMINI_CLI_HOME, \

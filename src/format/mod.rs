@@ -16,6 +16,9 @@ use std::sync::Arc;
 /// A transcript format: everything the generic scan needs to know about it.
 #[derive(Debug, Clone)]
 pub struct Format {
+    /// Its own name, unique among the formats (formats may share a schema `name`): how a plan
+    /// sent to a cluster names it ([`by_id`]).
+    pub id: &'static str,
     /// The SQL schema its tables live in (`rupu`, `reeval`).
     pub name: &'static str,
     /// One line for the docs (docs/tables.md, rendered by the tests).
@@ -655,9 +658,24 @@ pub fn all() -> Vec<Format> {
     ]
 }
 
+/// The format of id `id` ([`Format::id`]).
+pub fn by_id(id: &str) -> Option<Format> {
+    all().into_iter().find(|f| f.id == id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_format_has_an_id_of_its_own() {
+        let formats = all();
+        let mut ids: Vec<&str> = formats.iter().map(|f| f.id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), formats.len());
+        assert!(formats.iter().all(|f| by_id(f.id).is_some_and(|g| g.id == f.id && g.name == f.name)));
+    }
 
     #[test]
     fn naming_rules() {

@@ -50,6 +50,7 @@ fn attempt_context() -> Vec<ContextColumn> {
 /// The reeval format.
 pub(crate) fn format() -> Format {
     Format {
+        id: "reeval",
         name: "reeval",
         about: "reeval attempt transcripts: .reeval/runs/<runId>/<eval>/<cell>/<n>/transcript.jsonl and the same under evals/.history",
         default_roots: DEFAULT_ROOTS,
@@ -82,6 +83,7 @@ pub(crate) fn format() -> Format {
 /// `transcript.raw.jsonl`: every stream part the harness adapter sent, one per line.
 pub(crate) fn raw_format() -> Format {
     Format {
+        id: "reeval_raw",
         name: "reeval",
         about: "reeval raw stream parts: transcript.raw.jsonl beside an attempt's transcript.jsonl",
         default_roots: DEFAULT_ROOTS,

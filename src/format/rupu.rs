@@ -10,6 +10,7 @@ use Kind::{Bool, Count, Int, Json, Str, Timestamp};
 /// The rupu format.
 pub fn format() -> Format {
     Format {
+        id: "rupu",
         name: "rupu",
         about: "rupu agent transcripts: <transcripts-dir>/run_<ULID>.jsonl and archive/run_<ULID>.jsonl",
         default_roots: &[&[".rupu/transcripts", "~/.rupu/transcripts"]],

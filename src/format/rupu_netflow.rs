@@ -13,6 +13,7 @@ use Kind::{Int, Str};
 /// stand apart from the transcripts'.
 pub(crate) fn format() -> Format {
     Format {
+        id: "rupu_netflow",
         name: "rupu_netflow",
         about: "rupu netflow ledgers: <project>/.rupu/netflow/<run_id>.jsonl, read with the transcripts \
                 beside them (any netflow/ folder of .jsonl files is one)",

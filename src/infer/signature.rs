@@ -156,6 +156,17 @@ impl SignatureBytes {
     pub(crate) fn shapes(&self) -> impl Iterator<Item = (SignatureId, u64)> + '_ {
         pairs(&self.0).1
     }
+
+    /// The bytes, as they are kept.
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The shapes of `bytes` as [`SignatureBytes::as_bytes`] gave them (bytes that are not end
+    /// where they can no longer be read: a damaged message gives fewer shapes, never a panic).
+    pub(crate) fn from_bytes(bytes: Vec<u8>) -> Self {
+        SignatureBytes(Arc::from(bytes))
+    }
 }
 
 /// How many of the pairs in `bytes` are the whole lines', and the pairs.

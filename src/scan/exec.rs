@@ -49,9 +49,9 @@ pub(crate) struct ScanConfig {
 /// Reads one table's rows from the files of its format.
 #[derive(Debug)]
 pub(crate) struct ScanExec {
-    source: Arc<ScanSource>,
-    config: ScanConfig,
-    partitions: Vec<Vec<Arc<SourceFile>>>,
+    pub(super) source: Arc<ScanSource>,
+    pub(super) config: ScanConfig,
+    pub(super) partitions: Vec<Vec<Arc<SourceFile>>>,
     schema: SchemaRef,
     properties: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
@@ -61,8 +61,16 @@ pub(crate) struct ScanExec {
     exact_rows: std::sync::OnceLock<Option<Vec<u64>>>,
     /// Damaged files that hold none of the table's rows, so are not read: their skipped lines
     /// are counted (by partition 0) all the same, since a damaged line may have been a row.
-    damaged_elsewhere: Vec<Arc<SourceFile>>,
+    pub(super) damaged_elsewhere: Vec<Arc<SourceFile>>,
+    /// For a scan a cluster runs: a child of one partition per partition of the scan, each one
+    /// row holding that partition's number ([`ScanExec::split_by_child`]). `global` numbers the
+    /// scan's partitions (0.. until a task's plan keeps some of them).
+    pub(super) split: Option<Arc<dyn ExecutionPlan>>,
+    pub(super) global: Vec<usize>,
 }
+
+/// The name of the column of a split scan's child ([`ScanExec::split_by_child`]).
+const PARTITION_COLUMN: &str = "txq_scan_partition";
 
 /// The names of the scan's metrics.
 pub(crate) mod metric {
@@ -148,7 +156,15 @@ impl ScanExec {
         config: ScanConfig,
         target_partitions: usize,
     ) -> Self {
-        let partitions = split_by_size(&files, target_partitions);
+        Self::of_partitions(source, split_by_size(&files, target_partitions), config)
+    }
+
+    /// A scan of files already dealt into partitions (as a cluster's scheduler dealt them).
+    pub(crate) fn of_partitions(
+        source: Arc<ScanSource>,
+        partitions: Vec<Vec<Arc<SourceFile>>>,
+        config: ScanConfig,
+    ) -> Self {
         let schema = RowDecoder::new(&source.table, config.projection.as_deref()).schema().clone();
         let properties = PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
@@ -159,13 +175,84 @@ impl ScanExec {
         Self {
             source,
             config,
+            global: (0..partitions.len()).collect(),
             partitions,
             schema,
             properties: Arc::new(properties),
             metrics: ExecutionPlanMetricsSet::new(),
             exact_rows: std::sync::OnceLock::new(),
             damaged_elsewhere: Vec::new(),
+            split: None,
         }
+    }
+
+    /// The scan, with a child that says which of its partitions a task runs. A Ballista
+    /// scheduler keeps, in the plan of each task, the partitions of the leaves it knows (a
+    /// memory source among them) and leaves a leaf of its own alone: each task would read the
+    /// first partitions again. The memory source below the scan is cut to the task's
+    /// partitions, and the scan, given it as its new child, keeps the same ones.
+    pub(crate) fn split_by_child(mut self) -> Result<Self> {
+        use datafusion::arrow::array::UInt64Array;
+        use datafusion::arrow::datatypes::{DataType, Field, Schema};
+        let schema = Arc::new(Schema::new(vec![Field::new(PARTITION_COLUMN, DataType::UInt64, false)]));
+        let tokens: Vec<Vec<RecordBatch>> = self
+            .global
+            .iter()
+            .map(|&p| {
+                let column = Arc::new(UInt64Array::from(vec![p as u64]));
+                RecordBatch::try_new(schema.clone(), vec![column]).map(|batch| vec![batch])
+            })
+            .collect::<std::result::Result<_, _>>()?;
+        let child = datafusion::datasource::memory::MemorySourceConfig::try_new_exec(&tokens, schema, None)?;
+        self.split = Some(child);
+        Ok(self)
+    }
+
+    /// The partition numbers a split scan's child holds ([`ScanExec::split_by_child`]).
+    fn numbers_of(child: &Arc<dyn ExecutionPlan>) -> Result<Vec<usize>> {
+        use datafusion::arrow::array::{Array, UInt64Array};
+        use datafusion::datasource::memory::MemorySourceConfig;
+        use datafusion::datasource::source::DataSourceExec;
+        let memory = child
+            .downcast_ref::<DataSourceExec>()
+            .and_then(|exec| exec.data_source().as_ref().downcast_ref::<MemorySourceConfig>())
+            .ok_or_else(|| {
+                DataFusionError::Internal(format!(
+                    "TranscriptScan: the child that numbers its partitions is now {}",
+                    child.name()
+                ))
+            })?;
+        let mut numbers = Vec::new();
+        for batch in memory.partitions().iter().flatten() {
+            let column =
+                batch.column_by_name(PARTITION_COLUMN).and_then(|c| c.as_any().downcast_ref::<UInt64Array>());
+            let column = column
+                .ok_or_else(|| DataFusionError::Internal("TranscriptScan: no partition numbers".into()))?;
+            numbers.extend((0..column.len()).map(|i| column.value(i) as usize));
+        }
+        Ok(numbers)
+    }
+
+    /// The scan of only the partitions `numbers` (of [`ScanExec::global`]), split by `child`.
+    fn kept(&self, numbers: Vec<usize>, child: Arc<dyn ExecutionPlan>) -> Result<Self> {
+        let partitions = numbers
+            .iter()
+            .map(|n| {
+                let at = self.global.iter().position(|g| g == n).ok_or_else(|| {
+                    DataFusionError::Internal(format!("TranscriptScan has no partition {n} to keep"))
+                })?;
+                Ok(self.partitions[at].clone())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut scan = ScanExec::of_partitions(self.source.clone(), partitions, self.config.clone())
+            .with_damaged_elsewhere(match numbers.contains(&0) {
+                // Partition 0 counts what the damaged files elsewhere skipped.
+                true => self.damaged_elsewhere.clone(),
+                false => Vec::new(),
+            });
+        scan.global = numbers;
+        scan.split = Some(child);
+        Ok(scan)
     }
 
     /// The scan, counting the damage of `files` too (damaged files of the format that hold none
@@ -260,7 +347,11 @@ impl ExecutionPlan for ScanExec {
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![]
+        self.split.iter().collect()
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        self.split.iter().map(|_| false).collect()
     }
 
     fn apply_expressions(
@@ -270,12 +361,19 @@ impl ExecutionPlan for ScanExec {
         Ok(TreeNodeRecursion::Continue)
     }
 
+    /// A split scan given a new child keeps the partitions its child numbers.
     fn replace_children(
         self: Arc<Self>,
-        _children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
         _options: ReplaceChildrenOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(self)
+        match (children.into_iter().next(), &self.split) {
+            (Some(child), Some(split)) if !Arc::ptr_eq(&child, split) => {
+                let numbers = Self::numbers_of(&child)?;
+                Ok(Arc::new(self.kept(numbers, child)?))
+            }
+            _ => Ok(self),
+        }
     }
 
     fn with_new_children(
@@ -305,8 +403,14 @@ impl ExecutionPlan for ScanExec {
         Ok(builder.build())
     }
 
+    /// The counters, and one more for each problem met (named for it: [`super::problem_metric`]), so that
+    /// the problems of a scan run on a cluster's executor reach the statement's warnings.
     fn metrics(&self) -> Option<MetricsSet> {
-        Some(self.metrics.clone_inner())
+        let mut metrics = self.metrics.clone_inner();
+        for problem in self.problems() {
+            metrics.push(Arc::new(super::problem_metric::problem_metric(&problem)));
+        }
+        Some(metrics)
     }
 
     fn statistics_from_inputs(

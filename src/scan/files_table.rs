@@ -19,15 +19,17 @@ use std::sync::{Arc, OnceLock};
 /// A format's `files` table.
 #[derive(Debug)]
 pub(crate) struct FilesTable {
-    data: Arc<FormatData>,
+    pub(crate) data: Arc<FormatData>,
+    /// Where the corpus's files were found: what a plan sent to a cluster names the table by.
+    pub(crate) origin: crate::table::corpus::Origin,
     schema: SchemaRef,
     rows: OnceLock<Arc<MemTable>>,
 }
 
 impl FilesTable {
-    pub(crate) fn new(data: Arc<FormatData>) -> Result<Self> {
+    pub(crate) fn new(data: Arc<FormatData>, origin: crate::table::corpus::Origin) -> Result<Self> {
         let schema = rows(&data, 0)?.schema();
-        Ok(Self { data, schema, rows: OnceLock::new() })
+        Ok(Self { data, origin, schema, rows: OnceLock::new() })
     }
 
     /// The rows, made once.

@@ -8,7 +8,9 @@ mod exec;
 pub(crate) mod files_table;
 pub mod follow;
 mod line_reader;
+pub(crate) mod problem_metric;
 mod prune;
+pub(crate) mod wire;
 
 pub(crate) use exec::{ScanExec, ScanProgress, problems_of, progress_of};
 /// The per-line reading of a scan, public for the fuzz targets and property tests.
@@ -37,6 +39,11 @@ pub struct ScanSource {
     pub problems: Arc<crate::table::corpus::ProblemLog>,
 }
 
+/// A session setting: the scans of this session's plans are run by a cluster, each task
+/// running some of their partitions ([`ScanExec::split_by_child`]).
+#[derive(Debug)]
+pub struct SplitScans;
+
 /// Whether `table` is one of the event tables (or `events`, or `errors`): its rows are lines.
 pub(crate) fn is_event_table(table: &dyn TableProvider) -> bool {
     table.downcast_ref::<ScanTable>().is_some()
@@ -45,8 +52,10 @@ pub(crate) fn is_event_table(table: &dyn TableProvider) -> bool {
 /// One event table (or `events`, or `errors`) of one format, as a DataFusion table.
 #[derive(Debug)]
 pub(crate) struct ScanTable {
-    source: Arc<ScanSource>,
+    pub(crate) source: Arc<ScanSource>,
     schema: SchemaRef,
+    /// Where the corpus's files were found: what a plan sent to a cluster names the table by.
+    pub(crate) origin: crate::table::corpus::Origin,
 }
 
 impl ScanTable {
@@ -58,7 +67,7 @@ impl ScanTable {
             max_line_bytes: corpus.options.max_line_bytes,
             problems: corpus.problems.clone(),
         };
-        Self { schema: table.schema(), source: Arc::new(source) }
+        Self { schema: table.schema(), source: Arc::new(source), origin: corpus.origin() }
     }
 }
 
@@ -132,6 +141,10 @@ impl TableProvider for ScanTable {
             batch_size: state.config().batch_size(),
             follow: state.config().get_extension::<follow::FollowPositions>(),
         };
-        Ok(Arc::new(ScanExec::new(source, files, config, partitions).with_damaged_elsewhere(elsewhere)))
+        let scan = ScanExec::new(source, files, config, partitions).with_damaged_elsewhere(elsewhere);
+        match state.config().get_extension::<SplitScans>() {
+            Some(_) => Ok(Arc::new(scan.split_by_child()?)),
+            None => Ok(Arc::new(scan)),
+        }
     }
 }

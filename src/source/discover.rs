@@ -39,6 +39,9 @@ pub struct Discovery {
     pub(crate) contested: Vec<Contested>,
     /// The directories searched.
     pub(crate) searched: Vec<PathBuf>,
+    /// The places discovery was given (the paths, or the default places found): what a
+    /// scheduler searches again for the same files.
+    pub(crate) given: Vec<PathBuf>,
     /// Non-fatal problems: unreadable directories, symlink loops.
     pub(crate) warnings: Vec<String>,
 }
@@ -112,7 +115,8 @@ pub fn discover_listed(
     paths: &[PathBuf],
     listings: &HashMap<PathBuf, super::remote::Listing>,
 ) -> Result<Discovery> {
-    let mut out = Discovery { files: vec![Vec::new(); formats.len()], ..Default::default() };
+    let mut out =
+        Discovery { files: vec![Vec::new(); formats.len()], given: paths.to_vec(), ..Default::default() };
     let claimer = Claimer::new(formats);
     let claim = |path: &Path| claimer.claim(path);
     let paths = with_beside(formats, paths);

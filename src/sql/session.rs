@@ -146,7 +146,7 @@ async fn fill_schema(
     if data.format.lines_table.is_some() {
         return Ok(());
     }
-    schema.register_table("files".into(), Arc::new(FilesTable::new(data.clone())?))?;
+    schema.register_table("files".into(), Arc::new(FilesTable::new(data.clone(), corpus.origin())?))?;
     // A view's table names resolve in its own format's schema.
     let name = data.format.name;
     let mut scoped = ctx.state();

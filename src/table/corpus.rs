@@ -58,6 +58,10 @@ pub struct FormatData {
     pub(crate) tables: Vec<Arc<EventTable>>,
     /// Each event table's index in `tables`, by its type as written (made when first asked).
     by_type: OnceLock<HashMap<String, usize, PathHasher>>,
+    /// What the inference pass found of each type, over the transcripts: what `tables` were
+    /// made from ([`crate::table::event_table::all_tables`]), so that a cluster's executor
+    /// makes the same.
+    pub(crate) stats: FormatStats,
 }
 
 impl FormatData {
@@ -70,6 +74,7 @@ impl FormatData {
         shapes: &SignatureTable,
         not_transcripts: Vec<(Arc<SourceFile>, NotATranscript)>,
         tables: Vec<Arc<EventTable>>,
+        stats: FormatStats,
     ) -> FormatData {
         let file_damage: Vec<u64> = transcripts.iter().map(|(_, s)| s.damaged_lines).collect();
         FormatData {
@@ -81,7 +86,39 @@ impl FormatData {
             tables,
             by_type: OnceLock::new(),
             file_damage,
+            stats,
         }
+    }
+
+    /// A format's share made of what a scan sent to a cluster's executor carries: its files with
+    /// their damage and events by type, and its tables.
+    pub(crate) fn of_scan(
+        format: Format,
+        files: Vec<(Arc<SourceFile>, u64)>,
+        file_events: FileEvents,
+        tables: Vec<Arc<EventTable>>,
+        stats: FormatStats,
+    ) -> FormatData {
+        let (files, file_damage) = files.into_iter().unzip();
+        FormatData {
+            format,
+            files,
+            file_damage,
+            file_events,
+            by_path: OnceLock::new(),
+            not_transcripts: vec![],
+            tables,
+            by_type: OnceLock::new(),
+            stats,
+        }
+    }
+
+    /// The index of one of the transcripts among `files`.
+    pub(crate) fn index_of(&self, file: &SourceFile) -> Option<usize> {
+        let by_path = self.by_path.get_or_init(|| {
+            self.files.iter().enumerate().map(|(i, f)| (f.canonical.clone().into_os_string(), i)).collect()
+        });
+        by_path.get(file.canonical.as_os_str()).copied()
     }
 
     /// The same format over only the transcripts that `keep` keeps.
@@ -97,6 +134,7 @@ impl FormatData {
             not_transcripts: vec![],
             tables: self.tables.clone(),
             by_type: OnceLock::new(),
+            stats: self.stats.clone(),
         }
     }
 
@@ -233,6 +271,43 @@ pub struct Corpus {
     pub warnings: Vec<String>,
     /// The directories searched.
     pub(crate) searched: Vec<PathBuf>,
+    /// The places given (paths, or the default places found).
+    pub(crate) places: Vec<PathBuf>,
+    /// A hash of every file found (path, size, times, version): two corpora of the same stamp
+    /// found the same files as they were.
+    pub(crate) stamp: u64,
+}
+
+/// Where a corpus's files were found, so that another process (a cluster's scheduler) finds
+/// the same: the places, the stamp of what was found, and the line limit it was read with.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Origin {
+    pub(crate) places: Arc<[PathBuf]>,
+    /// The working directory the places are relative to.
+    pub(crate) cwd: PathBuf,
+    pub(crate) stamp: u64,
+    pub(crate) max_line_bytes: usize,
+}
+
+/// The stamp of what `discovery` found ([`Corpus::stamp`]).
+fn stamp_of(discovery: &Discovery) -> u64 {
+    let mut hash = xxhash_rust::xxh3::Xxh3Default::new();
+    for (format, files) in discovery.files.iter().enumerate() {
+        hash.update(&(format as u64).to_le_bytes());
+        for file in files {
+            let path = file.canonical.as_os_str().as_encoded_bytes();
+            hash.update(&(path.len() as u64).to_le_bytes());
+            hash.update(path);
+            for value in [Some(file.size), file.modified, file.inode, file.changed] {
+                hash.update(&value.map_or([0xff; 9], |v| {
+                    let mut bytes = [0u8; 9];
+                    bytes[1..].copy_from_slice(&v.to_le_bytes());
+                    bytes
+                }));
+            }
+        }
+    }
+    hash.digest()
 }
 
 impl Corpus {
@@ -270,6 +345,8 @@ impl Corpus {
     ) -> Corpus {
         let store = crate::source::read::local_store();
         let mut discovery = discovery;
+        let stamp = stamp_of(&discovery);
+        let places = std::mem::take(&mut discovery.given);
         let max = options.max_line_bytes;
         settle_contested(&formats, &mut discovery, cache, &store, &options).await;
         let mut warnings = discovery.warnings;
@@ -398,7 +475,7 @@ impl Corpus {
                 all_tables(&format, &stats).into_iter().map(Arc::new).collect();
             let name = format.name;
             let format = Arc::unwrap_or_clone(format);
-            let format_data = FormatData::new(format, transcripts, shapes, not_transcripts, tables);
+            let format_data = FormatData::new(format, transcripts, shapes, not_transcripts, tables, stats);
             warnings.extend(renamed_warnings(&store, &format_data, max).await);
             data.push(Arc::new(format_data));
             let reads: Vec<(Arc<SourceFile>, FileSummary, u64)> = files
@@ -427,6 +504,18 @@ impl Corpus {
             problems: Arc::new(ProblemLog::default()),
             warnings,
             searched: discovery.searched,
+            places,
+            stamp,
+        }
+    }
+
+    /// Where its files were found ([`Origin`]).
+    pub(crate) fn origin(&self) -> Origin {
+        Origin {
+            places: self.places.clone().into(),
+            cwd: std::env::current_dir().unwrap_or_default(),
+            stamp: self.stamp,
+            max_line_bytes: self.options.max_line_bytes,
         }
     }
 

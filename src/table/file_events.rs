@@ -85,6 +85,18 @@ impl FileEvents {
             files: kept.iter().filter_map(|&i| self.files.get(i).cloned()).collect(),
         }
     }
+
+    /// What the events are made of, to send them elsewhere ([`FileEvents::from_parts`]): the
+    /// types, each shape's type, and each file's shapes as bytes.
+    pub(crate) fn parts(&self) -> (&[Arc<str>], &[u32], impl Iterator<Item = &[u8]>) {
+        (&self.types, &self.type_of_shape, self.files.iter().map(SignatureBytes::as_bytes))
+    }
+
+    /// The events made again of their [`FileEvents::parts`].
+    pub(crate) fn from_parts(types: Vec<Arc<str>>, type_of_shape: Vec<u32>, files: Vec<Vec<u8>>) -> Self {
+        let files = files.into_iter().map(SignatureBytes::from_bytes).collect();
+        FileEvents { types, type_of_shape, files }
+    }
 }
 
 #[cfg(test)]
@@ -128,6 +140,10 @@ mod tests {
         assert_eq!(events.files_holding("usage").collect::<Vec<_>>(), vec![0]);
         assert_eq!(events.files_holding("notice").collect::<Vec<_>>(), vec![2]);
         assert_eq!(events.files_holding("nothing").count(), 0);
+        let (types, type_of_shape, bytes) = events.parts();
+        let (types, type_of_shape) = (types.to_vec(), type_of_shape.to_vec());
+        let sent = FileEvents::from_parts(types, type_of_shape, bytes.map(<[u8]>::to_vec).collect());
+        assert!((0..3).all(|file| listed(&sent, file) == listed(&events, file)));
         let narrowed = events.narrowed(&[2, 0]);
         assert_eq!(listed(&narrowed, 0), listed(&events, 2));
         assert_eq!(listed(&narrowed, 1), listed(&events, 0));

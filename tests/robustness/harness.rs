@@ -68,6 +68,7 @@ pub fn read_as_every_format(bytes: &[u8], block: usize, max_line_bytes: usize) -
             &shapes,
             vec![],
             tables.clone(),
+            stats.clone(),
         ));
         for table in tables {
             let source = Arc::new(ScanSource {

@@ -59,7 +59,7 @@ pub(crate) fn schema() -> SchemaRef {
 }
 
 /// One model's prices, each `None` where the file gives none.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Entry {
     pub(crate) model: String,
     /// Who sells it (LiteLLM's `litellm_provider`).
@@ -96,7 +96,7 @@ impl Entry {
 }
 
 /// A list of prices and where it came from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PriceList {
     pub(crate) source: String,
     pub(crate) entries: Vec<Entry>,
@@ -213,6 +213,7 @@ fn check(entries: &[Entry]) -> Result<(), String> {
 struct Current {
     batch: RecordBatch,
     rates: cost::PriceMap,
+    list: PriceList,
 }
 
 /// A session's prices, shared by its `prices` table and its `call_cost` function, so that a
@@ -282,7 +283,7 @@ fn prices_of(ctx: &SessionContext) -> Option<Arc<Prices>> {
 /// Makes `list` what the session prices with: its `prices` table and its `call_cost`
 /// function, in place of any list before it (plans made before see the new one).
 pub(crate) fn register(ctx: &SessionContext, list: &PriceList) -> Result<()> {
-    let current = Current { batch: list.batch()?, rates: cost::PriceMap::new(&list.entries) };
+    let current = current_of(list)?;
     let prices = match prices_of(ctx) {
         Some(prices) => {
             prices.set(current);
@@ -298,6 +299,43 @@ pub(crate) fn register(ctx: &SessionContext, list: &PriceList) -> Result<()> {
         }
     };
     register_table_of(ctx, prices)
+}
+
+fn current_of(list: &PriceList) -> Result<Current> {
+    Ok(Current { batch: list.batch()?, rates: cost::PriceMap::new(&list.entries), list: list.clone() })
+}
+
+/// Prices of their own, as a plan decoded elsewhere carries them.
+fn prices_of_bytes(bytes: &[u8]) -> Result<Arc<Prices>> {
+    let list: PriceList = serde_json::from_slice(bytes)
+        .map_err(|e| DataFusionError::Internal(format!("prices sent with a plan: {e}")))?;
+    Ok(Arc::new(Prices { current: RwLock::new(Arc::new(current_of(&list)?)), unpriced: Mutex::default() }))
+}
+
+fn bytes_of_prices(prices: &Prices) -> Vec<u8> {
+    serde_json::to_vec(&prices.current().list).unwrap_or_default()
+}
+
+/// `call_cost` as bytes (its whole list), for a plan sent to a cluster: it prices there as the
+/// session that planned it does, `--prices` included. `None` for another function.
+pub(crate) fn bytes_of_udf(udf: &ScalarUDF) -> Option<Vec<u8>> {
+    udf.inner().downcast_ref::<cost::CallCost>().map(|f| bytes_of_prices(&f.prices))
+}
+
+/// The `call_cost` of [`bytes_of_udf`].
+pub(crate) fn udf_of_bytes(bytes: &[u8]) -> Result<Arc<ScalarUDF>> {
+    Ok(Arc::new(ScalarUDF::from(cost::CallCost::new(prices_of_bytes(bytes)?))))
+}
+
+/// The `prices` table as bytes (its whole list), for a plan sent to a cluster; `None` for
+/// another table.
+pub(crate) fn bytes_of_table(table: &dyn TableProvider) -> Option<Vec<u8>> {
+    table.downcast_ref::<PricesTable>().map(|t| bytes_of_prices(&t.prices))
+}
+
+/// The `prices` table of [`bytes_of_table`].
+pub(crate) fn table_of_bytes(bytes: &[u8]) -> Result<Arc<dyn TableProvider>> {
+    Ok(Arc::new(PricesTable { prices: prices_of_bytes(bytes)? }))
 }
 
 /// Registers the `prices` table again over the session's prices (where a default schema made

@@ -1,0 +1,154 @@
+//! txq on an Apache DataFusion Ballista cluster: one environment for the client, the scheduler
+//! and the executors (txq's codecs, the process's object stores, the JSON functions), the
+//! client's session over a cluster (`--cluster df://HOST:PORT`), and the problems the
+//! executors' scans met, fetched back from the scheduler for the statement's warnings.
+
+mod codec;
+mod corpora;
+pub mod process;
+
+pub use codec::{TxqLogicalCodec, TxqPhysicalCodec};
+
+use crate::table::corpus::Problem;
+use ballista_core::execution_plans::DistributedQueryExec;
+use ballista_core::extension::{SessionConfigExt, SessionStateExt};
+use ballista_core::serde::protobuf::{GetJobMetricsParams, scheduler_grpc_client::SchedulerGrpcClient};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::execution::session_state::SessionState;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion_proto::protobuf::LogicalPlanNode;
+use std::sync::Arc;
+
+/// The session settings of every process of a cluster: Ballista's, with txq's codecs.
+pub fn session_config() -> SessionConfig {
+    with_codecs(SessionConfig::new_with_ballista().with_information_schema(true))
+        .with_extension(Arc::new(crate::scan::SplitScans))
+}
+
+/// `config` as a cluster's: Ballista's settings, txq's codecs, and the static planner (the
+/// adaptive one, experimental in Ballista 55, plans the stages of txq's views again and again
+/// and never ends).
+fn with_codecs(config: SessionConfig) -> SessionConfig {
+    config
+        .upgrade_for_ballista()
+        .set_bool(ballista_core::config::BALLISTA_ADAPTIVE_PLANNER_ENABLED, false)
+        .with_ballista_logical_extension_codec(Arc::new(TxqLogicalCodec::default()))
+        .with_ballista_physical_extension_codec(Arc::new(TxqPhysicalCodec::default()))
+}
+
+/// The runtime of a scheduler's or an executor's sessions: the process's object stores (each
+/// bucket's made from this process's environment), spill files in `work_dir`.
+pub fn runtime(work_dir: Option<&str>) -> Result<Arc<RuntimeEnv>> {
+    let mut builder = RuntimeEnvBuilder::new().with_object_store_registry(crate::source::remote::registry());
+    if let Some(dir) = work_dir {
+        builder = builder.with_temp_file_path(dir);
+    }
+    builder.build_arc()
+}
+
+/// A scheduler's or an executor's session: DataFusion's functions with Ballista's, the JSON
+/// functions, and the runtime of [`runtime`].
+pub fn session_state(config: SessionConfig) -> Result<SessionState> {
+    let mut state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_runtime_env(runtime(None)?)
+        .with_default_features()
+        .with_scalar_functions(ballista_core::extension::ballista_scalar_functions())
+        .build();
+    datafusion_functions_json::register_all(&mut state)?;
+    Ok(state)
+}
+
+/// `ctx` (a session over a corpus, its tables and functions registered) made to run its
+/// statements on the cluster whose scheduler is at `url` (`df://HOST:PORT`): planned here,
+/// sent as a logical plan, split into stages by the scheduler, run by its executors.
+pub async fn connect(ctx: SessionContext, url: &str) -> crate::error::Result<SessionContext> {
+    let scheduler = scheduler_address(url)?;
+    let unreachable = |why: String| crate::error::Error::Cluster { url: url.to_string(), why };
+    // Said now, not at the first statement.
+    let connecting = SchedulerGrpcClient::connect(scheduler.clone());
+    match tokio::time::timeout(std::time::Duration::from_secs(10), connecting).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(unreachable(format!("no scheduler answers ({})", source_of(&e)))),
+        Err(_) => return Err(unreachable("no scheduler answers within 10 s".into())),
+    }
+    let state = ctx.state();
+    // Ballista's upgrade keeps only its own functions: the session's are registered again.
+    let functions: Vec<_> = state.scalar_functions().values().cloned().collect();
+    // The session's catalog is kept: a default one made afresh would hold none of its tables.
+    let config = with_codecs(state.config().clone())
+        .with_create_default_catalog_and_schema(false)
+        .with_extension(Arc::new(Scheduler(scheduler.clone())));
+    let state = SessionStateBuilder::new_from_existing(state).with_config(config).build();
+    let state = state.upgrade_for_ballista(scheduler).map_err(crate::error::Error::Sql)?;
+    let ctx = SessionContext::new_with_state(state);
+    for function in functions {
+        ctx.register_udf(function.as_ref().clone());
+    }
+    Ok(ctx)
+}
+
+/// `http://HOST:PORT` of `df://HOST:PORT` (the port 50050 when none is given).
+fn scheduler_address(url: &str) -> crate::error::Result<String> {
+    let bad = |why: &str| crate::error::Error::Usage(format!("--cluster {url}: {why}; give df://HOST:PORT"));
+    let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
+    if parsed.scheme() != "df" {
+        return Err(bad("not a df:// address"));
+    }
+    let host = parsed.host_str().filter(|h| !h.is_empty()).ok_or_else(|| bad("no host"))?;
+    Ok(format!("http://{host}:{}", parsed.port().unwrap_or(50050)))
+}
+
+/// The innermost cause of an error, in one line.
+fn source_of(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+/// The problems the scans of a statement run on a cluster met, each once: read from the
+/// metrics the executors reported to the scheduler for the statement's job. Nothing for a
+/// statement run here.
+pub(crate) async fn problems_of_job(
+    plan: &Arc<dyn ExecutionPlan>,
+    ctx: &SessionContext,
+) -> Result<Vec<Problem>> {
+    let Some(job) = plan.downcast_ref::<DistributedQueryExec<LogicalPlanNode>>() else {
+        return Ok(Vec::new());
+    };
+    let url = ctx.state().config().get_extension::<Scheduler>().map(|s| s.0.clone());
+    let (Some(job_id), Some(url)) = (job.job_id(), url) else { return Ok(Vec::new()) };
+    let failed = |e: &dyn std::fmt::Display| {
+        DataFusionError::Execution(format!("the warnings of the statement's job could not be fetched: {e}"))
+    };
+    let mut scheduler = SchedulerGrpcClient::connect(url).await.map_err(|e| failed(&e))?;
+    let metrics = scheduler
+        .get_job_metrics(GetJobMetricsParams { job_id: job_id.to_string() })
+        .await
+        .map_err(|e| failed(&e))?
+        .into_inner();
+    let mut problems: Vec<Problem> = metrics
+        .stages
+        .iter()
+        .flat_map(|stage| &stage.operators)
+        .flat_map(|operator| &operator.metrics)
+        .filter_map(|metric| match &metric.metric {
+            Some(ballista_core::serde::protobuf::operator_metric::Metric::Count(count)) => {
+                crate::scan::problem_metric::problem_of_metric(&count.name)
+            }
+            _ => None,
+        })
+        .collect();
+    problems.sort();
+    problems.dedup();
+    Ok(problems)
+}
+
+/// The address of the scheduler a session over a cluster sends its statements to.
+#[derive(Debug)]
+struct Scheduler(String);
