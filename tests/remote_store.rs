@@ -12,14 +12,14 @@ use txq::generate::{ReevalExpected, ReevalOptions, RupuOptions, write_reeval_cor
 
 /// A corpus of both formats, one transcript compressed, and its tallies; put in bucket `bucket`
 /// under `team/` once per bucket name.
-struct Uploaded {
-    rupu: Generated,
+pub(crate) struct Uploaded {
+    pub(crate) rupu: Generated,
     reeval_dir: tempfile::TempDir,
     reeval: ReevalExpected,
     bucket: &'static str,
 }
 
-fn uploaded(bucket: &'static str) -> Uploaded {
+pub(crate) fn uploaded(bucket: &'static str) -> Uploaded {
     let rupu = Generated::new(&RupuOptions { seed: 16, runs: 14, ..RupuOptions::default() });
     // One transcript as its compressed copy alone: the tally holds for it as for the plain one.
     let first = rupu.dir.path().join(&rupu.expected.runs[0].file);
@@ -37,7 +37,7 @@ fn uploaded(bucket: &'static str) -> Uploaded {
 }
 
 impl Uploaded {
-    fn remote(&self) -> String {
+    pub(crate) fn remote(&self) -> String {
         format!("s3://{}/team", self.bucket)
     }
 
@@ -89,7 +89,7 @@ fn s3_txq(args: &[&str], cwd: &Path) -> Output {
     }
 }
 
-fn corpus() -> &'static Uploaded {
+pub(crate) fn corpus() -> &'static Uploaded {
     static CORPUS: std::sync::OnceLock<Uploaded> = std::sync::OnceLock::new();
     CORPUS.get_or_init(|| uploaded("fleet"))
 }

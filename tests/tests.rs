@@ -3,6 +3,7 @@
 
 mod cache;
 mod cli;
+mod cluster;
 mod docs;
 mod export;
 mod follow;

@@ -72,25 +72,28 @@ async fn open(origin: &Origin, cache: &mut crate::infer::cache::InferenceCache) 
 }
 
 /// Runs the future `make` makes to its end, from code that cannot wait (a codec's decode): on a
-/// thread of its own inside the process's runtime.
+/// runtime of its own, from a thread of its own. The scheduler's runtime may be waiting on this
+/// decode in every one of its workers; the search (the listing of a store, the reads of the
+/// inference pass) must not need them.
 fn block_on<F: std::future::Future>(make: impl FnOnce() -> F + Send) -> F::Output
 where
     F::Output: Send,
 {
-    match tokio::runtime::Handle::try_current() {
-        Ok(handle) => std::thread::scope(|scope| {
-            let run = scope.spawn(move || handle.block_on(make()));
-            match run.join() {
-                Ok(value) => value,
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }),
-        Err(_) => tokio::runtime::Builder::new_multi_thread()
+    static SEARCH: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    let runtime = SEARCH.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .thread_name("txq-search")
             .enable_all()
             .build()
-            .expect("a runtime for the search")
-            .block_on(make()),
-    }
+            .expect("a runtime for the scheduler's searches")
+    });
+    std::thread::scope(|scope| {
+        let run = scope.spawn(move || runtime.block_on(make()));
+        match run.join() {
+            Ok(value) => value,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
 }
 
 /// Table `table` of the format of id `format`, over the corpus of `origin`.
