@@ -648,7 +648,7 @@ fn store_of(
     if !file.is_remote() {
         return Ok(source.store.clone());
     }
-    let place = crate::source::remote::RemotePath::parse(&file.canonical).map_err(std::io::Error::other)?;
+    let place = crate::source::remote::RemotePath::parse(file.canonical()).map_err(std::io::Error::other)?;
     let url = datafusion::execution::object_store::ObjectStoreUrl::parse(place.store.as_str())
         .map_err(std::io::Error::other)?;
     stores.object_store(url).map_err(std::io::Error::other)

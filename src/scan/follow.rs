@@ -36,7 +36,7 @@ pub struct FollowPositions {
 
 impl FollowPositions {
     pub(crate) fn key(schema: &'static str, table: &str, file: &SourceFile) -> Key {
-        (schema, table.to_string(), file.canonical.clone())
+        (schema, table.to_string(), file.canonical().to_path_buf())
     }
 
     /// Where the last read of `key` stopped, if that is where this read of `file` may go on

@@ -123,12 +123,9 @@ impl TableProvider for ScanTable {
                     Vec::new()
                 } else {
                     let read: std::collections::HashSet<&std::path::Path> =
-                        candidates.iter().map(|f| f.canonical.as_path()).collect();
-                    let others: Vec<_> = damaged
-                        .into_iter()
-                        .filter(|f| !read.contains(f.canonical.as_path()))
-                        .cloned()
-                        .collect();
+                        candidates.iter().map(|f| f.canonical()).collect();
+                    let others: Vec<_> =
+                        damaged.into_iter().filter(|f| !read.contains(f.canonical())).cloned().collect();
                     prune::prune(state, &self.source.table, &others, filters)
                 }
             }

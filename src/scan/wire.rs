@@ -103,9 +103,9 @@ impl ScanExec {
         let events: Vec<&[u8]> = events.collect();
         let file = |file: &Arc<SourceFile>| {
             let index = data.index_of(file);
-            let canonical = match file.canonical == file.path {
+            let canonical = match file.canonical() == file.path {
                 true => Vec::new(),
-                false => bytes_of(&file.canonical),
+                false => bytes_of(file.canonical()),
             };
             FileNode {
                 path: bytes_of(&file.path),
@@ -181,14 +181,14 @@ impl ScanExec {
         let mut take = |file: &FileNode| {
             let path = path_of(&file.path);
             let canonical = if file.canonical.is_empty() { path.clone() } else { path_of(&file.canonical) };
-            let source = Arc::new(SourceFile {
+            let source = Arc::new(SourceFile::new(
                 path,
                 canonical,
-                size: file.size,
-                modified: file.modified,
-                inode: file.inode,
-                changed: file.changed,
-            });
+                file.size,
+                file.modified,
+                file.inode,
+                file.changed,
+            ));
             files.push((source.clone(), file.damaged_lines));
             events.push(file.events.clone());
             source

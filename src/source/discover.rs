@@ -10,13 +10,21 @@ use std::path::{Path, PathBuf};
 /// thousands of long paths (benchmarks/ANALYSIS.md, "A compact corpus").
 pub(crate) type PathHasher = foldhash::fast::RandomState;
 
+/// A path as a key: the XXH3-64 of its bytes (a million paths are not kept twice to be found
+/// by; two paths of one corpus with the same hash, a chance of about 3 in 10^8 at a million
+/// files, would be one file to the lookups that use it).
+pub(crate) fn path_key(path: &std::path::Path) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(path.as_os_str().as_encoded_bytes())
+}
+
 /// A file found for a format.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     /// The path as found (the searched path joined with the file's place below it).
     pub path: PathBuf,
-    /// The canonical path, used to read it and to recognise it when reached twice.
-    pub canonical: PathBuf,
+    /// The canonical path when it is not `path` ([`SourceFile::canonical`]): most files are
+    /// found by the path that names them, and a million paths are not kept twice.
+    canonical_if_other: Option<PathBuf>,
     /// Its size when found: txq reads this many bytes, so a file still being written reads as a
     /// consistent prefix.
     pub size: u64,
@@ -44,6 +52,33 @@ pub struct Discovery {
     pub(crate) given: Vec<PathBuf>,
     /// Non-fatal problems: unreadable directories, symlink loops.
     pub(crate) warnings: Vec<String>,
+}
+
+impl Discovery {
+    /// A hash of every file found, in order: its format, path, canonical path, size and stamps.
+    /// Two discoveries of the same stamp found the same files as they were.
+    pub(crate) fn stamp(&self) -> u64 {
+        let mut hash = xxhash_rust::xxh3::Xxh3Default::new();
+        let mut bytes = |b: &[u8]| {
+            hash.update(&(b.len() as u64).to_le_bytes());
+            hash.update(b);
+        };
+        for (format, files) in self.files.iter().enumerate() {
+            bytes(&(format as u64).to_le_bytes());
+            for file in files {
+                bytes(file.path.as_os_str().as_encoded_bytes());
+                bytes(file.canonical().as_os_str().as_encoded_bytes());
+                for value in [Some(file.size), file.modified, file.inode, file.changed] {
+                    bytes(&value.map_or([0xff; 9], |v| {
+                        let mut b = [0u8; 9];
+                        b[1..].copy_from_slice(&v.to_le_bytes());
+                        b
+                    }));
+                }
+            }
+        }
+        hash.digest()
+    }
 }
 
 /// A file more than one format claims.
@@ -214,7 +249,7 @@ pub fn discover_listed(
     }
     let mut seen: HashSet<&std::ffi::OsStr, PathHasher> =
         HashSet::with_capacity_and_hasher(found.len(), PathHasher::default());
-    let first: Vec<bool> = found.iter().map(|(_, file)| seen.insert(file.canonical.as_os_str())).collect();
+    let first: Vec<bool> = found.iter().map(|(_, file)| seen.insert(file.canonical().as_os_str())).collect();
     drop(seen);
     let contested: HashMap<PathBuf, Vec<usize>> = contested.into_iter().collect();
     for ((i, file), first) in found.into_iter().zip(first) {
@@ -259,8 +294,7 @@ fn remote_files(
         }
         let modified = object.last_modified.timestamp_nanos_opt().and_then(|n| u64::try_from(n).ok());
         let changed = super::remote::version_stamp(object);
-        let file =
-            SourceFile { canonical: path.clone(), path, size: object.size, modified, inode: None, changed };
+        let file = SourceFile::new(path.clone(), path, object.size, modified, None, changed);
         found.push((i, file));
     }
     found
@@ -434,9 +468,28 @@ fn inode_and_changed(_: &std::fs::Metadata) -> (Option<u64>, Option<u64>) {
 }
 
 impl SourceFile {
+    /// A file found at `path` (`canonical` the path it is read by and known by when reached
+    /// twice), with its size and stamps when found.
+    pub fn new(
+        path: PathBuf,
+        canonical: PathBuf,
+        size: u64,
+        modified: Option<u64>,
+        inode: Option<u64>,
+        changed: Option<u64>,
+    ) -> SourceFile {
+        let canonical_if_other = (canonical != path).then_some(canonical);
+        SourceFile { path, canonical_if_other, size, modified, inode, changed }
+    }
+
+    /// The canonical path, used to read it and to recognise it when reached twice.
+    pub fn canonical(&self) -> &Path {
+        self.canonical_if_other.as_deref().unwrap_or(&self.path)
+    }
+
     /// Whether the file is an object in a remote store (`s3://bucket/key`).
     pub fn is_remote(&self) -> bool {
-        super::remote::is_remote(&self.canonical)
+        super::remote::is_remote(self.canonical())
     }
 
     /// Whether the file is compressed (`*.zst`): read as the bytes it inflates to, from its start.
@@ -452,7 +505,7 @@ impl SourceFile {
         if self.is_remote() {
             return true;
         }
-        std::fs::metadata(&self.canonical).is_ok_and(|meta| {
+        std::fs::metadata(self.canonical()).is_ok_and(|meta| {
             let (inode, changed) = inode_and_changed(&meta);
             self.modified.is_some()
                 && (meta.len(), modified_ns(&meta), inode, changed)
@@ -506,7 +559,7 @@ fn source(path: PathBuf, canonical: Option<PathBuf>, meta: &std::fs::Metadata) -
     let canonical =
         canonical.unwrap_or_else(|| std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()));
     let (inode, changed) = inode_and_changed(meta);
-    SourceFile { path, canonical, size: meta.len(), modified: modified_ns(meta), inode, changed }
+    SourceFile::new(path, canonical, meta.len(), modified_ns(meta), inode, changed)
 }
 
 fn walk_warning(e: &walkdir::Error) -> String {

@@ -83,7 +83,7 @@ impl BlockReader {
             return Err(std::io::Error::other("a compressed file is read from its start only"));
         }
         let local = Arc::ptr_eq(&store, &local_store());
-        let source = match super::remote::RemotePath::parse(&file.canonical) {
+        let source = match super::remote::RemotePath::parse(file.canonical()) {
             // An object: from the store given for it, or (given this machine's) the process's.
             Ok(place) if file.is_remote() => {
                 let store = match local {
@@ -92,9 +92,9 @@ impl BlockReader {
                 };
                 Source::Store { store, location: place.key }
             }
-            _ if local => Source::Local(std::fs::File::open(&file.canonical)?),
+            _ if local => Source::Local(std::fs::File::open(file.canonical())?),
             _ => Source::Store {
-                location: StorePath::from_absolute_path(&file.canonical).map_err(std::io::Error::other)?,
+                location: StorePath::from_absolute_path(file.canonical()).map_err(std::io::Error::other)?,
                 store,
             },
         };
@@ -255,14 +255,7 @@ mod tests {
     fn found(dir: &std::path::Path, name: &str, bytes: &[u8]) -> SourceFile {
         let path = dir.join(name);
         std::fs::write(&path, bytes).unwrap();
-        SourceFile {
-            canonical: path.clone(),
-            path,
-            size: bytes.len() as u64,
-            modified: None,
-            inode: None,
-            changed: None,
-        }
+        SourceFile::new(path.clone(), path, bytes.len() as u64, None, None, None)
     }
 
     /// Every block of `file` read from `store`, and why the read stopped short (if it did).

@@ -341,16 +341,6 @@ impl Places {
     }
 }
 
-/// What a walk found of one file: a file with all of these the same is unchanged.
-type Stamp = (std::path::PathBuf, std::path::PathBuf, u64, Option<u64>, Option<u64>, Option<u64>);
-
-fn stamps(discovery: &crate::source::discover::Discovery) -> Vec<Vec<Stamp>> {
-    let stamp = |f: &crate::source::discover::SourceFile| {
-        (f.path.clone(), f.canonical.clone(), f.size, f.modified, f.inode, f.changed)
-    };
-    discovery.files.iter().map(|files| files.iter().map(stamp).collect()).collect()
-}
-
 /// An engine that takes in what changed on disk since it was opened: before each statement a
 /// walk of the places (no file is opened) tells whether any file grew, shrank, was rewritten,
 /// came or went; if one did, the corpus is read again, from the cache kept in memory (a grown
@@ -361,9 +351,10 @@ pub struct LiveEngine {
     places: Places,
     options: crate::table::corpus::ReadOptions,
     cache: crate::infer::cache::InferenceCache,
-    /// The paths walked last, and what the walk found.
+    /// The paths walked last, and the stamp of what the walk found
+    /// ([`crate::source::discover::Discovery::stamp`]).
     walked: Vec<std::path::PathBuf>,
-    found: Vec<Vec<Stamp>>,
+    found: u64,
 }
 
 impl LiveEngine {
@@ -385,7 +376,7 @@ impl LiveEngine {
             });
         let mut cache = cache.unwrap_or_else(crate::infer::cache::InferenceCache::in_memory);
         let discovery = discovery?;
-        let found = stamps(&discovery);
+        let found = discovery.stamp();
         let corpus = Corpus::open_keeping(formats, discovery, options.clone(), &mut cache).await;
         let ctx = session(&corpus, &memory).await?;
         Ok(LiveEngine {
@@ -415,7 +406,7 @@ impl LiveEngine {
         let (paths, notes) = self.places.paths();
         let formats = crate::format::all();
         let discovery = crate::source::discover::discover_all(&formats, &paths).await?;
-        let found = stamps(&discovery);
+        let found = discovery.stamp();
         if paths == self.walked && found == self.found {
             return Ok(None);
         }

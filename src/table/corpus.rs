@@ -10,13 +10,12 @@ use crate::infer::pass::{
 };
 use crate::infer::signature::{FileSummary, SignatureTable};
 use crate::infer::stats::{FileStats, FormatStats};
-use crate::source::discover::{Contested, Discovery, PathHasher, SourceFile};
+use crate::source::discover::{Contested, Discovery, PathHasher, SourceFile, path_key};
 use crate::source::prefix::PrefixHash;
 use crate::table::event_table::{EventTable, all_tables};
 use futures::StreamExt;
 use object_store::ObjectStore;
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -49,8 +48,9 @@ pub struct FormatData {
     /// For each transcript, its events by type (whole lines, and a whole cut-off last line): a
     /// scan of one type reads no other file, and one that needs no value of a line reads none.
     pub(crate) file_events: FileEvents,
-    /// Each transcript's index by canonical path (made when first asked).
-    by_path: OnceLock<HashMap<OsString, usize, PathHasher>>,
+    /// Each transcript's index by the hash of its canonical path ([`path_key`]; made when first
+    /// asked).
+    by_path: OnceLock<HashMap<u64, usize, PathHasher>>,
     /// Files of its naming that hold no transcript (rupu step logs, netflow ledgers), each with
     /// why: listed in `files`, read by no other table.
     pub(crate) not_transcripts: Vec<(Arc<SourceFile>, NotATranscript)>,
@@ -116,9 +116,9 @@ impl FormatData {
     /// The index of one of the transcripts among `files`.
     pub(crate) fn index_of(&self, file: &SourceFile) -> Option<usize> {
         let by_path = self.by_path.get_or_init(|| {
-            self.files.iter().enumerate().map(|(i, f)| (f.canonical.clone().into_os_string(), i)).collect()
+            self.files.iter().enumerate().map(|(i, f)| (path_key(f.canonical()), i)).collect()
         });
-        by_path.get(file.canonical.as_os_str()).copied()
+        by_path.get(&path_key(file.canonical())).copied()
     }
 
     /// The same format over only the transcripts that `keep` keeps.
@@ -153,18 +153,12 @@ impl FormatData {
         &self,
         file: &SourceFile,
     ) -> Option<impl Iterator<Item = (&Arc<str>, u64)> + '_> {
-        let by_path = self.by_path.get_or_init(|| {
-            self.files.iter().enumerate().map(|(i, f)| (f.canonical.clone().into_os_string(), i)).collect()
-        });
-        by_path.get(file.canonical.as_os_str()).map(|&i| self.file_events.of(i))
+        self.index_of(file).map(|i| self.file_events.of(i))
     }
 
     /// The damaged lines the inference pass found in one of the transcripts.
     pub(crate) fn damaged_lines_of(&self, file: &SourceFile) -> u64 {
-        let by_path = self.by_path.get_or_init(|| {
-            self.files.iter().enumerate().map(|(i, f)| (f.canonical.clone().into_os_string(), i)).collect()
-        });
-        by_path.get(file.canonical.as_os_str()).map_or(0, |&i| self.file_damage[i])
+        self.index_of(file).map_or(0, |i| self.file_damage[i])
     }
 
     /// The table this format's damaged lines are listed in.
@@ -289,27 +283,6 @@ pub(crate) struct Origin {
     pub(crate) max_line_bytes: usize,
 }
 
-/// The stamp of what `discovery` found ([`Corpus::stamp`]).
-fn stamp_of(discovery: &Discovery) -> u64 {
-    let mut hash = xxhash_rust::xxh3::Xxh3Default::new();
-    for (format, files) in discovery.files.iter().enumerate() {
-        hash.update(&(format as u64).to_le_bytes());
-        for file in files {
-            let path = file.canonical.as_os_str().as_encoded_bytes();
-            hash.update(&(path.len() as u64).to_le_bytes());
-            hash.update(path);
-            for value in [Some(file.size), file.modified, file.inode, file.changed] {
-                hash.update(&value.map_or([0xff; 9], |v| {
-                    let mut bytes = [0u8; 9];
-                    bytes[1..].copy_from_slice(&v.to_le_bytes());
-                    bytes
-                }));
-            }
-        }
-    }
-    hash.digest()
-}
-
 impl Corpus {
     /// Reads what `discovery` found once, to learn each format's tables.
     pub async fn open(formats: Vec<Format>, discovery: Discovery, options: ReadOptions) -> Corpus {
@@ -345,14 +318,14 @@ impl Corpus {
     ) -> Corpus {
         let store = crate::source::read::local_store();
         let mut discovery = discovery;
-        let stamp = stamp_of(&discovery);
+        let stamp = discovery.stamp();
         let places = std::mem::take(&mut discovery.given);
         let max = options.max_line_bytes;
         settle_contested(&formats, &mut discovery, cache, &store, &options).await;
         let mut warnings = discovery.warnings;
         let mut data = Vec::new();
         // Deleted or moved files leave the cache.
-        cache.retain(&discovery.files.iter().flatten().map(|f| f.canonical.as_os_str()).collect());
+        cache.retain(&discovery.files.iter().flatten().map(|f| path_key(f.canonical())).collect());
         let remember = cache.is_enabled();
         // What a read found depends on the line limit: a line too long then may be read now.
         for (format, files) in formats.into_iter().zip(discovery.files) {
@@ -490,7 +463,13 @@ impl Corpus {
                 cache.remember(name, &file, fingerprint, summary);
             }
         }
-        match cache.save() {
+        // Every file the cache remembers is one of the formats' now (transcript or not).
+        let kept: Vec<&std::path::Path> = data
+            .iter()
+            .flat_map(|d| d.files.iter().chain(d.not_transcripts.iter().map(|(f, _)| f)))
+            .map(|f| f.canonical())
+            .collect();
+        match cache.save(&kept) {
             Ok(()) => {}
             Err(crate::error::Error::Write { path, source }) => {
                 warnings.push(format!("{}: cache not saved: {source}", crate::text::escape::path(&path)));

@@ -44,14 +44,7 @@ pub fn read_as_every_format(bytes: &[u8], block: usize, max_line_bytes: usize) -
         let path = PathBuf::from(place(&format));
         let location = StorePath::from_absolute_path(&path).expect("a store path");
         futures::executor::block_on(store.put(&location, bytes.to_vec().into())).expect("stored");
-        let file = Arc::new(SourceFile {
-            path: path.clone(),
-            canonical: path,
-            size: bytes.len() as u64,
-            modified: None,
-            inode: None,
-            changed: None,
-        });
+        let file = Arc::new(SourceFile::new(path.clone(), path, bytes.len() as u64, None, None, None));
         let file_stats =
             futures::executor::block_on(infer_file(store.clone(), &format, &file, max_line_bytes, 0, None));
         assert!(file_stats.unreadable.is_none(), "{:?}", file_stats.unreadable);

@@ -9,7 +9,7 @@ use crate::infer::stats::{FieldShapes, ShapeSet};
 use crate::infer::varint;
 use crate::source::discover::PathHasher;
 use std::collections::HashMap;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64;
@@ -25,7 +25,8 @@ const CHECKSUM_BYTES: usize = 8;
 /// numbered in the table `decode` was given).
 pub(crate) struct Decoded {
     pub(crate) formats: Vec<String>,
-    pub(crate) entries: HashMap<OsString, FileEntry, PathHasher>,
+    /// By the hash of the path ([`crate::source::discover::path_key`]).
+    pub(crate) entries: HashMap<u64, FileEntry, PathHasher>,
 }
 
 /// The bytes of a cache holding `entries`: only the shapes they name (renumbered in the order
@@ -33,17 +34,16 @@ pub(crate) struct Decoded {
 pub(crate) fn encode(
     formats: &[String],
     shapes: &SignatureTable,
-    entries: &HashMap<OsString, FileEntry, PathHasher>,
+    entries: &[(&OsStr, &FileEntry)],
 ) -> Vec<u8> {
-    let mut paths: Vec<&OsString> = entries.keys().collect();
-    paths.sort();
+    let mut paths: Vec<(&OsStr, &FileEntry)> = entries.to_vec();
+    paths.sort_by(|a, b| a.0.cmp(b.0));
     // ShapeSet renumbered, and directories numbered, in path order.
     let mut renumber: HashMap<SignatureId, SignatureId> = HashMap::new();
     let mut used: Vec<&TypeSignature> = Vec::new();
     let mut dirs: Vec<&OsStr> = Vec::new();
     let mut rows: Vec<(u64, &OsStr, &FileEntry)> = Vec::with_capacity(paths.len());
-    for path in paths {
-        let entry = &entries[path];
+    for (path, entry) in paths {
         let path = Path::new(path);
         let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { continue };
         if entry.summary.shapes().any(|(id, _)| shapes.get(id).is_none()) {
@@ -157,19 +157,9 @@ pub(crate) fn decode(bytes: &[u8], shapes: &mut SignatureTable) -> Option<Decode
         summary.lines = input.number()?;
         summary.max_line_bytes = input.number()?;
         let entry = FileEntry { format, size, modified, inode, changed, prefix_hash, summary };
-        entries.insert(os_string(&path)?, entry);
+        entries.insert(xxh3_64(&path), entry);
     }
     input.0.is_empty().then_some(Decoded { formats, entries })
-}
-
-#[cfg(unix)]
-fn os_string(bytes: &[u8]) -> Option<OsString> {
-    Some(std::os::unix::ffi::OsStringExt::from_vec(bytes.to_vec()))
-}
-
-#[cfg(not(unix))]
-fn os_string(bytes: &[u8]) -> Option<OsString> {
-    std::str::from_utf8(bytes).ok().map(OsString::from)
 }
 
 struct Writer(Vec<u8>);
@@ -239,6 +229,7 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::OsString;
 
     fn entry(format: u32, whole: Vec<(SignatureId, u64)>, tail: Vec<(SignatureId, u64)>) -> FileEntry {
         let mut summary = FileSummary::default();
@@ -256,7 +247,7 @@ mod tests {
         }
     }
 
-    fn sample() -> (Vec<String>, SignatureTable, HashMap<OsString, FileEntry, PathHasher>) {
+    fn sample() -> (Vec<String>, SignatureTable, Vec<(OsString, FileEntry)>) {
         let mut shapes = SignatureTable::default();
         let field = |k: &str, bits| (k.to_string(), ShapeSet::from_bits(bits));
         let a =
@@ -267,19 +258,23 @@ mod tests {
             fields: Arc::new(vec![field("tool", 16), field("input", 32)]),
         });
         assert_eq!(unused, 1);
-        let mut entries = HashMap::default();
-        entries.insert("/t/a/run_1.jsonl".into(), entry(0, vec![(a, 3), (b, 5)], vec![]));
-        entries.insert("/t/a/b/run_2.jsonl".into(), entry(1, vec![(b, 1)], vec![(a, 1)]));
-        entries.insert(
-            "/t/a/run_3.jsonl".into(),
-            FileEntry { modified: None, inode: None, changed: None, ..entry(0, vec![], vec![]) },
-        );
+        let entries = vec![
+            ("/t/a/run_1.jsonl".into(), entry(0, vec![(a, 3), (b, 5)], vec![])),
+            ("/t/a/b/run_2.jsonl".into(), entry(1, vec![(b, 1)], vec![(a, 1)])),
+            (
+                "/t/a/run_3.jsonl".into(),
+                FileEntry { modified: None, inode: None, changed: None, ..entry(0, vec![], vec![]) },
+            ),
+        ];
         (vec!["rupu".into(), "reeval".into()], shapes, entries)
     }
 
-    fn described(shapes: &SignatureTable, entries: &HashMap<OsString, FileEntry, PathHasher>) -> Vec<String> {
+    /// Each entry in words, by the key of its path.
+    fn described<'a>(
+        shapes: &SignatureTable,
+        entries: impl Iterator<Item = (u64, &'a FileEntry)>,
+    ) -> Vec<String> {
         let mut out: Vec<String> = entries
-            .iter()
             .map(|(path, e)| {
                 let types: Vec<String> = e
                     .summary
@@ -308,12 +303,20 @@ mod tests {
     #[test]
     fn a_cache_reads_back_as_written() {
         let (formats, shapes, entries) = sample();
-        let bytes = encode(&formats, &shapes, &entries);
+        let bytes = encode(&formats, &shapes, &pairs(&entries));
         let mut read_shapes = SignatureTable::default();
         let decoded = decode(&bytes, &mut read_shapes).expect("decodes");
         assert_eq!(decoded.formats, formats);
         assert_eq!(read_shapes.len(), 2, "the unused shape is not written");
-        assert_eq!(described(&read_shapes, &decoded.entries), described(&shapes, &entries));
+        let written = entries.iter().map(|(path, e)| (crate::source::discover::path_key(Path::new(path)), e));
+        assert_eq!(
+            described(&read_shapes, decoded.entries.iter().map(|(k, e)| (*k, e))),
+            described(&shapes, written)
+        );
+    }
+
+    fn pairs(entries: &[(OsString, FileEntry)]) -> Vec<(&OsStr, &FileEntry)> {
+        entries.iter().map(|(path, e)| (path.as_os_str(), e)).collect()
     }
 
     /// `body` (a cache file's bytes after the checksum) with the checksum it needs.
@@ -324,7 +327,7 @@ mod tests {
     #[test]
     fn any_cut_or_changed_byte_is_refused() {
         let (formats, shapes, entries) = sample();
-        let bytes = encode(&formats, &shapes, &entries);
+        let bytes = encode(&formats, &shapes, &pairs(&entries));
         for end in 0..bytes.len() {
             assert!(decode(&bytes[..end], &mut SignatureTable::default()).is_none(), "cut at {end}");
         }
@@ -341,7 +344,7 @@ mod tests {
     #[test]
     fn a_checksummed_body_out_of_place_is_refused_or_read_without_panic() {
         let (formats, shapes, entries) = sample();
-        let body = encode(&formats, &shapes, &entries).split_off(MAGIC.len() + CHECKSUM_BYTES);
+        let body = encode(&formats, &shapes, &pairs(&entries)).split_off(MAGIC.len() + CHECKSUM_BYTES);
         assert!(decode(&checksummed(&body), &mut SignatureTable::default()).is_some());
         for end in 0..body.len() {
             assert!(

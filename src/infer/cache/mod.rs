@@ -8,11 +8,11 @@
 mod layout;
 
 use crate::infer::signature::{FileSummary, SignatureTable};
-use crate::source::discover::{PathHasher, SourceFile};
+use crate::source::discover::{PathHasher, SourceFile, path_key};
 use crate::source::prefix::PrefixHash;
 use object_store::ObjectStore;
 use std::collections::HashMap;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -48,11 +48,12 @@ pub enum Lookup<'a> {
     Unknown,
 }
 
-/// The files the cache knows, by canonical path (what lookups read).
+/// The files the cache knows, by the hash of their canonical path ([`path_key`]: a million
+/// paths are not kept twice; the corpus names them when the cache is saved).
 #[derive(Debug, Default)]
 pub struct KnownFiles {
     formats: Vec<String>,
-    entries: HashMap<OsString, FileEntry, PathHasher>,
+    entries: HashMap<u64, FileEntry, PathHasher>,
 }
 
 impl KnownFiles {
@@ -89,7 +90,7 @@ impl KnownFiles {
 
     fn entry(&self, format: &str, file: &SourceFile) -> Option<&FileEntry> {
         self.entries
-            .get(file.canonical.as_os_str())
+            .get(&path_key(file.canonical()))
             .filter(|e| self.formats.get(e.format as usize).is_some_and(|f| f == format))
     }
 }
@@ -193,22 +194,22 @@ impl InferenceCache {
             prefix_hash,
             summary,
         };
-        known.entries.insert(file.canonical.clone().into_os_string(), entry);
+        known.entries.insert(path_key(file.canonical()), entry);
         self.changed = true;
     }
 
-    /// Forgets every file but `files` (the canonical paths this corpus holds now): deleted or
-    /// moved files leave the cache.
-    pub(crate) fn retain(&mut self, files: &std::collections::HashSet<&OsStr, PathHasher>) {
+    /// Forgets every file but `files` (the keys of the canonical paths this corpus holds now):
+    /// deleted or moved files leave the cache.
+    pub(crate) fn retain(&mut self, files: &std::collections::HashSet<u64>) {
         let before = self.known.entries.len();
-        self.known.entries.retain(|path, _| files.contains(path.as_os_str()));
+        self.known.entries.retain(|key, _| files.contains(key));
         self.changed |= self.known.entries.len() != before;
     }
 
-    /// Writes the cache if anything changed: to a temporary file, renamed into place (and removed
-    /// again when anything fails). A cache that cannot be written is not an error; the next query
-    /// reads the files again.
-    pub(crate) fn save(&self) -> crate::error::Result<()> {
+    /// Writes the cache if anything changed: the entries of `files` (canonical paths), to a
+    /// temporary file, renamed into place (and removed again when anything fails). A cache that
+    /// cannot be written is not an error; the next query reads the files again.
+    pub(crate) fn save(&self, files: &[&Path]) -> crate::error::Result<()> {
         let (Some(path), true) = (&self.path, self.changed) else { return Ok(()) };
         let dir = path.parent().unwrap_or(Path::new("."));
         let not_saved = |e| crate::error::Error::Write { path: path.clone(), source: e };
@@ -216,7 +217,11 @@ impl InferenceCache {
         // Named after the cache file and the process: two saves at once never share one.
         let name = path.file_stem().unwrap_or_default().to_string_lossy();
         let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
-        let bytes = layout::encode(&self.known.formats, &self.shapes, &self.known.entries);
+        let entries: Vec<(&OsStr, &FileEntry)> = files
+            .iter()
+            .filter_map(|path| Some((path.as_os_str(), self.known.entries.get(&path_key(path))?)))
+            .collect();
+        let bytes = layout::encode(&self.known.formats, &self.shapes, &entries);
         if let Err(e) = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)) {
             // What was written (if anything was) goes; a directory of that name is not ours.
             if std::fs::symlink_metadata(&tmp).is_ok_and(|m| !m.is_dir()) {
