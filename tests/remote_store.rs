@@ -294,3 +294,72 @@ fn the_shell_reads_a_store_and_sees_a_new_object() {
     s.send_line("\\q").unwrap();
     s.exp_eof().unwrap();
 }
+
+#[test]
+fn an_export_reads_from_a_store_and_writes_into_one_as_into_a_folder() {
+    let c = uploaded("exports");
+    let out = tempfile::tempdir().unwrap();
+    let local_out = out.path().join("parquet");
+    let local = s3_txq(
+        &["--no-cache", "export", "--out", local_out.to_str().unwrap(), c.rupu.dir.path().to_str().unwrap()],
+        c.rupu.dir.path(),
+    );
+    assert_eq!(local.code, 0, "{}", local.stderr);
+    let remote_in = format!("s3://{}/team/rupu", c.bucket);
+    let remote_out = format!("s3://{}/parquet/a", c.bucket);
+    let export = |extra: &[&str]| {
+        let mut args = vec!["--no-cache", "export", "--out", remote_out.as_str()];
+        args.extend_from_slice(extra);
+        args.push(remote_in.as_str());
+        s3_txq(&args, c.rupu.dir.path())
+    };
+    let first = export(&[]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    // The same files, by their place below OUT, as the export into a folder.
+    let mut files: Vec<String> = walkdir::WalkDir::new(&local_out)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.path().strip_prefix(&local_out).unwrap().to_str().unwrap().to_string())
+        .collect();
+    files.sort();
+    let keys = |prefix: &str| -> Vec<String> {
+        use futures::TryStreamExt;
+        use object_store::ObjectStore;
+        let store = server().bucket(c.bucket);
+        let prefix = object_store::path::Path::from(prefix);
+        let mut keys: Vec<String> = crate::util::runtime().block_on(async {
+            let objects: Vec<_> = store.list(Some(&prefix)).try_collect().await.unwrap();
+            objects.into_iter().map(|o| o.location.to_string()).collect()
+        });
+        keys.sort();
+        keys.iter().map(|k| k.strip_prefix("parquet/a/").unwrap().to_string()).collect()
+    };
+    assert!(files.iter().any(|f| f.ends_with(".parquet")), "{files:?}");
+    // The same tables (a table's parts may be numbered otherwise: units are dealt by the order of
+    // their paths, which differs from place to place).
+    let tables = |files: &[String]| -> std::collections::BTreeSet<String> {
+        files.iter().map(|f| f.rsplit_once('/').map_or(f.clone(), |(dir, _)| dir.to_string())).collect()
+    };
+    let written = keys("parquet/a");
+    assert_eq!(tables(&written), tables(&files));
+    assert_eq!(written.len(), files.len());
+    let files = written;
+    // A second export into it is refused, as into a folder; --append adds nothing new and keeps
+    // every object; --overwrite replaces them.
+    let again = export(&[]);
+    assert_eq!(again.code, 2, "{}", again.stderr);
+    assert!(again.stderr.contains(&remote_out) && again.stderr.contains("already holds an export"), "{}", again.stderr);
+    assert!(!again.stderr.contains("txq-export-"), "the staging folder is not named: {}", again.stderr);
+    // (The runs still open are written again whole, under new part numbers: the parts they
+    // replace are gone from the store.)
+    let append = export(&["--append"]);
+    assert_eq!(append.code, 0, "{}", append.stderr);
+    assert!(append.stderr.contains("already there"), "{}", append.stderr);
+    let appended = keys("parquet/a");
+    assert_eq!((tables(&appended), appended.len()), (tables(&files), files.len()));
+    let overwrite = export(&["--overwrite"]);
+    assert_eq!(overwrite.code, 0, "{}", overwrite.stderr);
+    let replaced = keys("parquet/a");
+    assert_eq!((tables(&replaced), replaced.len()), (tables(&files), files.len()));
+}

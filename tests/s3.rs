@@ -4,7 +4,7 @@
 
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as StorePath;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{ObjectStoreExt, PutPayload};
 use std::net::SocketAddr;
 use std::path::Path;
 

@@ -3,7 +3,8 @@
 //! `OUT/<schema>/<table>/` (the names made safe folder names, every path proven inside OUT:
 //! [`paths`]), zstd, with the SQL table's column names and types, in Hive folders by day or run
 //! if asked; written under temporary names and put in place at the end; `--append` adds the runs
-//! OUT lacks and redoes whole those that were still being written.
+//! OUT lacks and redoes whole those that were still being written. OUT may be a place of an
+//! object store (`s3://bucket/prefix`): [`store`].
 
 mod append;
 
@@ -12,6 +13,7 @@ mod manifest;
 mod paths;
 mod progress;
 mod prune;
+mod store;
 mod tables;
 mod units;
 mod widen;
@@ -162,8 +164,17 @@ fn existing(out: &Path) -> Result<Existing, Error> {
     )))
 }
 
-/// Exports the engine's corpus as `options` say.
+/// Exports the engine's corpus as `options` say: into a folder, or a place of an object store
+/// ([`store`]).
 pub(crate) async fn export(engine: &Engine, options: &ExportOptions) -> Result<Summary, Error> {
+    match crate::source::remote::is_remote(&options.out) {
+        true => store::export(engine, options).await,
+        false => export_local(engine, options).await,
+    }
+}
+
+/// Exports the engine's corpus into the folder `options.out`.
+async fn export_local(engine: &Engine, options: &ExportOptions) -> Result<Summary, Error> {
     let started = Instant::now();
     let all = tables::all(engine).await?;
     let progress = Arc::new(Progress::default());
