@@ -5,20 +5,16 @@
 
 use crate::source::discover::SourceFile;
 use bytes::Bytes;
-use object_store::local::LocalFileSystem;
 use object_store::{ObjectStore, ObjectStoreExt, path::Path as StorePath};
 use std::io::{Read, Seek, SeekFrom};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// How many bytes one read asks for.
 pub(crate) const BLOCK_BYTES: u64 = 4 << 20;
 
 /// The store of this machine's files, one per process: its files are read on the reader's own
 /// thread (see [`BlockReader`]).
-pub fn local_store() -> Arc<dyn ObjectStore> {
-    static STORE: OnceLock<Arc<dyn ObjectStore>> = OnceLock::new();
-    STORE.get_or_init(|| Arc::new(LocalFileSystem::new())).clone()
-}
+pub use super::remote::local_store;
 
 /// Reads one file's first `size` bytes in blocks; a compressed file's as the bytes they inflate to.
 pub(crate) struct BlockReader {
@@ -250,6 +246,7 @@ fn read_local(mut file: &std::fs::File, range: std::ops::Range<u64>) -> Result<B
 #[cfg(test)]
 mod tests {
     use super::*;
+    use object_store::local::LocalFileSystem;
 
     /// A file of `bytes` named `name` in `dir`, as discovery finds it.
     fn found(dir: &std::path::Path, name: &str, bytes: &[u8]) -> SourceFile {

@@ -66,6 +66,13 @@ pub struct StoreRegistry {
     stores: Mutex<HashMap<String, Arc<dyn ObjectStore>>>,
 }
 
+/// The store of this machine's files, one per process ([`super::read`] reads its files on the
+/// reader's own thread).
+pub fn local_store() -> Arc<dyn ObjectStore> {
+    static STORE: OnceLock<Arc<dyn ObjectStore>> = OnceLock::new();
+    STORE.get_or_init(|| Arc::new(object_store::local::LocalFileSystem::new())).clone()
+}
+
 /// The registry of this process, shared by the corpus's reads and every session's runtime.
 pub fn registry() -> Arc<StoreRegistry> {
     static REGISTRY: OnceLock<Arc<StoreRegistry>> = OnceLock::new();
@@ -81,7 +88,7 @@ impl StoreRegistry {
     /// The store of `url` (`s3://bucket`), made on first use.
     pub fn store(&self, url: &Url) -> Result<Arc<dyn ObjectStore>, object_store::Error> {
         if url.scheme() == "file" {
-            return Ok(super::read::local_store());
+            return Ok(local_store());
         }
         let key = key_of(url);
         let mut stores = self.stores.lock().unwrap_or_else(|e| e.into_inner());
