@@ -234,6 +234,23 @@ fn statements_on_a_two_executor_cluster_equal_the_local_run() {
         let (distributed, _) = run(&on_cluster, &c, Duration::from_secs(120));
         assert_eq!((distributed.code, &distributed.stdout), (local.code, &local.stdout), "{args:?}");
     }
+    // And the shell's statements.
+    use rexpect::session::{Options, spawn_with_options};
+    let home = tempfile::tempdir().unwrap();
+    let mut shell = command(c.rupu.dir.path());
+    shell.envs(server().env()).env("TERM", "xterm").env("HOME", home.path());
+    shell.env("TXQ_HISTORY", home.path().join("history"));
+    shell.args(["--no-cache", "--cluster", &cluster.url(), &remote]);
+    let options = Options::new().timeout_ms(Some(60_000)).strip_ansi_escape_codes(true);
+    let mut s = spawn_with_options(shell, options).expect("the shell starts");
+    s.exp_string("txq> ").unwrap();
+    s.send_line("select count(*) as n from rupu.usage;").unwrap();
+    let out = s.exp_string("1 row in ").unwrap();
+    let usage = c.rupu.expected.events_by_type["usage"];
+    assert!(out.contains(&format!(" {usage} |")), "{out}\n{}", cluster.logs());
+    s.exp_string("txq> ").unwrap();
+    s.send_line("\\q").unwrap();
+    s.exp_eof().unwrap();
 }
 
 #[test]

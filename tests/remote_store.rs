@@ -349,7 +349,11 @@ fn an_export_reads_from_a_store_and_writes_into_one_as_into_a_folder() {
     // every object; --overwrite replaces them.
     let again = export(&[]);
     assert_eq!(again.code, 2, "{}", again.stderr);
-    assert!(again.stderr.contains(&remote_out) && again.stderr.contains("already holds an export"), "{}", again.stderr);
+    assert!(
+        again.stderr.contains(&remote_out) && again.stderr.contains("already holds an export"),
+        "{}",
+        again.stderr
+    );
     assert!(!again.stderr.contains("txq-export-"), "the staging folder is not named: {}", again.stderr);
     // (The runs still open are written again whole, under new part numbers: the parts they
     // replace are gone from the store.)

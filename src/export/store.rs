@@ -32,7 +32,8 @@ pub(crate) async fn export(engine: &Engine, options: &ExportOptions) -> Result<S
     let place = RemotePath::parse(out).map_err(failed)?;
     let store = registry().store(&place.store).map_err(|e| failed(short(&e)))?;
     let before = list(&store, &place.key).await.map_err(|e| failed(format!("cannot list: {}", short(&e))))?;
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let staging = Staging(std::env::temp_dir().join(format!("txq-export-{}-{nanos}", std::process::id())));
     let local = staging.0.join("export");
     std::fs::create_dir_all(&staging.0).map_err(Error::write(&staging.0))?;
@@ -60,7 +61,10 @@ pub(crate) async fn export(engine: &Engine, options: &ExportOptions) -> Result<S
 }
 
 /// Every object under `prefix`.
-async fn list(store: &Arc<dyn ObjectStore>, prefix: &StorePath) -> Result<Vec<StorePath>, object_store::Error> {
+async fn list(
+    store: &Arc<dyn ObjectStore>,
+    prefix: &StorePath,
+) -> Result<Vec<StorePath>, object_store::Error> {
     let prefix = (!prefix.as_ref().is_empty()).then_some(prefix);
     let mut keys = Vec::new();
     let mut objects = store.list(prefix);

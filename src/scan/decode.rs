@@ -107,9 +107,13 @@ impl FileContext {
 }
 
 /// The text of the file `name` in the directory just inside the nearest one above `path` named
-/// `below`, trimmed; `None` when there is none, it cannot be read, or it is over 4 KiB (a marker
-/// naming a directory, not data).
+/// `below`, trimmed; `None` when there is none, it cannot be read, it is over 4 KiB (a marker
+/// naming a directory, not data), or `path` is an object in a store.
 fn file_text(path: &std::path::Path, below: &str, name: &str) -> Option<String> {
+    // An object's folders are no folders of this machine (the marker is not read from a store).
+    if crate::source::remote::is_remote(path) {
+        return None;
+    }
     let folders: Vec<&std::path::Path> = path.ancestors().skip(1).collect();
     let at = folders.iter().position(|dir| dir.file_name().is_some_and(|n| n == below))?;
     let folder = folders.get(at.checked_sub(1)?)?;
