@@ -157,16 +157,21 @@ pub fn discover_listed(
     let paths = with_beside(formats, paths);
     let mut contested: Vec<(PathBuf, Vec<usize>)> = Vec::new();
 
-    // Every file found, with its format: a file reached twice (through a symlink) is kept once,
-    // where the walk first met it.
-    let mut found: Vec<(usize, SourceFile)> = Vec::new();
+    // Every file found goes straight to its format's list, and each root's share of a list is
+    // then sorted in walk order and rid of the files reached before (through a symlink, or a
+    // root given twice): no list of every file is made beside the lists themselves.
+    let mut seen: HashSet<u64, PathHasher> = HashSet::default();
     for root in &paths {
+        let starts: Vec<usize> = out.files.iter().map(Vec::len).collect();
         if super::remote::is_remote(root) {
             let listing = listings.get(root).ok_or_else(|| Error::Path {
                 path: root.clone(),
                 why: "a remote place is listed before it is searched".into(),
             })?;
-            found.extend(remote_files(&claimer, root, listing, &mut contested, &mut out));
+            for (i, file) in remote_files(&claimer, root, listing, &mut contested, &mut out) {
+                out.files[i].push(file);
+            }
+            keep_first(&mut out.files, &starts, &mut seen);
             continue;
         }
         let meta = std::fs::metadata(root).map_err(|e| unreachable(root, &e))?;
@@ -181,19 +186,19 @@ pub fn discover_listed(
                 contested.push((root.clone(), candidates[1..].to_vec()));
             }
             match candidates.first().copied() {
-                Some(i) => found.push((i, source(root.clone(), None, &meta))),
+                Some(i) => out.files[i].push(source(root.clone(), None, &meta)),
                 None => out.warnings.push(format!(
                     "{}: not read: no format reads files of this name",
                     crate::text::escape::path(root)
                 )),
             }
+            keep_first(&mut out.files, &starts, &mut seen);
             continue;
         }
         out.searched.push(root.clone());
         // Walked in the file system's order and sorted once after: a walk sorted by name
         // compares names by parsing paths, tens of times a file.
         let walk = walkdir::WalkDir::new(root).follow_links(true);
-        let mut below_root: Vec<(usize, SourceFile)> = Vec::new();
         // The canonical path of the last directory met: a file in it that is no symlink is that
         // and its name (one canonicalisation a directory, not one a file).
         let mut last_dir: Option<(PathBuf, PathBuf)> = None;
@@ -237,28 +242,27 @@ pub fn discover_listed(
                     }
                     _ => None,
                 };
-                below_root.push((i, source(entry.into_path(), canonical, &meta)));
+                out.files[i].push(source(entry.into_path(), canonical, &meta));
             }
         }
         let below = root.as_os_str().len();
-        below_root.sort_unstable_by(|(_, a), (_, b)| {
-            let (a, b) = (a.path.as_os_str().as_encoded_bytes(), b.path.as_os_str().as_encoded_bytes());
-            walk_order(a.get(below..).unwrap_or(a), b.get(below..).unwrap_or(b))
-        });
-        found.append(&mut below_root);
+        for (files, &start) in out.files.iter_mut().zip(&starts) {
+            files[start..].sort_unstable_by(|a, b| {
+                let (a, b) = (a.path.as_os_str().as_encoded_bytes(), b.path.as_os_str().as_encoded_bytes());
+                walk_order(a.get(below..).unwrap_or(a), b.get(below..).unwrap_or(b))
+            });
+        }
+        keep_first(&mut out.files, &starts, &mut seen);
     }
-    let mut seen: HashSet<&std::ffi::OsStr, PathHasher> =
-        HashSet::with_capacity_and_hasher(found.len(), PathHasher::default());
-    let first: Vec<bool> = found.iter().map(|(_, file)| seen.insert(file.canonical().as_os_str())).collect();
     drop(seen);
-    let contested: HashMap<PathBuf, Vec<usize>> = contested.into_iter().collect();
-    for ((i, file), first) in found.into_iter().zip(first) {
-        if first {
-            if let Some(others) = contested.get(&file.path) {
-                let index = out.files[i].len();
-                out.contested.push(Contested { format: i, index, others: others.clone() });
+    if !contested.is_empty() {
+        let contested: HashMap<PathBuf, Vec<usize>> = contested.into_iter().collect();
+        for (format, files) in out.files.iter().enumerate() {
+            for (index, file) in files.iter().enumerate() {
+                if let Some(others) = contested.get(&file.path) {
+                    out.contested.push(Contested { format, index, others: others.clone() });
+                }
             }
-            out.files[i].push(file);
         }
     }
     Ok(out)
@@ -298,6 +302,21 @@ fn remote_files(
         found.push((i, file));
     }
     found
+}
+
+/// Keeps, of each list's files from `starts` on (one root's, in walk order), those whose
+/// canonical path no file kept before has, in place.
+fn keep_first(files: &mut [Vec<SourceFile>], starts: &[usize], seen: &mut HashSet<u64, PathHasher>) {
+    for (files, &start) in files.iter_mut().zip(starts) {
+        let mut kept = start;
+        for at in start..files.len() {
+            if seen.insert(path_key(files[at].canonical())) {
+                files.swap(kept, at);
+                kept += 1;
+            }
+        }
+        files.truncate(kept);
+    }
 }
 
 /// Which format a file is: the first, in the order of [`crate::format::FileMatch::claim_rank`],
