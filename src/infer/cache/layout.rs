@@ -7,7 +7,6 @@ use super::FileEntry;
 use crate::infer::signature::{FileSummary, SignatureId, SignatureTable, TypeSignature};
 use crate::infer::stats::{FieldShapes, ShapeSet};
 use crate::infer::varint;
-use crate::source::discover::PathHasher;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::Path;
@@ -26,7 +25,7 @@ const CHECKSUM_BYTES: usize = 8;
 pub(crate) struct Decoded {
     pub(crate) formats: Vec<String>,
     /// By the hash of the path ([`crate::source::discover::path_key`]).
-    pub(crate) entries: HashMap<u64, FileEntry, PathHasher>,
+    pub(crate) entries: Vec<(u64, FileEntry)>,
 }
 
 /// The bytes of a cache holding `entries`: only the shapes they name (renumbered in the order
@@ -131,7 +130,7 @@ pub(crate) fn decode(bytes: &[u8], shapes: &mut SignatureTable) -> Option<Decode
     let dirs = (0..input.count()?).map(|_| input.bytes()).collect::<Option<Vec<&[u8]>>>()?;
     let files = input.count()?;
     // A record takes 20 bytes at the least: a damaged count reserves no more than the bytes hold.
-    let mut entries = HashMap::with_capacity_and_hasher(files.min(input.0.len() / 20), PathHasher::default());
+    let mut entries = Vec::with_capacity(files.min(input.0.len() / 20));
     let (mut path, mut whole, mut tail) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..files {
         let dir = dirs.get(input.number()? as usize)?;
@@ -157,7 +156,7 @@ pub(crate) fn decode(bytes: &[u8], shapes: &mut SignatureTable) -> Option<Decode
         summary.lines = input.number()?;
         summary.max_line_bytes = input.number()?;
         let entry = FileEntry { format, size, modified, inode, changed, prefix_hash, summary };
-        entries.insert(xxh3_64(&path), entry);
+        entries.push((xxh3_64(&path), entry));
     }
     input.0.is_empty().then_some(Decoded { formats, entries })
 }

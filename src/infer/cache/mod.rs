@@ -53,7 +53,65 @@ pub enum Lookup<'a> {
 #[derive(Debug, Default)]
 pub struct KnownFiles {
     formats: Vec<String>,
-    entries: HashMap<u64, FileEntry, PathHasher>,
+    entries: Entries,
+}
+
+/// Entries by key, kept in one vector as long as there are entries (a map of whole entries
+/// would keep room for as many again: its table grows by doubling), a map of keys to places
+/// beside it.
+#[derive(Debug, Default)]
+pub(crate) struct Entries {
+    keys: Vec<u64>,
+    entries: Vec<FileEntry>,
+    index: HashMap<u64, u32, PathHasher>,
+}
+
+impl Entries {
+    pub(crate) fn from_pairs(pairs: Vec<(u64, FileEntry)>) -> Entries {
+        let mut out = Entries::default();
+        out.keys.reserve_exact(pairs.len());
+        out.entries.reserve_exact(pairs.len());
+        for (key, entry) in pairs {
+            out.insert(key, entry);
+        }
+        out
+    }
+
+    fn get(&self, key: u64) -> Option<&FileEntry> {
+        self.index.get(&key).map(|&at| &self.entries[at as usize])
+    }
+
+    fn insert(&mut self, key: u64, entry: FileEntry) {
+        match self.index.get(&key) {
+            Some(&at) => self.entries[at as usize] = entry,
+            None => {
+                self.index.insert(key, self.entries.len() as u32);
+                self.keys.push(key);
+                self.entries.push(entry);
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Keeps the entries whose key `keep` keeps, in their order.
+    fn retain(&mut self, keep: impl Fn(u64) -> bool) {
+        let mut kept = 0;
+        for at in 0..self.entries.len() {
+            if keep(self.keys[at]) {
+                self.keys.swap(kept, at);
+                self.entries.swap(kept, at);
+                kept += 1;
+            }
+        }
+        if kept < self.entries.len() {
+            self.keys.truncate(kept);
+            self.entries.truncate(kept);
+            self.index = self.keys.iter().enumerate().map(|(at, &key)| (key, at as u32)).collect();
+        }
+    }
 }
 
 impl KnownFiles {
@@ -90,7 +148,7 @@ impl KnownFiles {
 
     fn entry(&self, format: &str, file: &SourceFile) -> Option<&FileEntry> {
         self.entries
-            .get(&path_key(file.canonical()))
+            .get(path_key(file.canonical()))
             .filter(|e| self.formats.get(e.format as usize).is_some_and(|f| f == format))
     }
 }
@@ -137,7 +195,7 @@ impl InferenceCache {
         let known = std::fs::read(&path)
             .ok()
             .and_then(|bytes| layout::decode(&bytes, &mut shapes))
-            .map(|d| KnownFiles { formats: d.formats, entries: d.entries })
+            .map(|d| KnownFiles { formats: d.formats, entries: Entries::from_pairs(d.entries) })
             .unwrap_or_else(|| {
                 shapes = SignatureTable::default();
                 KnownFiles::default()
@@ -202,7 +260,7 @@ impl InferenceCache {
     /// deleted or moved files leave the cache.
     pub(crate) fn retain(&mut self, files: &std::collections::HashSet<u64>) {
         let before = self.known.entries.len();
-        self.known.entries.retain(|key, _| files.contains(key));
+        self.known.entries.retain(|key| files.contains(&key));
         self.changed |= self.known.entries.len() != before;
     }
 
@@ -219,7 +277,7 @@ impl InferenceCache {
         let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
         let entries: Vec<(&OsStr, &FileEntry)> = files
             .iter()
-            .filter_map(|path| Some((path.as_os_str(), self.known.entries.get(&path_key(path))?)))
+            .filter_map(|path| Some((path.as_os_str(), self.known.entries.get(path_key(path))?)))
             .collect();
         let bytes = layout::encode(&self.known.formats, &self.shapes, &entries);
         if let Err(e) = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)) {
