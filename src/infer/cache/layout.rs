@@ -28,13 +28,27 @@ pub(crate) struct Decoded {
     pub(crate) entries: Vec<(u64, FileEntry)>,
 }
 
-/// The bytes of a cache holding `entries`: only the shapes they name (renumbered in the order
-/// first named) and each directory once, the files in path order.
+/// The bytes of a cache holding `entries` ([`encode_to`]).
+#[cfg(test)]
 pub(crate) fn encode(
     formats: &[String],
     shapes: &SignatureTable,
     entries: &[(&OsStr, &FileEntry)],
 ) -> Vec<u8> {
+    let mut out = std::io::Cursor::new(Vec::new());
+    encode_to(formats, shapes, entries, &mut out).expect("a cursor takes every write");
+    out.into_inner()
+}
+
+/// Writes a cache holding `entries` to `sink` as it is encoded (a million files' cache is not
+/// held whole in memory), then its checksum in its place: only the shapes they name
+/// (renumbered in the order first named) and each directory once, the files in path order.
+pub(crate) fn encode_to(
+    formats: &[String],
+    shapes: &SignatureTable,
+    entries: &[(&OsStr, &FileEntry)],
+    sink: &mut (impl std::io::Write + std::io::Seek),
+) -> std::io::Result<()> {
     let mut paths: Vec<(&OsStr, &FileEntry)> = entries.to_vec();
     paths.sort_by(|a, b| a.0.cmp(b.0));
     // ShapeSet renumbered, and directories numbered, in path order.
@@ -59,9 +73,16 @@ pub(crate) fn encode(
         }
         rows.push((dirs.len() as u64 - 1, name, entry));
     }
-    let mut out = Writer(Vec::with_capacity(64 * rows.len() + 4096));
-    out.0.extend_from_slice(MAGIC);
-    out.0.extend_from_slice(&[0; CHECKSUM_BYTES]);
+    sink.write_all(MAGIC)?;
+    sink.write_all(&[0; CHECKSUM_BYTES])?;
+    let mut hash = xxhash_rust::xxh3::Xxh3Default::new();
+    let mut out = Writer(Vec::with_capacity(FLUSH_BYTES + 4096));
+    let mut flush = |out: &mut Writer, sink: &mut dyn std::io::Write| -> std::io::Result<()> {
+        hash.update(&out.0);
+        sink.write_all(&out.0)?;
+        out.0.clear();
+        Ok(())
+    };
     out.number(formats.len() as u64);
     formats.iter().for_each(|f| out.bytes(f.as_bytes()));
     out.number(used.len() as u64);
@@ -98,12 +119,20 @@ pub(crate) fn encode(
         out.number(summary.damaged_lines);
         out.number(summary.lines);
         out.number(summary.max_line_bytes);
+        if out.0.len() >= FLUSH_BYTES {
+            flush(&mut out, sink)?;
+        }
     }
-    let body = MAGIC.len() + CHECKSUM_BYTES;
-    let checksum = xxh3_64(&out.0[body..]);
-    out.0[MAGIC.len()..body].copy_from_slice(&checksum.to_le_bytes());
-    out.0
+    flush(&mut out, sink)?;
+    let checksum = hash.digest();
+    sink.seek(std::io::SeekFrom::Start(MAGIC.len() as u64))?;
+    sink.write_all(&checksum.to_le_bytes())?;
+    sink.seek(std::io::SeekFrom::End(0))?;
+    Ok(())
 }
+
+/// What an encoding holds before it is written on.
+const FLUSH_BYTES: usize = 1 << 20;
 
 /// The cache in `bytes`, its shapes added to `shapes`; `None` when the bytes are not a whole
 /// cache file of this layout, as written (any byte changed since fails the checksum).

@@ -279,8 +279,12 @@ impl InferenceCache {
             .iter()
             .filter_map(|path| Some((path.as_os_str(), self.known.entries.get(path_key(path))?)))
             .collect();
-        let bytes = layout::encode(&self.known.formats, &self.shapes, &entries);
-        if let Err(e) = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)) {
+        let written = std::fs::File::create(&tmp).and_then(|file| {
+            let mut file = std::io::BufWriter::new(file);
+            layout::encode_to(&self.known.formats, &self.shapes, &entries, &mut file)?;
+            file.into_inner().map(drop).map_err(|e| e.into_error())
+        });
+        if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
             // What was written (if anything was) goes; a directory of that name is not ours.
             if std::fs::symlink_metadata(&tmp).is_ok_and(|m| !m.is_dir()) {
                 let _ = std::fs::remove_file(&tmp);
