@@ -326,6 +326,7 @@ impl Corpus {
         let mut data = Vec::new();
         // Deleted or moved files leave the cache.
         cache.retain(&discovery.files.iter().flatten().map(|f| path_key(f.canonical())).collect());
+        cache.reserve(discovery.files.iter().map(Vec::len).sum());
         let remember = cache.is_enabled();
         // What a read found depends on the line limit: a line too long then may be read now.
         for (format, files) in formats.into_iter().zip(discovery.files) {

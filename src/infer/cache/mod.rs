@@ -96,6 +96,14 @@ impl Entries {
         self.entries.len()
     }
 
+    /// Room for `total` entries in all, so that a first read of many files does not leave the
+    /// vectors with room for as many again.
+    fn reserve(&mut self, total: usize) {
+        let more = total.saturating_sub(self.entries.len());
+        self.keys.reserve_exact(more);
+        self.entries.reserve_exact(more);
+    }
+
     /// Keeps the entries whose key `keep` keeps, in their order.
     fn retain(&mut self, keep: impl Fn(u64) -> bool) {
         let mut kept = 0;
@@ -254,6 +262,13 @@ impl InferenceCache {
         };
         known.entries.insert(path_key(file.canonical()), entry);
         self.changed = true;
+    }
+
+    /// Makes room to remember `files` files in all.
+    pub(crate) fn reserve(&mut self, files: usize) {
+        if self.remembers {
+            self.known.entries.reserve(files);
+        }
     }
 
     /// Forgets every file but `files` (the keys of the canonical paths this corpus holds now):
