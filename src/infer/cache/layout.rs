@@ -24,8 +24,9 @@ const CHECKSUM_BYTES: usize = 8;
 /// numbered in the table `decode` was given).
 pub(crate) struct Decoded {
     pub(crate) formats: Vec<String>,
-    /// By the hash of the path ([`crate::source::discover::path_key`]).
-    pub(crate) entries: Vec<(u64, FileEntry)>,
+    /// The hash of each file's path ([`crate::source::discover::path_key`]), and its entry.
+    pub(crate) keys: Vec<u64>,
+    pub(crate) entries: Vec<FileEntry>,
 }
 
 /// The bytes of a cache holding `entries` ([`encode_to`]).
@@ -160,6 +161,7 @@ pub(crate) fn decode(bytes: &[u8], shapes: &mut SignatureTable) -> Option<Decode
     let files = input.count()?;
     // A record takes 20 bytes at the least: a damaged count reserves no more than the bytes hold.
     let mut entries = Vec::with_capacity(files.min(input.0.len() / 20));
+    let mut keys = Vec::with_capacity(entries.capacity());
     let (mut path, mut whole, mut tail) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..files {
         let dir = dirs.get(input.number()? as usize)?;
@@ -185,9 +187,10 @@ pub(crate) fn decode(bytes: &[u8], shapes: &mut SignatureTable) -> Option<Decode
         summary.lines = input.number()?;
         summary.max_line_bytes = input.number()?;
         let entry = FileEntry { format, size, modified, inode, changed, prefix_hash, summary };
-        entries.push((xxh3_64(&path), entry));
+        keys.push(xxh3_64(&path));
+        entries.push(entry);
     }
-    input.0.is_empty().then_some(Decoded { formats, entries })
+    input.0.is_empty().then_some(Decoded { formats, keys, entries })
 }
 
 struct Writer(Vec<u8>);
@@ -338,7 +341,7 @@ mod tests {
         assert_eq!(read_shapes.len(), 2, "the unused shape is not written");
         let written = entries.iter().map(|(path, e)| (crate::source::discover::path_key(Path::new(path)), e));
         assert_eq!(
-            described(&read_shapes, decoded.entries.iter().map(|(k, e)| (*k, e))),
+            described(&read_shapes, decoded.keys.iter().copied().zip(&decoded.entries)),
             described(&shapes, written)
         );
     }

@@ -67,12 +67,30 @@ pub(crate) struct Entries {
 }
 
 impl Entries {
-    pub(crate) fn from_pairs(pairs: Vec<(u64, FileEntry)>) -> Entries {
-        let mut out = Entries::default();
-        out.keys.reserve_exact(pairs.len());
-        out.entries.reserve_exact(pairs.len());
-        for (key, entry) in pairs {
-            out.insert(key, entry);
+    /// The entries of `keys` (one each, in the same order), as a cache file held them; of keys
+    /// given twice (a file written so by hand), the last.
+    pub(crate) fn from_parts(keys: Vec<u64>, entries: Vec<FileEntry>) -> Entries {
+        let mut index: HashMap<u64, u32, PathHasher> =
+            HashMap::with_capacity_and_hasher(keys.len(), PathHasher::default());
+        for (at, &key) in keys.iter().enumerate() {
+            index.insert(key, at as u32);
+        }
+        let mut out = Entries { keys, entries, index };
+        let index = &out.index;
+        let unique: Vec<bool> =
+            out.keys.iter().enumerate().map(|(at, key)| index[key] == at as u32).collect();
+        if unique.iter().any(|u| !u) {
+            let mut at = 0;
+            out.entries.retain(|_| {
+                at += 1;
+                unique[at - 1]
+            });
+            let mut at = 0;
+            out.keys.retain(|_| {
+                at += 1;
+                unique[at - 1]
+            });
+            out.index = out.keys.iter().enumerate().map(|(at, &key)| (key, at as u32)).collect();
         }
         out
     }
@@ -203,7 +221,7 @@ impl InferenceCache {
         let known = std::fs::read(&path)
             .ok()
             .and_then(|bytes| layout::decode(&bytes, &mut shapes))
-            .map(|d| KnownFiles { formats: d.formats, entries: Entries::from_pairs(d.entries) })
+            .map(|d| KnownFiles { formats: d.formats, entries: Entries::from_parts(d.keys, d.entries) })
             .unwrap_or_else(|| {
                 shapes = SignatureTable::default();
                 KnownFiles::default()
