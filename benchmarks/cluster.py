@@ -31,7 +31,7 @@ STATEMENTS = [
     ("spend by model (calls, call_cost)",
      "select model, count(*) calls, round(sum(cost_usd), 4) usd from calls group by model order by model"),
     ("tool outputs by length (a scan of every line's text)",
-     "select tool, sum(length(output)) chars from rupu.tool_result group by tool order by tool"),
+     "select error is null as ok, count(*) n, sum(length(output)) chars from rupu.tool_result group by 1 order by 1"),
 ]
 
 
