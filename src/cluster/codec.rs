@@ -177,14 +177,21 @@ impl LogicalExtensionCodec for TxqLogicalCodec {
     }
 
     fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
-        match crate::sql::prices::bytes_of_udf(node) {
-            Some(prices) => {
-                framed(&prices, buf);
-                Ok(())
-            }
-            None => self.inner.try_encode_udf(node, buf),
+        match encode_udf(node, buf) {
+            true => Ok(()),
+            false => self.inner.try_encode_udf(node, buf),
         }
     }
+}
+
+/// `call_cost` as bytes, with its prices, into `buf`; false (nothing written) for any other
+/// function.
+fn encode_udf(node: &ScalarUDF, buf: &mut Vec<u8>) -> bool {
+    let prices = crate::sql::prices::bytes_of_udf(node);
+    if let Some(prices) = &prices {
+        framed(prices, buf);
+    }
+    prices.is_some()
 }
 
 /// `call_cost` with the prices it was sent with; `None` for any other function.
@@ -233,12 +240,9 @@ impl PhysicalExtensionCodec for TxqPhysicalCodec {
     }
 
     fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
-        match crate::sql::prices::bytes_of_udf(node) {
-            Some(prices) => {
-                framed(&prices, buf);
-                Ok(())
-            }
-            None => self.inner.try_encode_udf(node, buf),
+        match encode_udf(node, buf) {
+            true => Ok(()),
+            false => self.inner.try_encode_udf(node, buf),
         }
     }
 }
