@@ -162,8 +162,8 @@ impl SignatureBytes {
         &self.0
     }
 
-    /// The shapes of `bytes` as [`SignatureBytes::as_bytes`] gave them (bytes that are not end
-    /// where they can no longer be read: a damaged message gives fewer shapes, never a panic).
+    /// The shapes of `bytes` as [`SignatureBytes::as_bytes`] gave them. Bytes that are not such
+    /// (a damaged message) give the shapes before the damage, never a panic.
     pub(crate) fn from_bytes(bytes: Vec<u8>) -> Self {
         SignatureBytes(Arc::from(bytes))
     }
