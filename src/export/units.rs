@@ -170,9 +170,8 @@ pub(crate) fn narrowed(corpus: &Corpus, units: &[&Unit]) -> Corpus {
         problems: corpus.problems.clone(),
         warnings: vec![],
         searched: corpus.searched.clone(),
-        places: corpus.places.clone(),
         // A part of the files found: no search of the places finds it again.
-        stamp: 0,
+        origin: crate::table::corpus::Origin { stamp: 0, ..corpus.origin() },
     }
 }
 

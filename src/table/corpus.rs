@@ -265,11 +265,9 @@ pub struct Corpus {
     pub warnings: Vec<String>,
     /// The directories searched.
     pub(crate) searched: Vec<PathBuf>,
-    /// The places given (paths, or the default places found).
-    pub(crate) places: Vec<PathBuf>,
-    /// A hash of every file found (path, size, times, version): two corpora of the same stamp
-    /// found the same files as they were.
-    pub(crate) stamp: u64,
+    /// Where its files were found: the places given (paths, or the default places found) and a
+    /// stamp of what was found there.
+    pub(crate) origin: Origin,
 }
 
 /// Where a corpus's files were found, so that another process (a cluster's scheduler) finds
@@ -279,6 +277,8 @@ pub(crate) struct Origin {
     pub(crate) places: Arc<[PathBuf]>,
     /// The working directory the places are relative to.
     pub(crate) cwd: PathBuf,
+    /// A hash of every file found (path, size, times, version): two corpora of the same stamp
+    /// found the same files as they were ([`Discovery::stamp`]); 0 for a part of them.
     pub(crate) stamp: u64,
     pub(crate) max_line_bytes: usize,
 }
@@ -318,8 +318,12 @@ impl Corpus {
     ) -> Corpus {
         let store = crate::source::read::local_store();
         let mut discovery = discovery;
-        let stamp = discovery.stamp();
-        let places = std::mem::take(&mut discovery.given);
+        let origin = Origin {
+            places: std::mem::take(&mut discovery.given).into(),
+            cwd: std::env::current_dir().unwrap_or_default(),
+            stamp: discovery.stamp(),
+            max_line_bytes: options.max_line_bytes,
+        };
         let max = options.max_line_bytes;
         settle_contested(&formats, &mut discovery, cache, &store, &options).await;
         let mut warnings = discovery.warnings;
@@ -484,19 +488,13 @@ impl Corpus {
             problems: Arc::new(ProblemLog::default()),
             warnings,
             searched: discovery.searched,
-            places,
-            stamp,
+            origin,
         }
     }
 
     /// Where its files were found ([`Origin`]).
     pub(crate) fn origin(&self) -> Origin {
-        Origin {
-            places: self.places.clone().into(),
-            cwd: std::env::current_dir().unwrap_or_default(),
-            stamp: self.stamp,
-            max_line_bytes: self.options.max_line_bytes,
-        }
+        self.origin.clone()
     }
 
     /// How many transcripts of all formats.
