@@ -159,7 +159,7 @@ fn a_grown_transcript_is_read_on_from_its_known_lines_with_no_cache() {
         let rupu = formats.iter().position(|f| f.name == "rupu").unwrap();
         let store = txq::source::read::local_store();
         let (known, _) = live.cache_mut().parts();
-        match known.lookup(&store, "rupu", &discovery.files[rupu][0]).await {
+        match known.lookup(&store, "rupu", &discovery.files[rupu].get(0)).await {
             txq::infer::cache::Lookup::Grown(_, from, _) => assert_eq!(from, known_lines),
             _ => panic!("the grown file would be read whole"),
         }

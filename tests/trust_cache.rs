@@ -138,7 +138,8 @@ fn read_on_from(dir: &Path, cache: &Path) -> Option<u64> {
     let formats = txq::format::all();
     let rupu = formats.iter().position(|f| f.name == "rupu").unwrap();
     let discovery = txq::source::discover::discover(&formats, &[dir.to_path_buf()]).unwrap();
-    let [file] = &discovery.files[rupu][..] else { panic!("one transcript") };
+    assert_eq!(discovery.files[rupu].len(), 1, "one transcript");
+    let file = &discovery.files[rupu].get(0);
     let mut loaded = txq::infer::cache::InferenceCache::load(cache, &[dir.to_path_buf()]);
     let (known, _) = loaded.parts();
     let store = txq::source::read::local_store();

@@ -189,7 +189,7 @@ fn a_large_file_that_is_not_json_lines_is_read_no_further_than_its_first_block()
         .unwrap()
         .files
         .remove(0)
-        .remove(0);
+        .get(0);
     let stats = futures::executor::block_on(txq::infer::pass::infer_file(
         txq::source::read::local_store(),
         &format,

@@ -60,11 +60,16 @@ async fn open(origin: &Origin, cache: &mut crate::infer::cache::InferenceCache) 
         .map_err(|e| DataFusionError::Execution(format!("the scheduler cannot search the places: {e}")))?;
     let renamed: Vec<(&PathBuf, &PathBuf)> =
         origin.places.iter().zip(&searched).filter(|(place, _)| relative(place)).collect();
-    for file in discovery.files.iter_mut().flatten() {
-        if let Some((place, below)) =
-            renamed.iter().find_map(|(place, root)| Some((place, file.path.strip_prefix(root).ok()?)))
-        {
-            file.path = place.join(below);
+    if !renamed.is_empty() {
+        for files in &mut discovery.files {
+            *files = crate::source::files::SourceFiles::of(files.iter().map(|mut file| {
+                if let Some((place, below)) =
+                    renamed.iter().find_map(|(place, root)| Some((place, file.path.strip_prefix(root).ok()?)))
+                {
+                    file.path = place.join(below);
+                }
+                file
+            }));
         }
     }
     let options = ReadOptions { max_line_bytes: origin.max_line_bytes, ..ReadOptions::default() };

@@ -54,7 +54,7 @@ pub(crate) async fn find(engine: &Engine) -> Result<Vec<Unit>> {
             .filter(|(_, u)| u.schema == schema)
             .filter_map(|(i, u)| Some((key(Path::new(u.files.first()?))?, i)))
             .collect();
-        for file in &data.files {
+        for file in data.files.iter() {
             let name = crate::text::escape::path_text(&file.path).into_owned();
             match key(Path::new(&name)).and_then(|k| by_key.get(&k)) {
                 Some(&i) => units[i].files.push(name),

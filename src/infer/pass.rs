@@ -5,7 +5,7 @@ use crate::format::Format;
 use crate::infer::signature::{FileSummary, SignatureTable};
 use crate::infer::stats::{FileStats, TypeStats};
 use crate::json::{Shape, Want, parse_line_event, parse_object};
-use crate::source::discover::SourceFile;
+use crate::source::files::SourceFile;
 use crate::source::lines::{Line, LineSplitter};
 use crate::source::prefix::PrefixHash;
 use crate::source::read::BlockReader;

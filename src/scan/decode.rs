@@ -3,7 +3,7 @@
 
 use crate::format::{Absent, ContextSource, Derive, Kind, MAX_COUNT, MarkerPart};
 use crate::json::{Raw, RawObject, Shape};
-use crate::source::discover::SourceFile;
+use crate::source::files::SourceFile;
 use crate::table::event_table::{Column, ColumnSource, EventTable};
 use datafusion::arrow::array::{
     ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,

@@ -6,7 +6,7 @@
 use super::ScanSource;
 use super::line_reader::LineReader;
 use crate::scan::decode::{LineValues, RowDecoder};
-use crate::source::discover::SourceFile;
+use crate::source::files::SourceFile;
 use crate::source::lines::LineSplitter;
 use crate::source::read::BlockReader;
 use crate::table::corpus::Problem;

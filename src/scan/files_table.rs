@@ -3,7 +3,7 @@
 //! reads it (tens of thousands of rows most statements never need).
 
 use crate::scan::decode::{FileContext, LineValues, RowDecoder};
-use crate::source::discover::SourceFile;
+use crate::source::files::SourceFile;
 use crate::table::corpus::FormatData;
 use crate::table::event_table::{Column, EventTable, Rows, context_columns};
 use async_trait::async_trait;
@@ -57,10 +57,13 @@ fn rows(data: &FormatData, n: usize) -> Result<RecordBatch> {
         documented: true,
         renamed: None,
     };
-    let files: Vec<(&SourceFile, Option<u64>, Option<String>)> = (data.files.iter())
+    let files: Vec<(std::borrow::Cow<SourceFile>, Option<u64>, Option<String>)> = (data.files.iter())
         .zip(&data.file_damage)
-        .map(|(file, damaged)| (file.as_ref(), Some(*damaged), None))
-        .chain(data.not_transcripts.iter().map(|(file, why)| (file.as_ref(), None, Some(why.to_string()))))
+        .map(|(file, damaged)| (std::borrow::Cow::Owned(file), Some(*damaged), None))
+        .chain(
+            (data.not_transcripts.iter())
+                .map(|(file, why)| (std::borrow::Cow::Borrowed(file.as_ref()), None, Some(why.to_string()))),
+        )
         .take(n)
         .collect();
     let mut decoder = RowDecoder::new(&table, None);

@@ -4,7 +4,7 @@
 //! it has reported. A session whose config holds [`FollowPositions`] scans this way.
 
 use super::line_reader::ReaderState;
-use crate::source::discover::SourceFile;
+use crate::source::files::SourceFile;
 use crate::source::lines::SplitPoint;
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -6,7 +6,7 @@ use crate::format::{ContextSource, Early};
 use crate::infer::pass::descend;
 use crate::json::{Damage, Shape, Want, parse_line_event, quick_type_of};
 use crate::scan::decode::{FileContext, LineValues, NulledValue, RowDecoder, excerpt};
-use crate::source::discover::SourceFile;
+use crate::source::files::SourceFile;
 use crate::source::lines::Line;
 use crate::table::corpus::Problem;
 use crate::table::event_table::{EventTable, Rows};

@@ -112,20 +112,19 @@ impl TableProvider for ScanTable {
         // A damaged line may have been of any type: the damaged files that the table's type
         // leaves out are not read, but what they skipped is the statement's to hear of.
         let data = &self.source.data;
-        let elsewhere: Vec<Arc<crate::source::discover::SourceFile>> = match &self.source.table.rows {
+        let elsewhere: Vec<Arc<crate::source::files::SourceFile>> = match &self.source.table.rows {
             crate::table::event_table::Rows::Type(_) => {
-                let damaged: Vec<&Arc<crate::source::discover::SourceFile>> =
-                    (data.files.iter().zip(&data.file_damage))
-                        .filter(|(_, d)| **d > 0)
-                        .map(|(f, _)| f)
-                        .collect();
+                let damaged: Vec<Arc<crate::source::files::SourceFile>> = (0..data.files.len())
+                    .filter(|&i| data.file_damage[i] > 0)
+                    .map(|i| Arc::new(data.files.get(i)))
+                    .collect();
                 if damaged.is_empty() {
                     Vec::new()
                 } else {
                     let read: std::collections::HashSet<&std::path::Path> =
                         candidates.iter().map(|f| f.canonical()).collect();
                     let others: Vec<_> =
-                        damaged.into_iter().filter(|f| !read.contains(f.canonical())).cloned().collect();
+                        damaged.into_iter().filter(|f| !read.contains(f.canonical())).collect();
                     prune::prune(state, &self.source.table, &others, filters)
                 }
             }

@@ -2,7 +2,7 @@
 //! `file`, `eval`, ...) is evaluated once per file, and the files it rejects are not read.
 
 use crate::scan::decode::{FileContext, LineValues, RowDecoder};
-use crate::source::discover::SourceFile;
+use crate::source::files::SourceFile;
 use crate::table::event_table::EventTable;
 use datafusion::arrow::array::{Array, BooleanArray};
 use datafusion::catalog::Session;

@@ -6,7 +6,7 @@
 use super::ScanSource;
 use super::exec::{ScanConfig, ScanExec};
 use crate::infer::stats::{FieldShapes, FormatStats, ShapeSet};
-use crate::source::discover::SourceFile;
+use crate::source::files::SourceFile;
 use crate::table::corpus::{FormatData, ProblemLog};
 use crate::table::file_events::FileEvents;
 use datafusion::error::{DataFusionError, Result};
@@ -176,7 +176,7 @@ impl ScanExec {
             .map(Arc::new)
             .ok_or_else(|| bad(format!("no table {}.{} in what was sent", format.name, node.table)))?;
         // Every file once, with its damage and its events, in the order of the partitions.
-        let mut files: Vec<(Arc<SourceFile>, u64)> = Vec::new();
+        let mut files: Vec<(SourceFile, u64)> = Vec::new();
         let mut events: Vec<Vec<u8>> = Vec::new();
         let mut take = |file: &FileNode| {
             let path = path_of(&file.path);
@@ -189,7 +189,7 @@ impl ScanExec {
                 file.inode,
                 file.changed,
             ));
-            files.push((source.clone(), file.damaged_lines));
+            files.push((SourceFile::clone(&source), file.damaged_lines));
             events.push(file.events.clone());
             source
         };

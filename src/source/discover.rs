@@ -1,46 +1,18 @@
 //! Finding transcript files: the paths given (or each format's default places), walked
 //! recursively without following a symlink loop twice, each file given to the format that claims it.
 
+use super::files::{
+    Canonical, PathHasher, Pushed, SourceFiles, SourceFilesBuilder, inode_and_changed, modified_ns, path_key,
+};
 use crate::error::{Error, Result};
 use crate::format::{FileMatch, Format};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-/// The hasher of maps keyed by paths: a fast one, not SipHash, since a start hashes tens of
-/// thousands of long paths (benchmarks/ANALYSIS.md, "A compact corpus").
-pub(crate) type PathHasher = foldhash::fast::RandomState;
-
-/// A path as a key: the XXH3-64 of its bytes (a million paths are not kept twice to be found
-/// by; two paths of one corpus with the same hash, a chance of about 3 in 10^8 at a million
-/// files, would be one file to the lookups that use it).
-pub(crate) fn path_key(path: &std::path::Path) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(path.as_os_str().as_encoded_bytes())
-}
-
-/// A file found for a format.
-#[derive(Debug, Clone)]
-pub struct SourceFile {
-    /// The path as found (the searched path joined with the file's place below it).
-    pub path: PathBuf,
-    /// The canonical path when it is not `path` ([`SourceFile::canonical`]): most files are
-    /// found by the path that names them, and a million paths are not kept twice.
-    canonical_if_other: Option<PathBuf>,
-    /// Its size when found: txq reads this many bytes, so a file still being written reads as a
-    /// consistent prefix.
-    pub size: u64,
-    /// Its modification time when found, in nanoseconds since the epoch.
-    pub modified: Option<u64>,
-    /// Its inode number when found (unix only).
-    pub inode: Option<u64>,
-    /// Its status change time (ctime) when found, in nanoseconds since the epoch (unix only): any
-    /// write moves it, and unlike the modification time nothing can set it back.
-    pub changed: Option<u64>,
-}
-
 /// What discovery found: files per format (in the order of `formats`), and problems on the way.
 #[derive(Debug, Default)]
 pub struct Discovery {
-    pub files: Vec<Vec<SourceFile>>,
+    pub files: Vec<SourceFiles>,
     /// Files more than one format's rules claim: which format's list holds each (the first by
     /// rank), its index there, and the other formats that claim it, by rank; its content decides
     /// among them ([`crate::table::corpus`]).
@@ -59,21 +31,23 @@ impl Discovery {
     /// Two discoveries of the same stamp found the same files as they were.
     pub(crate) fn stamp(&self) -> u64 {
         let mut hash = xxhash_rust::xxh3::Xxh3Default::new();
-        let mut bytes = |b: &[u8]| {
-            hash.update(&(b.len() as u64).to_le_bytes());
-            hash.update(b);
+        let mut bytes = |parts: &[&[u8]]| {
+            hash.update(&(parts.iter().map(|p| p.len()).sum::<usize>() as u64).to_le_bytes());
+            for part in parts {
+                hash.update(part);
+            }
         };
         for (format, files) in self.files.iter().enumerate() {
-            bytes(&(format as u64).to_le_bytes());
-            for file in files {
-                bytes(file.path.as_os_str().as_encoded_bytes());
-                bytes(file.canonical().as_os_str().as_encoded_bytes());
-                for value in [Some(file.size), file.modified, file.inode, file.changed] {
-                    bytes(&value.map_or([0xff; 9], |v| {
+            bytes(&[&(format as u64).to_le_bytes()]);
+            for i in 0..files.len() {
+                bytes(&files.path_parts(i));
+                bytes(&files.canonical_parts(i));
+                for value in files.stamps(i) {
+                    bytes(&[&value.map_or([0xff; 9], |v| {
                         let mut b = [0u8; 9];
                         b[1..].copy_from_slice(&v.to_le_bytes());
                         b
-                    }));
+                    })]);
                 }
             }
         }
@@ -150,8 +124,8 @@ pub fn discover_listed(
     paths: &[PathBuf],
     listings: &HashMap<PathBuf, super::remote::Listing>,
 ) -> Result<Discovery> {
-    let mut out =
-        Discovery { files: vec![Vec::new(); formats.len()], given: paths.to_vec(), ..Default::default() };
+    let mut out = Discovery { given: paths.to_vec(), ..Default::default() };
+    let mut found = Found { builder: SourceFilesBuilder::default(), lists: vec![Vec::new(); formats.len()] };
     let claimer = Claimer::new(formats);
     let claim = |path: &Path| claimer.claim(path);
     let paths = with_beside(formats, paths);
@@ -162,16 +136,14 @@ pub fn discover_listed(
     // root given twice): no list of every file is made beside the lists themselves.
     let mut seen: HashSet<u64, PathHasher> = HashSet::default();
     for root in &paths {
-        let starts: Vec<usize> = out.files.iter().map(Vec::len).collect();
+        let starts: Vec<usize> = found.lists.iter().map(Vec::len).collect();
         if super::remote::is_remote(root) {
             let listing = listings.get(root).ok_or_else(|| Error::Path {
                 path: root.clone(),
                 why: "a remote place is listed before it is searched".into(),
             })?;
-            for (i, file) in remote_files(&claimer, root, listing, &mut contested, &mut out) {
-                out.files[i].push(file);
-            }
-            keep_first(&mut out.files, &starts, &mut seen);
+            remote_files(&claimer, root, listing, &mut contested, &mut out, &mut found);
+            found.keep_first(&starts, &mut seen);
             continue;
         }
         let meta = std::fs::metadata(root).map_err(|e| unreachable(root, &e))?;
@@ -186,22 +158,22 @@ pub fn discover_listed(
                 contested.push((root.clone(), candidates[1..].to_vec()));
             }
             match candidates.first().copied() {
-                Some(i) => out.files[i].push(source(root.clone(), None, &meta)),
+                Some(i) => {
+                    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+                    found.push(i, root, Canonical::Is(&canonical), &meta, &mut out.warnings);
+                }
                 None => out.warnings.push(format!(
                     "{}: not read: no format reads files of this name",
                     crate::text::escape::path(root)
                 )),
             }
-            keep_first(&mut out.files, &starts, &mut seen);
+            found.keep_first(&starts, &mut seen);
             continue;
         }
         out.searched.push(root.clone());
         // Walked in the file system's order and sorted once after: a walk sorted by name
         // compares names by parsing paths, tens of times a file.
         let walk = walkdir::WalkDir::new(root).follow_links(true);
-        // The canonical path of the last directory met: a file in it that is no symlink is that
-        // and its name (one canonicalisation a directory, not one a file).
-        let mut last_dir: Option<(PathBuf, PathBuf)> = None;
         for entry in walk {
             let entry = match entry {
                 Ok(entry) => entry,
@@ -233,33 +205,30 @@ pub fn discover_listed(
                         continue;
                     }
                 };
-                let canonical = match entry.path().parent() {
-                    Some(dir) if !entry.path_is_symlink() => {
-                        if last_dir.as_ref().is_none_or(|(d, _)| d.as_os_str() != dir.as_os_str()) {
-                            last_dir = std::fs::canonicalize(dir).ok().map(|c| (dir.to_path_buf(), c));
-                        }
-                        last_dir.as_ref().map(|(_, c)| c.join(entry.file_name()))
-                    }
-                    _ => None,
-                };
-                out.files[i].push(source(entry.into_path(), canonical, &meta));
+                // A file that is no symlink is its directory's canonical path and its name (one
+                // canonicalisation a directory, not one a file).
+                if entry.path_is_symlink() {
+                    let canonical =
+                        std::fs::canonicalize(entry.path()).unwrap_or_else(|_| entry.path().to_path_buf());
+                    found.push(i, entry.path(), Canonical::Is(&canonical), &meta, &mut out.warnings);
+                } else {
+                    found.push(i, entry.path(), Canonical::OfDirectory, &meta, &mut out.warnings);
+                }
             }
         }
         let below = root.as_os_str().len();
-        for (files, &start) in out.files.iter_mut().zip(&starts) {
-            files[start..].sort_unstable_by(|a, b| {
-                let (a, b) = (a.path.as_os_str().as_encoded_bytes(), b.path.as_os_str().as_encoded_bytes());
-                walk_order(a.get(below..).unwrap_or(a), b.get(below..).unwrap_or(b))
-            });
+        for (rows, &start) in found.lists.iter_mut().zip(&starts) {
+            found.builder.sort(&mut rows[start..], below, walk_order);
         }
-        keep_first(&mut out.files, &starts, &mut seen);
+        found.keep_first(&starts, &mut seen);
     }
     drop(seen);
+    out.files = found.builder.finish(found.lists);
     if !contested.is_empty() {
         let contested: HashMap<PathBuf, Vec<usize>> = contested.into_iter().collect();
         for (format, files) in out.files.iter().enumerate() {
-            for (index, file) in files.iter().enumerate() {
-                if let Some(others) = contested.get(&file.path) {
+            for index in 0..files.len() {
+                if let Some(others) = contested.get(&files.path(index)) {
                     out.contested.push(Contested { format, index, others: others.clone() });
                 }
             }
@@ -268,19 +237,66 @@ pub fn discover_listed(
     Ok(out)
 }
 
-/// The objects of one remote place that a format claims, in key order, each with its format.
+/// The files found so far: rows over one arena of names, a list a format.
+struct Found {
+    builder: SourceFilesBuilder,
+    lists: Vec<Vec<Pushed>>,
+}
+
+impl Found {
+    /// Adds a file at `path` with metadata `meta` to format `format`'s list.
+    fn push(
+        &mut self,
+        format: usize,
+        path: &Path,
+        canonical: Canonical<'_>,
+        meta: &std::fs::Metadata,
+        warnings: &mut Vec<String>,
+    ) {
+        let (inode, changed) = inode_and_changed(meta);
+        match self.builder.push(path, canonical, meta.len(), modified_ns(meta), inode, changed) {
+            Some(row) => self.lists[format].push(row),
+            None => warnings.push(too_many(path)),
+        }
+    }
+
+    /// Keeps, of each list's files from `starts` on (one root's, in walk order), those whose
+    /// canonical path no file kept before has, in place.
+    fn keep_first(&mut self, starts: &[usize], seen: &mut HashSet<u64, PathHasher>) {
+        for (rows, &start) in self.lists.iter_mut().zip(starts) {
+            let mut kept = start;
+            for at in start..rows.len() {
+                if seen.insert(self.builder.key(&rows[at])) {
+                    rows.swap(kept, at);
+                    kept += 1;
+                }
+            }
+            rows.truncate(kept);
+        }
+    }
+}
+
+/// The warning for a file not kept because the arena of names is full.
+fn too_many(path: &Path) -> String {
+    format!(
+        "{}: not read: more names than one search keeps (4 GiB of file names); search fewer places at once",
+        crate::text::escape::path(path)
+    )
+}
+
+/// The objects of one remote place that a format claims, in key order, each to its format.
 fn remote_files(
     claimer: &Claimer<'_>,
     root: &Path,
     listing: &super::remote::Listing,
     contested: &mut Vec<(PathBuf, Vec<usize>)>,
     out: &mut Discovery,
-) -> Vec<(usize, SourceFile)> {
+    found: &mut Found,
+) {
     if !listing.is_object {
         out.searched.push(root.to_path_buf());
     }
-    let Ok(place) = super::remote::RemotePath::parse(root) else { return Vec::new() };
-    let mut found = Vec::new();
+    let Ok(place) = super::remote::RemotePath::parse(root) else { return };
     for object in &listing.objects {
         let path = super::remote::RemotePath::path_of(&place.store, &object.location);
         let candidates = claimer.candidates(&path);
@@ -298,24 +314,10 @@ fn remote_files(
         }
         let modified = object.last_modified.timestamp_nanos_opt().and_then(|n| u64::try_from(n).ok());
         let changed = super::remote::version_stamp(object);
-        let file = SourceFile::new(path.clone(), path, object.size, modified, None, changed);
-        found.push((i, file));
-    }
-    found
-}
-
-/// Keeps, of each list's files from `starts` on (one root's, in walk order), those whose
-/// canonical path no file kept before has, in place.
-fn keep_first(files: &mut [Vec<SourceFile>], starts: &[usize], seen: &mut HashSet<u64, PathHasher>) {
-    for (files, &start) in files.iter_mut().zip(starts) {
-        let mut kept = start;
-        for at in start..files.len() {
-            if seen.insert(path_key(files[at].canonical())) {
-                files.swap(kept, at);
-                kept += 1;
-            }
+        match found.builder.push(&path, Canonical::Is(&path), object.size, modified, None, changed) {
+            Some(row) => found.lists[i].push(row),
+            None => out.warnings.push(too_many(&path)),
         }
-        files.truncate(kept);
     }
 }
 
@@ -455,130 +457,83 @@ fn special_kind(_: &std::fs::FileType) -> Option<&'static str> {
     None
 }
 
-/// The order of a walk that visits each directory's entries by name: paths compared component
-/// by component (a separator sorts before any byte of a name).
-fn walk_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let rank = |rest: &[u8]| rest.first().map(|&c| if c == b'/' { 0 } else { u16::from(c) + 1 });
-    rank(&a[common..]).cmp(&rank(&b[common..]))
-}
-
-/// The modification time, in nanoseconds since the epoch.
-fn modified_ns(meta: &std::fs::Metadata) -> Option<u64> {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_nanos() as u64)
-}
-
-/// The inode number and the status change time (ns since the epoch) of a file.
-#[cfg(unix)]
-fn inode_and_changed(meta: &std::fs::Metadata) -> (Option<u64>, Option<u64>) {
-    use std::os::unix::fs::MetadataExt;
-    let changed = u64::try_from(meta.ctime())
-        .ok()
-        .and_then(|s| s.checked_mul(1_000_000_000)?.checked_add(u64::try_from(meta.ctime_nsec()).ok()?));
-    (Some(meta.ino()), changed)
-}
-
-#[cfg(not(unix))]
-fn inode_and_changed(_: &std::fs::Metadata) -> (Option<u64>, Option<u64>) {
-    (None, None)
-}
-
-impl SourceFile {
-    /// A file found at `path` (`canonical` the path it is read by and known by when reached
-    /// twice), with its size and stamps when found.
-    pub fn new(
-        path: PathBuf,
-        canonical: PathBuf,
-        size: u64,
-        modified: Option<u64>,
-        inode: Option<u64>,
-        changed: Option<u64>,
-    ) -> SourceFile {
-        let canonical_if_other = (canonical != path).then_some(canonical);
-        SourceFile { path, canonical_if_other, size, modified, inode, changed }
-    }
-
-    /// The canonical path, used to read it and to recognise it when reached twice.
-    pub fn canonical(&self) -> &Path {
-        self.canonical_if_other.as_deref().unwrap_or(&self.path)
-    }
-
-    /// Whether the file is an object in a remote store (`s3://bucket/key`).
-    pub fn is_remote(&self) -> bool {
-        super::remote::is_remote(self.canonical())
-    }
-
-    /// Whether the file is compressed (`*.zst`): read as the bytes it inflates to, from its start.
-    pub(crate) fn compressed(&self) -> bool {
-        crate::format::is_compressed(&self.path)
-    }
-
-    /// Whether the file is still what it was when found: the same size, modification time,
-    /// inode and status change time.
-    pub(crate) fn unchanged(&self) -> bool {
-        // An object is replaced whole, never written in place, and each statement lists its
-        // store anew: what the listing said is what is there.
-        if self.is_remote() {
-            return true;
+/// The order of a walk that visits each directory's entries by name: paths (each in its two
+/// parts) compared component by component (a separator sorts before any byte of a name).
+fn walk_order(a: &[&[u8]; 2], b: &[&[u8]; 2]) -> std::cmp::Ordering {
+    let rank = |c: Option<&u8>| c.map(|&c| if c == b'/' { 0 } else { u16::from(c) + 1 });
+    let (mut a, mut b) = (a[0].iter().chain(a[1]), b[0].iter().chain(b[1]));
+    loop {
+        match (a.next(), b.next()) {
+            (Some(x), Some(y)) if x == y => continue,
+            (x, y) => return rank(x).cmp(&rank(y)),
         }
-        std::fs::metadata(self.canonical()).is_ok_and(|meta| {
-            let (inode, changed) = inode_and_changed(&meta);
-            self.modified.is_some()
-                && (meta.len(), modified_ns(&meta), inode, changed)
-                    == (self.size, self.modified, self.inode, self.changed)
-        })
     }
 }
 
-/// For each of one format's `files`, the plain file it is a compressed copy of when that lies
-/// beside it among them (`x.jsonl` for `x.jsonl.zst`): that one is read, and the copy is not (a
-/// harness that compresses an idle file writes the copy before it removes the plain one, and
-/// inflates the copy again to append to it, so the plain file is the newer).
-pub(crate) fn plain_beside(files: &[std::sync::Arc<SourceFile>]) -> Vec<Option<&Path>> {
-    let plain: HashSet<&Path, PathHasher> =
-        files.iter().filter(|f| !f.compressed()).map(|f| f.path.as_path()).collect();
-    files
-        .iter()
-        .map(|f| {
-            let inside = f.path.with_extension("");
-            f.compressed().then(|| plain.get(inside.as_path()).copied()).flatten()
+/// Of one format's `files`, each that is a compressed copy of a plain file among them (`x.jsonl`
+/// for `x.jsonl.zst`), with that file's path: that one is read, and the copy is not (a harness
+/// that compresses an idle file writes the copy before it removes the plain one, and inflates the
+/// copy again to append to it, so the plain file is the newer).
+pub(crate) fn plain_beside(files: &SourceFiles) -> Vec<(usize, PathBuf)> {
+    let compressed = |i: usize| crate::format::is_compressed(Path::new(name_of(files.path_parts(i)[1])));
+    // Only the few compressed files' plain paths are wanted: no set of every path is made.
+    let wanted: HashMap<u64, (usize, PathBuf), PathHasher> = (0..files.len())
+        .filter(|&i| compressed(i))
+        .map(|i| {
+            let plain = files.path(i).with_extension("");
+            (path_key(&plain), (i, plain))
         })
-        .collect()
-}
-
-/// For each of one format's `files`, the file it is a copy of by the format's rule
-/// ([`crate::format::Copies`]), when that is among them: that one is read, and the copy is not.
-pub(crate) fn copy_of(
-    files: &[std::sync::Arc<SourceFile>],
-    copies: Option<crate::format::Copies>,
-) -> Vec<Option<&Path>> {
-    let Some(rule) = copies else { return vec![None; files.len()] };
-    let under = |file: &SourceFile, folder: &str| {
-        file.path.parent().is_some_and(|p| p.components().any(|c| c.as_os_str() == folder))
-    };
-    let kept: HashMap<&std::ffi::OsStr, &Path> = files
-        .iter()
-        .filter(|f| under(f, rule.kept) && !under(f, rule.copy))
-        .filter_map(|f| Some((crate::format::claimed_name(&f.path)?, f.path.as_path())))
         .collect();
-    files
-        .iter()
-        .map(|f| {
-            let name = crate::format::claimed_name(&f.path)?;
-            under(f, rule.copy).then(|| kept.get(name).copied()).flatten()
-        })
-        .collect()
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let mut found: Vec<(usize, PathBuf)> = (0..files.len())
+        .filter(|&i| !compressed(i))
+        .filter_map(|i| wanted.get(&super::files::parts_key(files.path_parts(i))))
+        .cloned()
+        .collect();
+    found.sort_unstable_by_key(|(i, _)| *i);
+    found.dedup_by_key(|(i, _)| *i);
+    found
 }
 
-/// A file found at `path` with metadata `meta`; its `canonical` path when known already.
-fn source(path: PathBuf, canonical: Option<PathBuf>, meta: &std::fs::Metadata) -> SourceFile {
-    let canonical =
-        canonical.unwrap_or_else(|| std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()));
-    let (inode, changed) = inode_and_changed(meta);
-    SourceFile::new(path, canonical, meta.len(), modified_ns(meta), inode, changed)
+/// Of one format's `files`, each that is a copy by the format's rule ([`crate::format::Copies`])
+/// of a file among them, with that file's path: that one is read, and the copy is not.
+pub(crate) fn copy_of(files: &SourceFiles, copies: Option<crate::format::Copies>) -> Vec<(usize, PathBuf)> {
+    let Some(rule) = copies else { return Vec::new() };
+    let under = |dir: &[u8], folder: &str| dir.split(|&b| b == b'/').any(|c| c == folder.as_bytes());
+    // The copies are few: their names are looked for among the kept files.
+    let mut wanted: HashMap<std::ffi::OsString, Vec<usize>> = HashMap::new();
+    for i in 0..files.len() {
+        let [dir, _] = files.path_parts(i);
+        if under(dir, rule.copy)
+            && let Some(name) = crate::format::claimed_name(&files.path(i))
+        {
+            wanted.entry(name.to_os_string()).or_default().push(i);
+        }
+    }
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    for i in 0..files.len() {
+        let [dir, _] = files.path_parts(i);
+        if !under(dir, rule.kept) || under(dir, rule.copy) {
+            continue;
+        }
+        let path = files.path(i);
+        if let Some(copies) = crate::format::claimed_name(&path).and_then(|name| wanted.remove(name)) {
+            found.extend(copies.into_iter().map(|copy| (copy, path.clone())));
+        }
+    }
+    found.sort_unstable_by_key(|(i, _)| *i);
+    found
+}
+
+/// A name kept as bytes, as a name.
+fn name_of(bytes: &[u8]) -> &std::ffi::OsStr {
+    // SAFETY: the bytes are a file's name as kept, cut from an OS string at a separator.
+    unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(bytes) }
 }
 
 fn walk_warning(e: &walkdir::Error) -> String {
@@ -599,7 +554,7 @@ mod tests {
     #[test]
     fn files_are_in_the_order_of_a_walk_by_name() {
         let mut paths = vec!["a.x/1", "a/b/2", "ab", "a/c", "a b/3", "a/b", "b", "a/b/1"];
-        paths.sort_by(|a, b| walk_order(a.as_bytes(), b.as_bytes()));
+        paths.sort_by(|a, b| walk_order(&[a.as_bytes(), &[]], &[b.as_bytes(), &[]]));
         assert_eq!(paths, vec!["a/b", "a/b/1", "a/b/2", "a/c", "a b/3", "a.x/1", "ab", "b"]);
         let mut by_components = paths.clone();
         by_components.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
@@ -678,10 +633,8 @@ mod tests {
         assert_eq!(claimed("rupu_netflow"), [".rupu/transcripts/netflow/run_3.jsonl.zst"]);
         assert_eq!(claimed("reeval"), ["a/b/transcript.jsonl.zst"]);
         let rupu = formats.iter().position(|f| f.name == "rupu").unwrap();
-        let files: Vec<std::sync::Arc<SourceFile>> =
-            found.files[rupu].iter().cloned().map(std::sync::Arc::new).collect();
         let plain = transcripts.join("run_1.jsonl");
-        assert_eq!(plain_beside(&files), [None, Some(plain.as_path()), None]);
+        assert_eq!(plain_beside(&found.files[rupu]), [(1, plain)]);
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! Files in, lines out: which files are transcripts of which format ([`discover`]), local or in
-//! an object store ([`remote`]), their bytes block by block from any store ([`read`]), numbered
-//! whole lines ([`lines`]), and the hash of a file's whole lines that proves it only grew
-//! ([`prefix`]).
+//! an object store ([`remote`]), kept compactly ([`files`]), their bytes block by block from any
+//! store ([`read`]), numbered whole lines ([`lines`]), and the hash of a file's whole lines that
+//! proves it only grew ([`prefix`]).
 
 pub mod discover;
+pub mod files;
 pub mod lines;
 pub(crate) mod prefix;
 pub mod read;

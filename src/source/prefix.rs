@@ -2,7 +2,7 @@
 //! pass streams the file, checked again before a cached file is read on from where it was, and
 //! carried on over what was appended.
 
-use crate::source::discover::SourceFile;
+use crate::source::files::SourceFile;
 use crate::source::read::{BLOCK_BYTES, BlockReader};
 use object_store::ObjectStore;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! files of this machine's store on their own thread. A compressed file (`*.zst`) is read as its
 //! decompressed bytes, inflated block by block as it streams.
 
-use crate::source::discover::SourceFile;
+use crate::source::files::SourceFile;
 use bytes::Bytes;
 use object_store::{ObjectStore, ObjectStoreExt, path::Path as StorePath};
 use std::io::{Read, Seek, SeekFrom};

@@ -10,7 +10,8 @@ use crate::infer::pass::{
 };
 use crate::infer::signature::{FileSummary, SignatureTable};
 use crate::infer::stats::{FileStats, FormatStats};
-use crate::source::discover::{Contested, Discovery, PathHasher, SourceFile, path_key};
+use crate::source::discover::{Contested, Discovery};
+use crate::source::files::{PathHasher, SourceFile, SourceFiles, path_key};
 use crate::source::prefix::PrefixHash;
 use crate::table::event_table::{EventTable, all_tables};
 use futures::StreamExt;
@@ -42,7 +43,7 @@ impl Default for ReadOptions {
 pub struct FormatData {
     pub(crate) format: Format,
     /// Its transcripts, in path order.
-    pub(crate) files: Vec<Arc<SourceFile>>,
+    pub(crate) files: SourceFiles,
     /// For each transcript, its damaged lines.
     pub(crate) file_damage: Vec<u64>,
     /// For each transcript, its events by type (whole lines, and a whole cut-off last line): a
@@ -70,17 +71,19 @@ impl FormatData {
     /// transcripts, and its tables.
     pub fn new(
         format: Format,
-        transcripts: Vec<(Arc<SourceFile>, &FileSummary)>,
+        files: SourceFiles,
+        summaries: &[&FileSummary],
         shapes: &SignatureTable,
         not_transcripts: Vec<(Arc<SourceFile>, NotATranscript)>,
         tables: Vec<Arc<EventTable>>,
         stats: FormatStats,
     ) -> FormatData {
-        let file_damage: Vec<u64> = transcripts.iter().map(|(_, s)| s.damaged_lines).collect();
+        debug_assert_eq!(files.len(), summaries.len());
+        let file_damage: Vec<u64> = summaries.iter().map(|s| s.damaged_lines).collect();
         FormatData {
             format,
-            file_events: FileEvents::new(transcripts.iter().map(|(_, s)| *s), shapes),
-            files: transcripts.into_iter().map(|(f, _)| f).collect(),
+            file_events: FileEvents::new(summaries.iter().copied(), shapes),
+            files,
             by_path: OnceLock::new(),
             not_transcripts,
             tables,
@@ -94,15 +97,15 @@ impl FormatData {
     /// their damage and events by type, and its tables.
     pub(crate) fn of_scan(
         format: Format,
-        files: Vec<(Arc<SourceFile>, u64)>,
+        files: Vec<(SourceFile, u64)>,
         file_events: FileEvents,
         tables: Vec<Arc<EventTable>>,
         stats: FormatStats,
     ) -> FormatData {
-        let (files, file_damage) = files.into_iter().unzip();
+        let (files, file_damage): (Vec<SourceFile>, Vec<u64>) = files.into_iter().unzip();
         FormatData {
             format,
-            files,
+            files: SourceFiles::of(files),
             file_damage,
             file_events,
             by_path: OnceLock::new(),
@@ -115,19 +118,18 @@ impl FormatData {
 
     /// The index of one of the transcripts among `files`.
     pub(crate) fn index_of(&self, file: &SourceFile) -> Option<usize> {
-        let by_path = self.by_path.get_or_init(|| {
-            self.files.iter().enumerate().map(|(i, f)| (path_key(f.canonical()), i)).collect()
-        });
+        let by_path =
+            self.by_path.get_or_init(|| (0..self.files.len()).map(|i| (self.files.key(i), i)).collect());
         by_path.get(&path_key(file.canonical())).copied()
     }
 
     /// The same format over only the transcripts that `keep` keeps.
     pub(crate) fn narrowed(&self, keep: impl Fn(&SourceFile) -> bool) -> FormatData {
-        let kept: Vec<usize> = (0..self.files.len()).filter(|&i| keep(&self.files[i])).collect();
+        let kept: Vec<usize> = (0..self.files.len()).filter(|&i| keep(&self.files.get(i))).collect();
         let file_damage: Vec<u64> = kept.iter().map(|&i| self.file_damage[i]).collect();
         FormatData {
             format: self.format.clone(),
-            files: kept.iter().map(|&i| self.files[i].clone()).collect(),
+            files: self.files.select(kept.iter().copied()),
             file_events: self.file_events.narrowed(&kept),
             by_path: OnceLock::new(),
             file_damage,
@@ -142,9 +144,9 @@ impl FormatData {
     pub(crate) fn files_for(&self, table: &EventTable) -> Vec<Arc<SourceFile>> {
         match &table.rows {
             crate::table::event_table::Rows::Type(t) => {
-                self.file_events.files_holding(t).map(|i| self.files[i].clone()).collect()
+                self.file_events.files_holding(t).map(|i| Arc::new(self.files.get(i))).collect()
             }
-            _ => self.files.clone(),
+            _ => self.files.iter().map(Arc::new).collect(),
         }
     }
 
@@ -189,6 +191,13 @@ impl FormatData {
         });
         by_type.get(type_name).map(|&i| &self.tables[i])
     }
+}
+
+/// Where a file read is, for the cache to remember it by.
+enum Remembered {
+    /// Among the format's transcripts, at this place.
+    Transcript(usize),
+    Other(Arc<SourceFile>),
 }
 
 /// What the inference pass found of one file.
@@ -329,38 +338,38 @@ impl Corpus {
         let mut warnings = discovery.warnings;
         let mut data = Vec::new();
         // Deleted or moved files leave the cache.
-        cache.retain(&discovery.files.iter().flatten().map(|f| path_key(f.canonical())).collect());
-        cache.reserve(discovery.files.iter().map(Vec::len).sum());
+        cache.retain(&discovery.files.iter().flat_map(|f| (0..f.len()).map(|i| f.key(i))).collect());
+        cache.reserve(discovery.files.iter().map(SourceFiles::len).sum());
         let remember = cache.is_enabled();
         // What a read found depends on the line limit: a line too long then may be read now.
-        for (format, files) in formats.into_iter().zip(discovery.files) {
-            let files: Vec<Arc<SourceFile>> = files.into_iter().map(Arc::new).collect();
+        for (format, mut files) in formats.into_iter().zip(discovery.files) {
             // A compressed copy beside its plain file is not read: the plain one is; nor is a
             // copy the format keeps elsewhere.
             let name = |p: &std::path::Path| crate::text::escape::path_text(p).into_owned();
-            let plain = crate::source::discover::plain_beside(&files);
-            let kept = crate::source::discover::copy_of(&files, format.copies);
-            let why: Vec<Option<NotATranscript>> = plain
+            let mut set_aside: Vec<(usize, NotATranscript)> = crate::source::discover::plain_beside(&files)
                 .into_iter()
-                .zip(kept)
-                .map(|(plain, kept)| match (plain, kept) {
-                    (Some(plain), _) => {
-                        plain.file_name().map(|n| NotATranscript::PlainBeside { plain: name(n.as_ref()) })
-                    }
-                    (None, Some(kept)) => Some(NotATranscript::CopyOf { kept: name(kept) }),
-                    (None, None) => None,
+                .filter_map(|(i, plain)| {
+                    Some((i, NotATranscript::PlainBeside { plain: name(plain.file_name()?.as_ref()) }))
                 })
+                .chain(
+                    crate::source::discover::copy_of(&files, format.copies)
+                        .into_iter()
+                        .map(|(i, kept)| (i, NotATranscript::CopyOf { kept: name(&kept) })),
+                )
                 .collect();
-            let (files, copies): (Vec<_>, Vec<_>) =
-                files.into_iter().zip(why).partition(|(_, why)| why.is_none());
-            let files: Vec<Arc<SourceFile>> = files.into_iter().map(|(file, _)| file).collect();
+            // A file both is set aside as the first says.
+            set_aside.sort_by_key(|(i, _)| *i);
+            set_aside.dedup_by_key(|(i, _)| *i);
+            let aside: Vec<usize> = set_aside.iter().map(|(i, _)| *i).collect();
             let copies: Vec<(Arc<SourceFile>, NotATranscript)> =
-                copies.into_iter().filter_map(|(file, why)| Some((file, why?))).collect();
+                set_aside.into_iter().map(|(i, why)| (Arc::new(files.get(i)), why)).collect();
+            let mut next_aside = aside.iter().copied().peekable();
+            files.retain(|i| next_aside.next_if_eq(&i).is_none());
             let (known, shapes) = cache.parts();
             // Files the cache knows unchanged need no read and no task.
             let mut found: Vec<Found> = files
                 .iter()
-                .map(|file| match known.lookup_now(format.name, file) {
+                .map(|file| match known.lookup_now(format.name, &file) {
                     Some(Lookup::Same(summary)) if summary.max_line_bytes == max as u64 => {
                         Found::Known(summary)
                     }
@@ -371,8 +380,9 @@ impl Corpus {
                 (0..files.len()).filter(|&i| matches!(found[i], Found::Unread)).collect();
             let format = Arc::new(format);
             let format_ref = &format;
+            let files_ref = &files;
             let mut reads = futures::stream::iter(unread.into_iter().map(|i| {
-                let (store, file) = (store.clone(), files[i].clone());
+                let (store, file) = (store.clone(), Arc::new(files_ref.get(i)));
                 async move {
                     let (before, from, prefix) = match known.lookup(&store, format_ref.name, &file).await {
                         Lookup::Grown(summary, from, prefix) if summary.max_line_bytes == max as u64 => {
@@ -381,15 +391,16 @@ impl Corpus {
                         _ => (None, 0, None),
                     };
                     let prefix = remember.then(|| prefix.unwrap_or_default());
+                    let path = file.path.clone();
                     let (stats, fingerprint) =
                         read_file(store, format_ref.clone(), file, max, from, prefix).await;
-                    (i, before, stats, fingerprint)
+                    (i, path, before, stats, fingerprint)
                 }
             }))
             .buffered(options.parallel_files.max(1));
             // Each read's shapes are numbered as it comes: tens of thousands of files hold a
             // handful of shapes, and a file is then a few numbers.
-            while let Some((i, before, later, fingerprint)) = reads.next().await {
+            while let Some((i, path, before, later, fingerprint)) = reads.next().await {
                 let mut stats = match before {
                     Some(before) => {
                         let mut stats = shapes.stats(before);
@@ -398,7 +409,7 @@ impl Corpus {
                     }
                     None => later,
                 };
-                let path = crate::text::escape::path(&files[i].path);
+                let path = crate::text::escape::path(&path);
                 found[i] = match (stats.unreadable.take(), stats.read_in_part.take()) {
                     (Some(why), _) => {
                         warnings.push(format!("{path}: not read: {why}"));
@@ -419,9 +430,10 @@ impl Corpus {
             let mut shape_events = vec![0u64; shapes.len()];
             let mut shape_met = vec![false; shapes.len()];
             let mut shape_order = Vec::new();
-            let mut transcripts = Vec::new();
+            let mut transcripts: Vec<&FileSummary> = Vec::new();
+            let mut is_transcript = vec![false; files.len()];
             let mut not_transcripts = Vec::new();
-            for (file, found) in files.iter().zip(&found) {
+            for (i, found) in found.iter().enumerate() {
                 let summary = match found {
                     Found::Known(summary) => *summary,
                     Found::Read(summary, _) => summary,
@@ -436,12 +448,18 @@ impl Corpus {
                             }
                             *total += events;
                         }
-                        transcripts.push((file.clone(), summary));
+                        transcripts.push(summary);
+                        is_transcript[i] = true;
                     }
-                    Some(why) => not_transcripts.push((file.clone(), why)),
+                    Some(why) => not_transcripts.push((i, why)),
                 }
             }
+            let mut not_transcripts: Vec<(Arc<SourceFile>, NotATranscript)> =
+                not_transcripts.into_iter().map(|(i, why)| (Arc::new(files.get(i)), why)).collect();
             warnings.extend(not_transcripts_warnings(&format, &not_transcripts));
+            // The files read that are not transcripts, to be remembered by the cache.
+            let read_elsewhere: Vec<Arc<SourceFile>> =
+                not_transcripts.iter().map(|(f, _)| f.clone()).collect();
             not_transcripts.extend(copies);
             let mut stats = FormatStats::default();
             for id in shape_order {
@@ -453,28 +471,51 @@ impl Corpus {
                 all_tables(&format, &stats).into_iter().map(Arc::new).collect();
             let name = format.name;
             let format = Arc::unwrap_or_clone(format);
-            let format_data = FormatData::new(format, transcripts, shapes, not_transcripts, tables, stats);
+            files.retain(|i| is_transcript[i]);
+            let format_data =
+                FormatData::new(format, files, &transcripts, shapes, not_transcripts, tables, stats);
+            drop(transcripts);
             warnings.extend(renamed_warnings(&store, &format_data, max).await);
-            data.push(Arc::new(format_data));
-            let reads: Vec<(Arc<SourceFile>, FileSummary, u64)> = files
+            // What was read is remembered: a transcript by its place among the format's, any
+            // other file read as the list of those says.
+            let (mut transcript, mut elsewhere) = (0, read_elsewhere.iter());
+            let reads: Vec<(Remembered, FileSummary, u64)> = found
                 .into_iter()
-                .zip(found)
-                .filter_map(|(file, found)| match found {
-                    Found::Read(summary, Some(fingerprint)) => Some((file, summary, fingerprint)),
-                    _ => None,
+                .enumerate()
+                .filter_map(|(i, found)| {
+                    let place = match (&found, is_transcript[i]) {
+                        (Found::Unread | Found::Unreadable, _) => return None,
+                        (_, true) => {
+                            transcript += 1;
+                            Remembered::Transcript(transcript - 1)
+                        }
+                        (_, false) => Remembered::Other(elsewhere.next()?.clone()),
+                    };
+                    match found {
+                        Found::Read(summary, Some(fingerprint)) => Some((place, summary, fingerprint)),
+                        _ => None,
+                    }
                 })
                 .collect();
-            for (file, summary, fingerprint) in reads {
-                cache.remember(name, &file, fingerprint, summary);
+            for (place, summary, fingerprint) in reads {
+                match place {
+                    Remembered::Transcript(j) => {
+                        cache.remember(name, &format_data.files.get(j), fingerprint, summary)
+                    }
+                    Remembered::Other(file) => cache.remember(name, &file, fingerprint, summary),
+                }
             }
+            data.push(Arc::new(format_data));
         }
         // Every file the cache remembers is one of the formats' now (transcript or not).
-        let kept: Vec<&std::path::Path> = data
-            .iter()
-            .flat_map(|d| d.files.iter().chain(d.not_transcripts.iter().map(|(f, _)| f)))
-            .map(|f| f.canonical())
-            .collect();
-        match cache.save(&kept) {
+        let kept = || {
+            data.iter().flat_map(|d| {
+                (0..d.files.len())
+                    .map(|i| d.files.get(i).canonical().to_path_buf())
+                    .chain(d.not_transcripts.iter().map(|(f, _)| f.canonical().to_path_buf()))
+            })
+        };
+        match cache.save(kept) {
             Ok(()) => {}
             Err(crate::error::Error::Write { path, source }) => {
                 warnings.push(format!("{}: cache not saved: {source}", crate::text::escape::path(&path)));
@@ -547,10 +588,10 @@ async fn renamed_warnings(
         .collect();
     let mut warnings = Vec::new();
     for &(table, why, type_name) in renamed.iter().take(MAX_RENAME_WARNINGS) {
-        let Some(file) = data.file_events.files_holding(type_name).next().map(|i| &data.files[i]) else {
+        let Some(file) = data.file_events.files_holding(type_name).next().map(|i| data.files.get(i)) else {
             continue;
         };
-        let line = first_line_of_type(store.clone(), &data.format, file, type_name, max_line_bytes).await;
+        let line = first_line_of_type(store.clone(), &data.format, &file, type_name, max_line_bytes).await;
         let place = match line {
             Some(line) => format!("{}:{line}", crate::text::escape::path(&file.path)),
             None => crate::text::escape::path(&file.path),
@@ -617,8 +658,8 @@ async fn settle_contested(
         .contested
         .iter()
         .filter(|c| {
-            let file = &discovery.files[c.format][c.index];
-            !matches!(known.lookup_now(formats[c.format].name, file), Some(Lookup::Same(_)))
+            let file = discovery.files[c.format].get(c.index);
+            !matches!(known.lookup_now(formats[c.format].name, &file), Some(Lookup::Same(_)))
         })
         .map(|c| (c, std::iter::once(c.format).chain(c.others.iter().copied()).collect()))
         .collect();
@@ -626,8 +667,8 @@ async fn settle_contested(
     let mut moves: Vec<(usize, usize, usize)> = futures::stream::iter(undecided)
         .map(|(contested, order)| async move {
             let candidates: Vec<&Format> = order.iter().map(|&i| &formats[i]).collect();
-            let file = &files[contested.format][contested.index];
-            let chosen = decide_by_content(store.clone(), &candidates, file, options.max_line_bytes).await;
+            let file = files[contested.format].get(contested.index);
+            let chosen = decide_by_content(store.clone(), &candidates, &file, options.max_line_bytes).await;
             (contested.format, contested.index, order[chosen])
         })
         .buffer_unordered(options.parallel_files.max(1))
@@ -642,10 +683,10 @@ async fn settle_contested(
         if leaving.is_empty() {
             continue;
         }
-        let files = std::mem::take(&mut discovery.files[from]);
-        for (index, file) in files.into_iter().enumerate() {
+        let files = discovery.files[from].take_rows();
+        for index in 0..files.len() {
             let to = leaving.get(&index).copied().unwrap_or(from);
-            discovery.files[to].push(file);
+            discovery.files[to].push_from(&files, index);
         }
     }
     discovery.contested.clear();

@@ -13,7 +13,7 @@ use txq::infer::signature::SignatureTable;
 use txq::infer::stats::FormatStats;
 use txq::scan::decode::RowDecoder;
 use txq::scan::{LineReader, ScanSource};
-use txq::source::discover::SourceFile;
+use txq::source::files::SourceFile;
 use txq::source::lines::{Line, LineSplitter};
 use txq::table::corpus::{FormatData, ProblemLog};
 use txq::table::event_table::all_tables;
@@ -57,7 +57,8 @@ pub fn read_as_every_format(bytes: &[u8], block: usize, max_line_bytes: usize) -
         let summary = shapes.summarize(&file_stats);
         let data = Arc::new(FormatData::new(
             format,
-            vec![(file.clone(), &summary)],
+            txq::source::files::SourceFiles::of([(*file).clone()]),
+            &[&summary],
             &shapes,
             vec![],
             tables.clone(),

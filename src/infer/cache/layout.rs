@@ -24,7 +24,7 @@ const CHECKSUM_BYTES: usize = 8;
 /// numbered in the table `decode` was given).
 pub(crate) struct Decoded {
     pub(crate) formats: Vec<String>,
-    /// The hash of each file's path ([`crate::source::discover::path_key`]), and its entry.
+    /// The hash of each file's path ([`crate::source::files::path_key`]), and its entry.
     pub(crate) keys: Vec<u64>,
     pub(crate) entries: Vec<FileEntry>,
 }
@@ -339,7 +339,7 @@ mod tests {
         let decoded = decode(&bytes, &mut read_shapes).expect("decodes");
         assert_eq!(decoded.formats, formats);
         assert_eq!(read_shapes.len(), 2, "the unused shape is not written");
-        let written = entries.iter().map(|(path, e)| (crate::source::discover::path_key(Path::new(path)), e));
+        let written = entries.iter().map(|(path, e)| (crate::source::files::path_key(Path::new(path)), e));
         assert_eq!(
             described(&read_shapes, decoded.keys.iter().copied().zip(&decoded.entries)),
             described(&shapes, written)

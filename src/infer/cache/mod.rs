@@ -8,7 +8,7 @@
 mod layout;
 
 use crate::infer::signature::{FileSummary, SignatureTable};
-use crate::source::discover::{PathHasher, SourceFile, path_key};
+use crate::source::files::{PathHasher, SourceFile, path_key};
 use crate::source::prefix::PrefixHash;
 use object_store::ObjectStore;
 use std::collections::HashMap;
@@ -300,7 +300,10 @@ impl InferenceCache {
     /// Writes the cache if anything changed: the entries of `files` (canonical paths), to a
     /// temporary file, renamed into place (and removed again when anything fails). A cache that
     /// cannot be written is not an error; the next query reads the files again.
-    pub(crate) fn save(&self, files: &[&Path]) -> crate::error::Result<()> {
+    pub(crate) fn save<I: Iterator<Item = PathBuf>>(
+        &self,
+        files: impl FnOnce() -> I,
+    ) -> crate::error::Result<()> {
         let (Some(path), true) = (&self.path, self.changed) else { return Ok(()) };
         let dir = path.parent().unwrap_or(Path::new("."));
         let not_saved = |e| crate::error::Error::Write { path: path.clone(), source: e };
@@ -308,10 +311,13 @@ impl InferenceCache {
         // Named after the cache file and the process: two saves at once never share one.
         let name = path.file_stem().unwrap_or_default().to_string_lossy();
         let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
-        let entries: Vec<(&OsStr, &FileEntry)> = files
-            .iter()
-            .filter_map(|path| Some((path.as_os_str(), self.known.entries.get(path_key(path))?)))
+        let files: Vec<(PathBuf, &FileEntry)> = files()
+            .filter_map(|path| {
+                let entry = self.known.entries.get(path_key(&path))?;
+                Some((path, entry))
+            })
             .collect();
+        let entries: Vec<(&OsStr, &FileEntry)> = files.iter().map(|(p, e)| (p.as_os_str(), *e)).collect();
         let written = std::fs::File::create(&tmp).and_then(|file| {
             let mut file = std::io::BufWriter::new(file);
             layout::encode_to(&self.known.formats, &self.shapes, &entries, &mut file)?;

@@ -1,0 +1,530 @@
+//! The files found: a [`SourceFile`], and the lists of them kept compactly ([`SourceFiles`]):
+//! each directory once, every name in one shared arena, a file's size and stamps packed in one
+//! fixed row; a file becomes a [`SourceFile`] when it is used. A million files are about ninety
+//! bytes each here, not the four hundred that a path and its metadata take as separate
+//! allocations.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The hasher of maps keyed by paths: a fast one, not SipHash, since a start hashes tens of
+/// thousands of long paths (benchmarks/ANALYSIS.md, "A compact corpus").
+pub(crate) type PathHasher = foldhash::fast::RandomState;
+
+/// A path as a key: the XXH3-64 of its bytes (a million paths are not kept twice to be found
+/// by; two paths of one corpus with the same hash, a chance of about 3 in 10^8 at a million
+/// files, would be one file to the lookups that use it).
+pub(crate) fn path_key(path: &std::path::Path) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(path.as_os_str().as_encoded_bytes())
+}
+
+/// A file found for a format.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The path as found (the searched path joined with the file's place below it).
+    pub path: PathBuf,
+    /// The canonical path when it is not `path` ([`SourceFile::canonical`]): most files are
+    /// found by the path that names them, and a million paths are not kept twice.
+    canonical_if_other: Option<PathBuf>,
+    /// Its size when found: txq reads this many bytes, so a file still being written reads as a
+    /// consistent prefix.
+    pub size: u64,
+    /// Its modification time when found, in nanoseconds since the epoch.
+    pub modified: Option<u64>,
+    /// Its inode number when found (unix only).
+    pub inode: Option<u64>,
+    /// Its status change time (ctime) when found, in nanoseconds since the epoch (unix only): any
+    /// write moves it, and unlike the modification time nothing can set it back.
+    pub changed: Option<u64>,
+}
+
+impl SourceFile {
+    /// A file found at `path` (`canonical` the path it is read by and known by when reached
+    /// twice), with its size and stamps when found.
+    pub fn new(
+        path: PathBuf,
+        canonical: PathBuf,
+        size: u64,
+        modified: Option<u64>,
+        inode: Option<u64>,
+        changed: Option<u64>,
+    ) -> SourceFile {
+        SourceFile::found(path, Some(canonical), size, modified, inode, changed)
+    }
+
+    /// [`SourceFile::new`], with no canonical path when it is the path.
+    pub(crate) fn found(
+        path: PathBuf,
+        canonical: Option<PathBuf>,
+        size: u64,
+        modified: Option<u64>,
+        inode: Option<u64>,
+        changed: Option<u64>,
+    ) -> SourceFile {
+        let canonical_if_other = canonical.filter(|c| *c != path);
+        SourceFile { path, canonical_if_other, size, modified, inode, changed }
+    }
+
+    /// The canonical path, used to read it and to recognise it when reached twice.
+    pub fn canonical(&self) -> &Path {
+        self.canonical_if_other.as_deref().unwrap_or(&self.path)
+    }
+
+    /// Whether the file is an object in a remote store (`s3://bucket/key`).
+    pub fn is_remote(&self) -> bool {
+        super::remote::is_remote(self.canonical())
+    }
+
+    /// Whether the file is compressed (`*.zst`): read as the bytes it inflates to, from its start.
+    pub(crate) fn compressed(&self) -> bool {
+        crate::format::is_compressed(&self.path)
+    }
+
+    /// Whether the file is still what it was when found: the same size, modification time,
+    /// inode and status change time.
+    pub(crate) fn unchanged(&self) -> bool {
+        // An object is replaced whole, never written in place, and each statement lists its
+        // store anew: what the listing said is what is there.
+        if self.is_remote() {
+            return true;
+        }
+        std::fs::metadata(self.canonical()).is_ok_and(|meta| {
+            let (inode, changed) = inode_and_changed(&meta);
+            self.modified.is_some()
+                && (meta.len(), modified_ns(&meta), inode, changed)
+                    == (self.size, self.modified, self.inode, self.changed)
+        })
+    }
+}
+
+/// A missing stamp in a row.
+const NONE: u64 = u64::MAX;
+
+/// One file: its directory, its name in the arena, its size and stamps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Row {
+    size: u64,
+    modified: u64,
+    inode: u64,
+    changed: u64,
+    dir: u32,
+    /// Where its name starts in the arena: also the file's identity among the rows of one
+    /// arena, which the canonical paths of files reached through a symlink are kept by.
+    name_at: u32,
+    name_len: u32,
+}
+
+/// A directory: its path, ending in its separator (empty for a file named without one), and
+/// its canonical path the same way when that is another.
+#[derive(Debug, Default)]
+struct Dir {
+    path: Box<[u8]>,
+    canonical: Option<Box<[u8]>>,
+    /// Whether its canonical path was found (a directory of remote objects, or of files
+    /// given one by one, is not looked up).
+    resolved: bool,
+}
+
+/// The names of the files of one discovery: directories, file names, and the canonical paths
+/// that are neither their directory's canonical path joined with their name nor their path.
+#[derive(Debug, Default)]
+struct Names {
+    dirs: Vec<Dir>,
+    bytes: Vec<u8>,
+    canonical: HashMap<u32, Box<[u8]>, PathHasher>,
+}
+
+impl Names {
+    fn name(&self, row: &Row) -> &[u8] {
+        &self.bytes[row.name_at as usize..row.name_at as usize + row.name_len as usize]
+    }
+
+    /// A file's path or its canonical path, in the two parts it is kept in (the second empty
+    /// for a canonical path kept whole).
+    fn parts(&self, row: &Row, canonical: bool) -> [&[u8]; 2] {
+        let dir = &self.dirs[row.dir as usize];
+        if canonical {
+            if let Some(whole) = self.canonical.get(&row.name_at) {
+                return [whole, &[]];
+            }
+            if let Some(dir) = &dir.canonical {
+                return [dir, self.name(row)];
+            }
+        }
+        [&dir.path, self.name(row)]
+    }
+}
+
+/// How the canonical path of a file pushed is known.
+pub(crate) enum Canonical<'a> {
+    /// Its directory's canonical path joined with its name (a file that is no symlink).
+    OfDirectory,
+    /// This path.
+    Is(&'a Path),
+}
+
+/// Files found: rows over a shared arena of names.
+#[derive(Debug, Clone, Default)]
+pub struct SourceFiles {
+    names: Arc<Names>,
+    rows: Vec<Row>,
+}
+
+/// Makes the lists of files of one discovery, all over one arena.
+#[derive(Debug, Default)]
+pub(crate) struct SourceFilesBuilder {
+    names: Names,
+    dir_of: HashMap<Box<[u8]>, u32, PathHasher>,
+    last_dir: Option<u32>,
+}
+
+/// A row pushed to a builder, to be put in one of the lists it makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pushed(Row);
+
+/// Splits a path after its last separator: the directory with it, then the name.
+fn split(path: &Path) -> (&[u8], &[u8]) {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    match bytes.iter().rposition(|&b| b == b'/' || (cfg!(windows) && b == b'\\')) {
+        Some(at) => bytes.split_at(at + 1),
+        None => (&[], bytes),
+    }
+}
+
+fn path_of(parts: [&[u8]; 2]) -> PathBuf {
+    let mut bytes = Vec::with_capacity(parts[0].len() + parts[1].len());
+    bytes.extend_from_slice(parts[0]);
+    bytes.extend_from_slice(parts[1]);
+    // SAFETY: both parts are pieces of OS strings split at an ASCII separator (or whole), so
+    // their concatenation is what `as_encoded_bytes` gave.
+    PathBuf::from(unsafe { std::ffi::OsString::from_encoded_bytes_unchecked(bytes) })
+}
+
+fn stamp(value: Option<u64>) -> u64 {
+    value.filter(|&v| v != NONE).unwrap_or(NONE)
+}
+
+fn unstamp(value: u64) -> Option<u64> {
+    (value != NONE).then_some(value)
+}
+
+impl SourceFilesBuilder {
+    /// The directory of `dir` (a path ending in its separator), added when new; its canonical
+    /// path found when `canonical` is asked for and it is new.
+    fn dir(&mut self, dir: &[u8], resolve: bool) -> u32 {
+        if let Some(last) = self.last_dir
+            && *self.names.dirs[last as usize].path == *dir
+        {
+            return last;
+        }
+        let index = match self.dir_of.get(dir) {
+            Some(&index) => index,
+            None => {
+                let index = self.names.dirs.len() as u32;
+                self.names.dirs.push(Dir { path: dir.into(), ..Dir::default() });
+                self.dir_of.insert(dir.into(), index);
+                index
+            }
+        };
+        let entry = &mut self.names.dirs[index as usize];
+        if resolve && !entry.resolved {
+            if let Ok(canonical) = canonical_dir(dir) {
+                entry.canonical = canonical;
+                entry.resolved = true;
+            }
+        }
+        self.last_dir = Some(index);
+        index
+    }
+
+    /// Adds a file found at `path`; `None` when the arena of names is full (four gigabytes of
+    /// names), or a name is longer than a row keeps.
+    pub(crate) fn push(
+        &mut self,
+        path: &Path,
+        canonical: Canonical<'_>,
+        size: u64,
+        modified: Option<u64>,
+        inode: Option<u64>,
+        changed: Option<u64>,
+    ) -> Option<Pushed> {
+        let (dir_bytes, name) = split(path);
+        let name_at = u32::try_from(self.names.bytes.len()).ok()?;
+        let name_len = u32::try_from(name.len()).ok()?;
+        name_at.checked_add(name_len)?;
+        let dir = self.dir(dir_bytes, matches!(canonical, Canonical::OfDirectory));
+        self.names.bytes.extend_from_slice(name);
+        let row = Row {
+            size,
+            modified: stamp(modified),
+            inode: stamp(inode),
+            changed: stamp(changed),
+            dir,
+            name_at,
+            name_len,
+        };
+        match canonical {
+            Canonical::OfDirectory => {
+                // A directory whose canonical path could not be found: the file's own is.
+                if !self.names.dirs[dir as usize].resolved
+                    && let Ok(whole) = std::fs::canonicalize(path)
+                {
+                    self.set_canonical(&row, &whole);
+                }
+            }
+            Canonical::Is(whole) => self.set_canonical(&row, whole),
+        }
+        Some(Pushed(row))
+    }
+
+    fn set_canonical(&mut self, row: &Row, whole: &Path) {
+        let whole = whole.as_os_str().as_encoded_bytes();
+        let [a, b] = self.names.parts(row, true);
+        if a.len() + b.len() != whole.len() || !whole.starts_with(a) || !whole.ends_with(b) {
+            self.names.canonical.insert(row.name_at, whole.into());
+        }
+    }
+
+    /// The lists, each of the rows given, all over the names pushed.
+    pub(crate) fn finish(self, lists: Vec<Vec<Pushed>>) -> Vec<SourceFiles> {
+        let names = Arc::new(self.names);
+        lists
+            .into_iter()
+            .map(|rows| SourceFiles { names: names.clone(), rows: rows.into_iter().map(|p| p.0).collect() })
+            .collect()
+    }
+
+    /// The path of a row pushed, in its two parts.
+    pub(crate) fn path_parts(&self, row: &Pushed) -> [&[u8]; 2] {
+        self.names.parts(&row.0, false)
+    }
+
+    /// The hash of the canonical path of a row pushed ([`path_key`]).
+    pub(crate) fn key(&self, row: &Pushed) -> u64 {
+        parts_key(self.names.parts(&row.0, true))
+    }
+}
+
+/// The canonical path of a directory (ending in its separator), when it is not the path itself.
+fn canonical_dir(dir: &[u8]) -> std::io::Result<Option<Box<[u8]>>> {
+    let dir_or_here: &[u8] = if dir.is_empty() { b"." } else { dir };
+    // SAFETY: `dir` is a prefix of an OS string's encoded bytes ending at an ASCII separator.
+    let path = unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(dir_or_here) };
+    let canonical = std::fs::canonicalize(path)?;
+    let mut bytes = canonical.into_os_string().into_encoded_bytes();
+    if !bytes.ends_with(b"/") {
+        bytes.push(b'/');
+    }
+    Ok((bytes != dir).then(|| bytes.into()))
+}
+
+/// [`path_key`] of a path kept in two parts, with no copy of it made.
+pub(crate) fn parts_key(parts: [&[u8]; 2]) -> u64 {
+    let mut hash = xxhash_rust::xxh3::Xxh3Default::new();
+    hash.update(parts[0]);
+    hash.update(parts[1]);
+    hash.digest()
+}
+
+impl SourceFiles {
+    /// A list of `files`, over an arena of their own.
+    pub fn of(files: impl IntoIterator<Item = SourceFile>) -> SourceFiles {
+        let mut builder = SourceFilesBuilder::default();
+        let rows: Vec<Pushed> = files
+            .into_iter()
+            .filter_map(|f| {
+                let canonical = f.canonical().to_path_buf();
+                builder.push(&f.path, Canonical::Is(&canonical), f.size, f.modified, f.inode, f.changed)
+            })
+            .collect();
+        builder.finish(vec![rows]).pop().unwrap_or_default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// File `i`, made whole.
+    pub fn get(&self, i: usize) -> SourceFile {
+        let row = &self.rows[i];
+        let path = path_of(self.names.parts(row, false));
+        let other = self.names.canonical.contains_key(&row.name_at)
+            || self.names.dirs[row.dir as usize].canonical.is_some();
+        let canonical = other.then(|| path_of(self.names.parts(row, true)));
+        SourceFile::found(
+            path,
+            canonical,
+            row.size,
+            unstamp(row.modified),
+            unstamp(row.inode),
+            unstamp(row.changed),
+        )
+    }
+
+    /// Every file, made whole one at a time.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = SourceFile> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// The path of file `i`.
+    pub fn path(&self, i: usize) -> PathBuf {
+        path_of(self.names.parts(&self.rows[i], false))
+    }
+
+    /// The path of file `i` in its two parts (its directory with the separator, its name).
+    pub(crate) fn path_parts(&self, i: usize) -> [&[u8]; 2] {
+        self.names.parts(&self.rows[i], false)
+    }
+
+    /// The canonical path of file `i` in two parts (the second empty when it is kept whole).
+    pub(crate) fn canonical_parts(&self, i: usize) -> [&[u8]; 2] {
+        self.names.parts(&self.rows[i], true)
+    }
+
+    /// File `i`'s size, modification time, inode and change time, as found.
+    pub(crate) fn stamps(&self, i: usize) -> [Option<u64>; 4] {
+        let row = &self.rows[i];
+        [Some(row.size), unstamp(row.modified), unstamp(row.inode), unstamp(row.changed)]
+    }
+
+    /// The size of file `i` when found.
+    pub fn size(&self, i: usize) -> u64 {
+        self.rows[i].size
+    }
+
+    /// The hash of the canonical path of file `i` ([`path_key`]).
+    pub(crate) fn key(&self, i: usize) -> u64 {
+        parts_key(self.names.parts(&self.rows[i], true))
+    }
+
+    /// The files `kept` (indexes, in the order given), over the same arena.
+    pub(crate) fn select(&self, kept: impl IntoIterator<Item = usize>) -> SourceFiles {
+        SourceFiles { names: self.names.clone(), rows: kept.into_iter().map(|i| self.rows[i]).collect() }
+    }
+
+    /// Keeps the files `keep` keeps (by index), in order.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(usize) -> bool) {
+        let mut i = 0;
+        self.rows.retain(|_| {
+            let kept = keep(i);
+            i += 1;
+            kept
+        });
+    }
+
+    /// Moves file `i` of `from` to the end of this list: both lists are over one arena.
+    pub(crate) fn push_from(&mut self, from: &SourceFiles, i: usize) {
+        debug_assert!(Arc::ptr_eq(&self.names, &from.names) || self.rows.is_empty());
+        if self.rows.is_empty() {
+            self.names = from.names.clone();
+        }
+        self.rows.push(from.rows[i]);
+    }
+
+    /// Empties the list, keeping its arena.
+    pub(crate) fn take_rows(&mut self) -> SourceFiles {
+        SourceFiles { names: self.names.clone(), rows: std::mem::take(&mut self.rows) }
+    }
+}
+
+impl SourceFilesBuilder {
+    /// Sorts `rows` by `order` of their paths less their first `below` bytes.
+    pub(crate) fn sort(
+        &self,
+        rows: &mut [Pushed],
+        below: usize,
+        order: impl Fn(&[&[u8]; 2], &[&[u8]; 2]) -> std::cmp::Ordering,
+    ) {
+        fn cut(parts: [&[u8]; 2], below: usize) -> [&[u8]; 2] {
+            let [a, b] = parts;
+            if below <= a.len() { [&a[below..], b] } else { [&[], b.get(below - a.len()..).unwrap_or(b)] }
+        }
+        rows.sort_unstable_by(|x, y| order(&cut(self.path_parts(x), below), &cut(self.path_parts(y), below)));
+    }
+}
+
+/// The modification time, in nanoseconds since the epoch.
+pub(crate) fn modified_ns(meta: &std::fs::Metadata) -> Option<u64> {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as u64)
+}
+
+/// The inode number and the status change time (ns since the epoch) of a file.
+#[cfg(unix)]
+pub(crate) fn inode_and_changed(meta: &std::fs::Metadata) -> (Option<u64>, Option<u64>) {
+    use std::os::unix::fs::MetadataExt;
+    let changed = u64::try_from(meta.ctime())
+        .ok()
+        .and_then(|s| s.checked_mul(1_000_000_000)?.checked_add(u64::try_from(meta.ctime_nsec()).ok()?));
+    (Some(meta.ino()), changed)
+}
+
+#[cfg(not(unix))]
+pub(crate) fn inode_and_changed(_: &std::fs::Metadata) -> (Option<u64>, Option<u64>) {
+    (None, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_comes_back_as_it_went_in() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.jsonl"), "").unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        let files = vec![
+            SourceFile::new("x/a.jsonl".into(), "/elsewhere/b.jsonl".into(), 3, Some(1), Some(2), None),
+            SourceFile::new(
+                "s3://bucket//key.jsonl".into(),
+                "s3://bucket//key.jsonl".into(),
+                9,
+                None,
+                None,
+                None,
+            ),
+            SourceFile::new("bare.jsonl".into(), "bare.jsonl".into(), 0, Some(u64::MAX - 1), None, Some(7)),
+            SourceFile::new(real.join("a.jsonl"), real.join("a.jsonl"), 1, Some(5), None, None),
+        ];
+        let list = SourceFiles::of(files.clone());
+        assert_eq!(list.len(), 4);
+        for (i, file) in files.iter().enumerate() {
+            let back = list.get(i);
+            assert_eq!((&back.path, back.canonical(), back.size), (&file.path, file.canonical(), file.size));
+            assert_eq!((back.modified, back.inode, back.changed), (file.modified, file.inode, file.changed));
+            assert_eq!(list.key(i), super::path_key(file.canonical()));
+            assert_eq!(list.path(i), file.path);
+            assert_eq!(path_of(list.canonical_parts(i)), file.canonical());
+            assert_eq!(list.stamps(i), [Some(file.size), file.modified, file.inode, file.changed]);
+        }
+    }
+
+    #[test]
+    fn a_file_in_a_directory_reached_by_a_symlink_is_known_by_its_canonical_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        std::fs::write(dir.path().join("real/a.jsonl"), "").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("real"), dir.path().join("link")).unwrap();
+        let mut builder = SourceFilesBuilder::default();
+        let pushed = builder
+            .push(&dir.path().join("link/a.jsonl"), Canonical::OfDirectory, 0, None, None, None)
+            .unwrap();
+        let list = builder.finish(vec![vec![pushed]]).pop().unwrap();
+        let real = std::fs::canonicalize(dir.path().join("real/a.jsonl")).unwrap();
+        assert_eq!(list.get(0).canonical(), real);
+        assert_eq!(list.get(0).path, dir.path().join("link/a.jsonl"));
+        assert_eq!(list.key(0), super::path_key(&real));
+    }
+
+    #[test]
+    fn a_row_is_forty_eight_bytes() {
+        assert_eq!(std::mem::size_of::<Row>(), 48);
+    }
+}
