@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Default)]
 pub struct Discovery {
     pub files: Vec<SourceFiles>,
-    /// Files more than one format's rules claim: which format's list holds each (the first by
-    /// rank), its index there, and the other formats that claim it, by rank; its content decides
-    /// among them ([`crate::table::corpus`]).
-    pub(crate) contested: Vec<Contested>,
+    /// For files more than one format's rules claim, the other formats that claim them, by
+    /// rank, under the number their rows carry ([`SourceFiles::claimed_also_by`]; 0, no other,
+    /// first): a file's list is the first format's by rank, and its content decides among them
+    /// ([`crate::table::corpus`]). A million files claimed by two formats share one list.
+    pub(crate) claimed_also: Vec<Vec<usize>>,
     /// The directories searched.
     pub(crate) searched: Vec<PathBuf>,
     /// The places discovery was given (the paths, or the default places found): what a
@@ -55,12 +56,19 @@ impl Discovery {
     }
 }
 
-/// A file more than one format claims.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Contested {
-    pub(crate) format: usize,
-    pub(crate) index: usize,
-    pub(crate) others: Vec<usize>,
+impl Discovery {
+    /// Every file more than one format claims, as its list's format and its index there.
+    pub(crate) fn contested(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.files.iter().enumerate().flat_map(|(format, files)| {
+            (0..files.len()).filter(move |&i| files.claimed_also_by(i) != 0).map(move |i| (format, i))
+        })
+    }
+
+    /// The formats that claim file `index` of format `format`'s list, by rank: that one first.
+    pub(crate) fn claimants(&self, format: usize, index: usize) -> Vec<usize> {
+        let others = &self.claimed_also[self.files[format].claimed_also_by(index) as usize];
+        std::iter::once(format).chain(others.iter().copied()).collect()
+    }
 }
 
 /// The default places of every format that exist, relative to `cwd` (`~/` meaning `home`).
@@ -125,11 +133,10 @@ pub fn discover_listed(
     listings: &HashMap<PathBuf, super::remote::Listing>,
 ) -> Result<Discovery> {
     let mut out = Discovery { given: paths.to_vec(), ..Default::default() };
-    let mut found = Found { builder: SourceFilesBuilder::default(), lists: vec![Vec::new(); formats.len()] };
+    let mut found = Found::new(formats.len());
     let claimer = Claimer::new(formats);
     let claim = |path: &Path| claimer.claim(path);
     let paths = with_beside(formats, paths);
-    let mut contested: Vec<(PathBuf, Vec<usize>)> = Vec::new();
 
     // Every file found goes straight to its format's list, and each root's share of a list is
     // then sorted in walk order and rid of the files reached before (through a symlink, or a
@@ -142,7 +149,7 @@ pub fn discover_listed(
                 path: root.clone(),
                 why: "a remote place is listed before it is searched".into(),
             })?;
-            remote_files(&claimer, root, listing, &mut contested, &mut out, &mut found);
+            remote_files(&claimer, root, listing, &mut out, &mut found);
             found.keep_first(&starts, &mut seen);
             continue;
         }
@@ -154,13 +161,10 @@ pub fn discover_listed(
         }
         if meta.is_file() {
             let candidates = claimer.candidates(root);
-            if candidates.len() > 1 {
-                contested.push((root.clone(), candidates[1..].to_vec()));
-            }
-            match candidates.first().copied() {
-                Some(i) => {
+            match candidates.split_first() {
+                Some((&i, others)) => {
                     let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
-                    found.push(i, root, Canonical::Is(&canonical), &meta, &mut out.warnings);
+                    found.push((i, others), root, Canonical::Is(&canonical), &meta, &mut out.warnings);
                 }
                 None => out.warnings.push(format!(
                     "{}: not read: no format reads files of this name",
@@ -195,9 +199,6 @@ pub fn discover_listed(
             }
             let candidates = claimer.candidates(entry.path());
             if let Some((&i, others)) = candidates.split_first() {
-                if !others.is_empty() {
-                    contested.push((entry.path().to_path_buf(), others.to_vec()));
-                }
                 let meta = match entry.metadata() {
                     Ok(m) => m,
                     Err(e) => {
@@ -210,9 +211,15 @@ pub fn discover_listed(
                 if entry.path_is_symlink() {
                     let canonical =
                         std::fs::canonicalize(entry.path()).unwrap_or_else(|_| entry.path().to_path_buf());
-                    found.push(i, entry.path(), Canonical::Is(&canonical), &meta, &mut out.warnings);
+                    found.push(
+                        (i, others),
+                        entry.path(),
+                        Canonical::Is(&canonical),
+                        &meta,
+                        &mut out.warnings,
+                    );
                 } else {
-                    found.push(i, entry.path(), Canonical::OfDirectory, &meta, &mut out.warnings);
+                    found.push((i, others), entry.path(), Canonical::OfDirectory, &meta, &mut out.warnings);
                 }
             }
         }
@@ -224,16 +231,7 @@ pub fn discover_listed(
     }
     drop(seen);
     out.files = found.builder.finish(found.lists);
-    if !contested.is_empty() {
-        let contested: HashMap<PathBuf, Vec<usize>> = contested.into_iter().collect();
-        for (format, files) in out.files.iter().enumerate() {
-            for index in 0..files.len() {
-                if let Some(others) = contested.get(&files.path(index)) {
-                    out.contested.push(Contested { format, index, others: others.clone() });
-                }
-            }
-        }
-    }
+    out.claimed_also = found.claimed_also;
     Ok(out)
 }
 
@@ -241,23 +239,55 @@ pub fn discover_listed(
 struct Found {
     builder: SourceFilesBuilder,
     lists: Vec<Vec<Pushed>>,
+    /// The lists of other formats that claim a file, each once ([`Discovery::claimed_also`]).
+    claimed_also: Vec<Vec<usize>>,
 }
 
 impl Found {
-    /// Adds a file at `path` with metadata `meta` to format `format`'s list.
+    fn new(formats: usize) -> Found {
+        Found {
+            builder: SourceFilesBuilder::default(),
+            lists: vec![Vec::new(); formats],
+            claimed_also: vec![vec![]],
+        }
+    }
+
+    /// Adds a file at `path` with metadata `meta` to format `format`'s list, claimed also by
+    /// the formats `others` (in rank order).
     fn push(
         &mut self,
-        format: usize,
+        (format, others): (usize, &[usize]),
         path: &Path,
         canonical: Canonical<'_>,
         meta: &std::fs::Metadata,
         warnings: &mut Vec<String>,
     ) {
         let (inode, changed) = inode_and_changed(meta);
-        match self.builder.push(path, canonical, meta.len(), modified_ns(meta), inode, changed) {
-            Some(row) => self.lists[format].push(row),
-            None => warnings.push(too_many(path)),
-        }
+        let row = self.builder.push(path, canonical, meta.len(), modified_ns(meta), inode, changed);
+        self.pushed((format, others), path, row, warnings);
+    }
+
+    /// Puts a row pushed to the builder for the file at `path` in format `format`'s list,
+    /// claimed also by the formats `others`; `None` is a file not kept, and a warning.
+    fn pushed(
+        &mut self,
+        (format, others): (usize, &[usize]),
+        path: &Path,
+        row: Option<Pushed>,
+        warnings: &mut Vec<String>,
+    ) {
+        let Some(row) = row else {
+            warnings.push(too_many(path));
+            return;
+        };
+        let number = match others {
+            [] => 0,
+            _ => self.claimed_also.iter().position(|o| o == others).unwrap_or_else(|| {
+                self.claimed_also.push(others.to_vec());
+                self.claimed_also.len() - 1
+            }),
+        };
+        self.lists[format].push(row.claimed_also_by(number as u32));
     }
 
     /// Keeps, of each list's files from `starts` on (one root's, in walk order), those whose
@@ -289,7 +319,6 @@ fn remote_files(
     claimer: &Claimer<'_>,
     root: &Path,
     listing: &super::remote::Listing,
-    contested: &mut Vec<(PathBuf, Vec<usize>)>,
     out: &mut Discovery,
     found: &mut Found,
 ) {
@@ -309,15 +338,10 @@ fn remote_files(
             }
             continue;
         };
-        if !others.is_empty() {
-            contested.push((path.clone(), others.to_vec()));
-        }
         let modified = object.last_modified.timestamp_nanos_opt().and_then(|n| u64::try_from(n).ok());
         let changed = super::remote::version_stamp(object);
-        match found.builder.push(&path, Canonical::Is(&path), object.size, modified, None, changed) {
-            Some(row) => found.lists[i].push(row),
-            None => out.warnings.push(too_many(&path)),
-        }
+        let row = found.builder.push(&path, Canonical::Is(&path), object.size, modified, None, changed);
+        found.pushed((i, others), &path, row, &mut out.warnings);
     }
 }
 

@@ -113,6 +113,9 @@ struct Row {
     /// arena, which the canonical paths of files reached through a symlink are kept by.
     name_at: u32,
     name_len: u32,
+    /// Which other formats' rules also claim the file, by discovery's number for that list (0
+    /// for none): kept in what would be the row's padding.
+    others: u32,
 }
 
 /// A directory: its path, ending in its separator (empty for a file named without one), and
@@ -182,6 +185,13 @@ pub(crate) struct SourceFilesBuilder {
 /// A row pushed to a builder, to be put in one of the lists it makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Pushed(Row);
+
+impl Pushed {
+    /// The same row, with the number of the other formats that claim its file.
+    pub(crate) fn claimed_also_by(self, others: u32) -> Pushed {
+        Pushed(Row { others, ..self.0 })
+    }
+}
 
 /// Splits a path after its last separator: the directory with it, then the name.
 fn split(path: &Path) -> (&[u8], &[u8]) {
@@ -263,6 +273,7 @@ impl SourceFilesBuilder {
             dir,
             name_at,
             name_len,
+            others: 0,
         };
         match canonical {
             Canonical::OfDirectory => {
@@ -390,6 +401,18 @@ impl SourceFiles {
     pub(crate) fn stamps(&self, i: usize) -> [Option<u64>; 4] {
         let row = &self.rows[i];
         [Some(row.size), unstamp(row.modified), unstamp(row.inode), unstamp(row.changed)]
+    }
+
+    /// The number discovery gave the other formats whose rules claim file `i` too (0: none).
+    pub(crate) fn claimed_also_by(&self, i: usize) -> u32 {
+        self.rows[i].others
+    }
+
+    /// Forgets which other formats claim the files (their content has decided).
+    pub(crate) fn forget_claims(&mut self) {
+        for row in &mut self.rows {
+            row.others = 0;
+        }
     }
 
     /// The size of file `i` when found.

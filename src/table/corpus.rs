@@ -10,7 +10,7 @@ use crate::infer::pass::{
 };
 use crate::infer::signature::{FileSummary, SignatureTable};
 use crate::infer::stats::{FileStats, FormatStats};
-use crate::source::discover::{Contested, Discovery};
+use crate::source::discover::Discovery;
 use crate::source::files::{PathHasher, SourceFile, SourceFiles, path_key};
 use crate::source::prefix::PrefixHash;
 use crate::table::event_table::{EventTable, all_tables};
@@ -654,22 +654,18 @@ async fn settle_contested(
     options: &ReadOptions,
 ) {
     let (known, _) = cache.parts();
-    let undecided: Vec<(&Contested, Vec<usize>)> = discovery
-        .contested
-        .iter()
-        .filter(|c| {
-            let file = discovery.files[c.format].get(c.index);
-            !matches!(known.lookup_now(formats[c.format].name, &file), Some(Lookup::Same(_)))
-        })
-        .map(|c| (c, std::iter::once(c.format).chain(c.others.iter().copied()).collect()))
-        .collect();
-    let files = &discovery.files;
+    let found = &*discovery;
+    let undecided = found.contested().filter(|&(format, index)| {
+        let file = found.files[format].get(index);
+        !matches!(known.lookup_now(formats[format].name, &file), Some(Lookup::Same(_)))
+    });
     let mut moves: Vec<(usize, usize, usize)> = futures::stream::iter(undecided)
-        .map(|(contested, order)| async move {
+        .map(|(format, index)| async move {
+            let order = found.claimants(format, index);
             let candidates: Vec<&Format> = order.iter().map(|&i| &formats[i]).collect();
-            let file = files[contested.format].get(contested.index);
+            let file = found.files[format].get(index);
             let chosen = decide_by_content(store.clone(), &candidates, &file, options.max_line_bytes).await;
-            (contested.format, contested.index, order[chosen])
+            (format, index, order[chosen])
         })
         .buffer_unordered(options.parallel_files.max(1))
         .filter(|(from, _, to)| std::future::ready(from != to))
@@ -689,5 +685,9 @@ async fn settle_contested(
             discovery.files[to].push_from(&files, index);
         }
     }
-    discovery.contested.clear();
+    // Decided: no file is contested any more.
+    discovery.claimed_also.truncate(1);
+    for files in &mut discovery.files {
+        files.forget_claims();
+    }
 }
