@@ -5,7 +5,7 @@
 
 use crate::infer::stats::{FieldShapes, FileStats, TypeStats};
 use crate::infer::varint;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// A shape's number in its [`SignatureTable`].
@@ -23,6 +23,9 @@ pub(crate) struct TypeSignature {
 pub struct SignatureTable {
     shapes: Vec<TypeSignature>,
     index: HashMap<TypeSignature, SignatureId>,
+    /// Every file's shapes with their events ([`FileSummary`]), each distinct list once: a
+    /// million files of one session's shape share one.
+    lists: HashSet<Arc<[u8]>, foldhash::fast::RandomState>,
 }
 
 impl SignatureTable {
@@ -35,6 +38,23 @@ impl SignatureTable {
         self.shapes.push(shape.clone());
         self.index.insert(shape, id);
         id
+    }
+
+    /// The shapes of a file's whole lines and of its tail, with their events, as kept in a
+    /// [`FileSummary`]: shared with every file that holds the same.
+    fn list_of(&mut self, whole: &[(SignatureId, u64)], tail: &[(SignatureId, u64)]) -> Arc<[u8]> {
+        let mut bytes = Vec::with_capacity(1 + 4 * (whole.len() + tail.len()));
+        varint::put(&mut bytes, whole.len() as u64);
+        for &(id, events) in whole.iter().chain(tail) {
+            varint::put(&mut bytes, u64::from(id));
+            varint::put(&mut bytes, events);
+        }
+        if let Some(list) = self.lists.get(bytes.as_slice()) {
+            return list.clone();
+        }
+        let list: Arc<[u8]> = Arc::from(bytes);
+        self.lists.insert(list.clone());
+        list
     }
 
     pub(crate) fn get(&self, id: SignatureId) -> Option<&TypeSignature> {
@@ -63,7 +83,7 @@ impl SignatureTable {
             max_line_bytes: stats.max_line_bytes as u64,
             ..Default::default()
         };
-        summary.set_shapes(&whole, &tail);
+        summary.set_shapes(&whole, &tail, self);
         summary
     }
 
@@ -108,15 +128,15 @@ pub struct FileSummary {
 }
 
 impl FileSummary {
-    /// Sets the shapes of the whole lines and of the tail, with their events.
-    pub(crate) fn set_shapes(&mut self, whole: &[(SignatureId, u64)], tail: &[(SignatureId, u64)]) {
-        let mut bytes = Vec::with_capacity(1 + 4 * (whole.len() + tail.len()));
-        varint::put(&mut bytes, whole.len() as u64);
-        for &(id, events) in whole.iter().chain(tail) {
-            varint::put(&mut bytes, u64::from(id));
-            varint::put(&mut bytes, events);
-        }
-        self.shapes = Arc::from(bytes);
+    /// Sets the shapes of the whole lines and of the tail, with their events (numbers of
+    /// `table`, which keeps each distinct list once).
+    pub(crate) fn set_shapes(
+        &mut self,
+        whole: &[(SignatureId, u64)],
+        tail: &[(SignatureId, u64)],
+        table: &mut SignatureTable,
+    ) {
+        self.shapes = table.list_of(whole, tail);
     }
 
     /// Every shape with its events, the whole lines' then the tail's.
@@ -148,7 +168,7 @@ impl FileSummary {
 }
 
 /// A file's shapes with their events, shared with its [`FileSummary`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct SignatureBytes(Arc<[u8]>);
 
 impl SignatureBytes {

@@ -58,8 +58,8 @@ fn rows(data: &FormatData, n: usize) -> Result<RecordBatch> {
         renamed: None,
     };
     let files: Vec<(std::borrow::Cow<SourceFile>, Option<u64>, Option<String>)> = (data.files.iter())
-        .zip(&data.file_damage)
-        .map(|(file, damaged)| (std::borrow::Cow::Owned(file), Some(*damaged), None))
+        .enumerate()
+        .map(|(i, file)| (std::borrow::Cow::Owned(file), Some(data.file_damage.of_file(i)), None))
         .chain(
             (data.not_transcripts.iter())
                 .map(|(file, why)| (std::borrow::Cow::Borrowed(file.as_ref()), None, Some(why.to_string()))),

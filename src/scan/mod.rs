@@ -114,10 +114,8 @@ impl TableProvider for ScanTable {
         let data = &self.source.data;
         let elsewhere: Vec<Arc<crate::source::files::SourceFile>> = match &self.source.table.rows {
             crate::table::event_table::Rows::Type(_) => {
-                let damaged: Vec<Arc<crate::source::files::SourceFile>> = (0..data.files.len())
-                    .filter(|&i| data.file_damage[i] > 0)
-                    .map(|i| Arc::new(data.files.get(i)))
-                    .collect();
+                let damaged: Vec<Arc<crate::source::files::SourceFile>> =
+                    data.file_damage.damaged().map(|i| Arc::new(data.files.get(i))).collect();
                 if damaged.is_empty() {
                     Vec::new()
                 } else {

@@ -114,7 +114,7 @@ impl ScanExec {
                 modified: file.modified,
                 inode: file.inode,
                 changed: file.changed,
-                damaged_lines: index.map_or(0, |i| data.file_damage[i]),
+                damaged_lines: index.map_or(0, |i| data.file_damage.of_file(i)),
                 events: index.and_then(|i| events.get(i)).map_or_else(Vec::new, |e| e.to_vec()),
             }
         };

@@ -2,13 +2,14 @@
 //! them, their tables, and the log of problems met while reading them.
 
 pub(crate) use super::file_events::FileEvents;
+use super::file_events::FileEventsBuilder;
 
 use crate::format::Format;
 use crate::infer::cache::{InferenceCache, Lookup};
 use crate::infer::pass::{
     NotATranscript, decide_by_content, first_line_of_type, infer_file, not_a_transcript,
 };
-use crate::infer::signature::{FileSummary, SignatureTable};
+use crate::infer::signature::{FileSummary, SignatureId, SignatureTable};
 use crate::infer::stats::{FileStats, FormatStats};
 use crate::source::discover::Discovery;
 use crate::source::files::{PathHasher, SourceFile, SourceFiles, path_key};
@@ -45,7 +46,7 @@ pub struct FormatData {
     /// Its transcripts, in path order.
     pub(crate) files: SourceFiles,
     /// For each transcript, its damaged lines.
-    pub(crate) file_damage: Vec<u64>,
+    pub(crate) file_damage: FileDamage,
     /// For each transcript, its events by type (whole lines, and a whole cut-off last line): a
     /// scan of one type reads no other file, and one that needs no value of a line reads none.
     pub(crate) file_events: FileEvents,
@@ -79,7 +80,7 @@ impl FormatData {
         stats: FormatStats,
     ) -> FormatData {
         debug_assert_eq!(files.len(), summaries.len());
-        let file_damage: Vec<u64> = summaries.iter().map(|s| s.damaged_lines).collect();
+        let file_damage = FileDamage::of(summaries.iter().map(|s| s.damaged_lines));
         FormatData {
             format,
             file_events: FileEvents::new(summaries.iter().copied(), shapes),
@@ -102,7 +103,8 @@ impl FormatData {
         tables: Vec<Arc<EventTable>>,
         stats: FormatStats,
     ) -> FormatData {
-        let (files, file_damage): (Vec<SourceFile>, Vec<u64>) = files.into_iter().unzip();
+        let (files, damage): (Vec<SourceFile>, Vec<u64>) = files.into_iter().unzip();
+        let file_damage = FileDamage::of(damage);
         FormatData {
             format,
             files: SourceFiles::of(files),
@@ -126,7 +128,7 @@ impl FormatData {
     /// The same format over only the transcripts that `keep` keeps.
     pub(crate) fn narrowed(&self, keep: impl Fn(&SourceFile) -> bool) -> FormatData {
         let kept: Vec<usize> = (0..self.files.len()).filter(|&i| keep(&self.files.get(i))).collect();
-        let file_damage: Vec<u64> = kept.iter().map(|&i| self.file_damage[i]).collect();
+        let file_damage = FileDamage::of(kept.iter().map(|&i| self.file_damage.of_file(i)));
         FormatData {
             format: self.format.clone(),
             files: self.files.select(kept.iter().copied()),
@@ -160,7 +162,7 @@ impl FormatData {
 
     /// The damaged lines the inference pass found in one of the transcripts.
     pub(crate) fn damaged_lines_of(&self, file: &SourceFile) -> u64 {
-        self.index_of(file).map_or(0, |i| self.file_damage[i])
+        self.index_of(file).map_or(0, |i| self.file_damage.of_file(i))
     }
 
     /// The table this format's damaged lines are listed in.
@@ -193,23 +195,90 @@ impl FormatData {
     }
 }
 
-/// Where a file read is, for the cache to remember it by.
-enum Remembered {
-    /// Among the format's transcripts, at this place.
-    Transcript(usize),
-    Other(Arc<SourceFile>),
+/// The damaged lines of a format's transcripts, kept for the few that have any.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FileDamage(Vec<(usize, u64)>);
+
+impl FileDamage {
+    /// The damage of files that have `lines` damaged lines each, in order.
+    fn of(lines: impl IntoIterator<Item = u64>) -> FileDamage {
+        FileDamage(lines.into_iter().enumerate().filter(|&(_, n)| n > 0).collect())
+    }
+
+    /// Adds `lines` damaged lines of file `i`, which comes after those added before.
+    fn add(&mut self, i: usize, lines: u64) {
+        if lines > 0 {
+            self.0.push((i, lines));
+        }
+    }
+
+    /// The damaged lines of file `i`.
+    pub(crate) fn of_file(&self, i: usize) -> u64 {
+        self.0.binary_search_by_key(&i, |&(at, _)| at).map_or(0, |at| self.0[at].1)
+    }
+
+    /// The files with damaged lines, in order.
+    pub(crate) fn damaged(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().map(|&(i, _)| i)
+    }
 }
 
-/// What the inference pass found of one file.
-enum Found<'a> {
-    /// Nothing yet: to be read, or looked up with a read.
-    Unread,
-    /// The cache knew it.
-    Known(&'a FileSummary),
-    /// It was read, with the hash of its whole lines to remember it by when the cache is on.
-    Read(FileSummary, Option<u64>),
-    /// It could not be read.
-    Unreadable,
+/// What the files of one format read as, settled one at a time in order.
+struct Settled {
+    /// Each shape's events (by number), and the shapes in the order first met (the order in
+    /// which their fields become columns).
+    shape_events: Vec<u64>,
+    shape_met: Vec<bool>,
+    shape_order: Vec<SignatureId>,
+    /// For each file, whether it is a transcript.
+    is_transcript: Vec<bool>,
+    /// The transcripts' events by type, and their damage.
+    events: FileEventsBuilder,
+    damage: FileDamage,
+    transcripts: usize,
+    /// The files that are not transcripts, by index, with why.
+    not_transcripts: Vec<(usize, NotATranscript)>,
+}
+
+impl Settled {
+    fn new(files: usize) -> Settled {
+        Settled {
+            shape_events: Vec::new(),
+            shape_met: Vec::new(),
+            shape_order: Vec::new(),
+            is_transcript: vec![false; files],
+            events: FileEventsBuilder::default(),
+            damage: FileDamage::default(),
+            transcripts: 0,
+            not_transcripts: Vec::new(),
+        }
+    }
+
+    /// Settles file `i`, whose summary (of shapes numbered in `shapes`) is `summary`.
+    fn file(&mut self, format: &Format, shapes: &SignatureTable, i: usize, summary: &FileSummary) {
+        if let Some(why) = not_a_transcript(format, summary, shapes) {
+            self.not_transcripts.push((i, why));
+            return;
+        }
+        for (id, events) in summary.shapes() {
+            let at = id as usize;
+            if at >= shapes.len() {
+                continue;
+            }
+            if at >= self.shape_events.len() {
+                self.shape_events.resize(at + 1, 0);
+                self.shape_met.resize(at + 1, false);
+            }
+            if !std::mem::replace(&mut self.shape_met[at], true) {
+                self.shape_order.push(id);
+            }
+            self.shape_events[at] += events;
+        }
+        self.events.push(summary);
+        self.damage.add(self.transcripts, summary.damaged_lines);
+        self.transcripts += 1;
+        self.is_transcript[i] = true;
+    }
 }
 
 /// A problem met while reading, once per place.
@@ -367,17 +436,14 @@ impl Corpus {
             files.retain(|i| next_aside.next_if_eq(&i).is_none());
             let (known, shapes) = cache.parts();
             // Files the cache knows unchanged need no read and no task.
-            let mut found: Vec<Found> = files
+            let known_now: Vec<Option<&FileSummary>> = files
                 .iter()
                 .map(|file| match known.lookup_now(format.name, &file) {
-                    Some(Lookup::Same(summary)) if summary.max_line_bytes == max as u64 => {
-                        Found::Known(summary)
-                    }
-                    _ => Found::Unread,
+                    Some(Lookup::Same(summary)) if summary.max_line_bytes == max as u64 => Some(summary),
+                    _ => None,
                 })
                 .collect();
-            let unread: Vec<usize> =
-                (0..files.len()).filter(|&i| matches!(found[i], Found::Unread)).collect();
+            let unread: Vec<usize> = (0..files.len()).filter(|&i| known_now[i].is_none()).collect();
             let format = Arc::new(format);
             let format_ref = &format;
             let files_ref = &files;
@@ -398,9 +464,20 @@ impl Corpus {
                 }
             }))
             .buffered(options.parallel_files.max(1));
-            // Each read's shapes are numbered as it comes: tens of thousands of files hold a
-            // handful of shapes, and a file is then a few numbers.
+            // Each file is settled in order as its read comes (the reads come in the order of
+            // the files), its shapes numbered then: tens of thousands of files hold a handful of
+            // shapes, and a file is then a few numbers; no file's summary is kept after it but
+            // for the cache to remember.
+            let mut settled = Settled::new(files.len());
+            let mut next = 0;
+            let mut to_remember: Vec<(usize, FileSummary, u64)> = Vec::new();
             while let Some((i, path, before, later, fingerprint)) = reads.next().await {
+                for j in next..i {
+                    if let Some(summary) = known_now[j] {
+                        settled.file(&format, shapes, j, summary);
+                    }
+                }
+                next = i + 1;
                 let mut stats = match before {
                     Some(before) => {
                         let mut stats = shapes.stats(before);
@@ -410,56 +487,36 @@ impl Corpus {
                     None => later,
                 };
                 let path = crate::text::escape::path(&path);
-                found[i] = match (stats.unreadable.take(), stats.read_in_part.take()) {
+                let (summary, fingerprint) = match (stats.unreadable.take(), stats.read_in_part.take()) {
                     (Some(why), _) => {
                         warnings.push(format!("{path}: not read: {why}"));
-                        Found::Unreadable
+                        continue;
                     }
                     // Not remembered: the next read warns again.
                     (None, Some(why)) => {
                         warnings.push(format!("{path}: read in part: {why}; the lines before are read"));
-                        Found::Read(shapes.summarize(&stats), None)
+                        (shapes.summarize(&stats), None)
                     }
-                    (None, None) => Found::Read(shapes.summarize(&stats), fingerprint),
+                    (None, None) => (shapes.summarize(&stats), fingerprint),
                 };
-            }
-            drop(reads);
-            let shapes = &*shapes;
-            // Each shape's events, and the shapes in the order first met (the order in which
-            // their fields become columns).
-            let mut shape_events = vec![0u64; shapes.len()];
-            let mut shape_met = vec![false; shapes.len()];
-            let mut shape_order = Vec::new();
-            let mut transcripts: Vec<&FileSummary> = Vec::new();
-            let mut is_transcript = vec![false; files.len()];
-            let mut not_transcripts = Vec::new();
-            for (i, found) in found.iter().enumerate() {
-                let summary = match found {
-                    Found::Known(summary) => *summary,
-                    Found::Read(summary, _) => summary,
-                    Found::Unread | Found::Unreadable => continue,
-                };
-                match not_a_transcript(&format, summary, shapes) {
-                    None => {
-                        for (id, events) in summary.shapes() {
-                            let Some(total) = shape_events.get_mut(id as usize) else { continue };
-                            if !std::mem::replace(&mut shape_met[id as usize], true) {
-                                shape_order.push(id);
-                            }
-                            *total += events;
-                        }
-                        transcripts.push(summary);
-                        is_transcript[i] = true;
-                    }
-                    Some(why) => not_transcripts.push((i, why)),
+                settled.file(&format, shapes, i, &summary);
+                if let Some(fingerprint) = fingerprint {
+                    to_remember.push((i, summary, fingerprint));
                 }
             }
+            drop(reads);
+            for j in next..files.len() {
+                if let Some(summary) = known_now[j] {
+                    settled.file(&format, shapes, j, summary);
+                }
+            }
+            drop(known_now);
+            let shapes = &*shapes;
+            let Settled { shape_events, shape_order, is_transcript, events, damage, not_transcripts, .. } =
+                settled;
             let mut not_transcripts: Vec<(Arc<SourceFile>, NotATranscript)> =
                 not_transcripts.into_iter().map(|(i, why)| (Arc::new(files.get(i)), why)).collect();
             warnings.extend(not_transcripts_warnings(&format, &not_transcripts));
-            // The files read that are not transcripts, to be remembered by the cache.
-            let read_elsewhere: Vec<Arc<SourceFile>> =
-                not_transcripts.iter().map(|(f, _)| f.clone()).collect();
             not_transcripts.extend(copies);
             let mut stats = FormatStats::default();
             for id in shape_order {
@@ -469,42 +526,26 @@ impl Corpus {
             }
             let tables: Vec<Arc<EventTable>> =
                 all_tables(&format, &stats).into_iter().map(Arc::new).collect();
+            let file_events = events.finish(shapes);
+            // What was read is remembered, transcript or not.
             let name = format.name;
-            let format = Arc::unwrap_or_clone(format);
-            files.retain(|i| is_transcript[i]);
-            let format_data =
-                FormatData::new(format, files, &transcripts, shapes, not_transcripts, tables, stats);
-            drop(transcripts);
-            warnings.extend(renamed_warnings(&store, &format_data, max).await);
-            // What was read is remembered: a transcript by its place among the format's, any
-            // other file read as the list of those says.
-            let (mut transcript, mut elsewhere) = (0, read_elsewhere.iter());
-            let reads: Vec<(Remembered, FileSummary, u64)> = found
-                .into_iter()
-                .enumerate()
-                .filter_map(|(i, found)| {
-                    let place = match (&found, is_transcript[i]) {
-                        (Found::Unread | Found::Unreadable, _) => return None,
-                        (_, true) => {
-                            transcript += 1;
-                            Remembered::Transcript(transcript - 1)
-                        }
-                        (_, false) => Remembered::Other(elsewhere.next()?.clone()),
-                    };
-                    match found {
-                        Found::Read(summary, Some(fingerprint)) => Some((place, summary, fingerprint)),
-                        _ => None,
-                    }
-                })
-                .collect();
-            for (place, summary, fingerprint) in reads {
-                match place {
-                    Remembered::Transcript(j) => {
-                        cache.remember(name, &format_data.files.get(j), fingerprint, summary)
-                    }
-                    Remembered::Other(file) => cache.remember(name, &file, fingerprint, summary),
-                }
+            for (i, summary, fingerprint) in to_remember {
+                cache.remember(name, &files.get(i), fingerprint, summary);
             }
+            files.retain(|i| is_transcript[i]);
+            let format = Arc::unwrap_or_clone(format);
+            let format_data = FormatData {
+                format,
+                files,
+                file_damage: damage,
+                file_events,
+                by_path: OnceLock::new(),
+                not_transcripts,
+                tables,
+                by_type: OnceLock::new(),
+                stats,
+            };
+            warnings.extend(renamed_warnings(&store, &format_data, max).await);
             data.push(Arc::new(format_data));
         }
         // Every file the cache remembers is one of the formats' now (transcript or not).

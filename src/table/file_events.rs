@@ -1,9 +1,9 @@
 //! Each transcript's events by type, for one format: which files a scan of one type reads, and
-//! the rows of a statement that needs no value of a line. A file's part is the bytes of its
-//! summary, shared (not copied) with the cache.
+//! the rows of a statement that needs no value of a line. A file's part is the number of the
+//! bytes of its summary among the distinct ones, which are shared (not copied) with the cache.
 
 use crate::infer::signature::{FileSummary, SignatureBytes, SignatureTable};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// No type: a shape of no file here.
@@ -16,18 +16,41 @@ pub(crate) struct FileEvents {
     types: Vec<Arc<str>>,
     /// For each shape (by number), its type in `types`.
     type_of_shape: Vec<u32>,
-    files: Vec<SignatureBytes>,
+    /// Each distinct list of shapes with their events, once.
+    lists: Vec<SignatureBytes>,
+    /// For each file, its list.
+    files: Vec<u32>,
 }
 
-impl FileEvents {
-    /// The events by type of `files`.
-    pub(crate) fn new<'a>(
-        files: impl IntoIterator<Item = &'a FileSummary> + Clone,
-        shapes: &SignatureTable,
-    ) -> Self {
+/// Makes a format's [`FileEvents`] one file at a time, each distinct list of shapes kept once.
+#[derive(Debug, Default)]
+pub(crate) struct FileEventsBuilder {
+    lists: Vec<SignatureBytes>,
+    number: HashMap<SignatureBytes, u32, foldhash::fast::RandomState>,
+    files: Vec<u32>,
+}
+
+impl FileEventsBuilder {
+    /// Adds the next file, whose shapes are `list`.
+    fn push_list(&mut self, list: SignatureBytes) {
+        let lists = &mut self.lists;
+        let number = *self.number.entry(list).or_insert_with_key(|list| {
+            lists.push(list.clone());
+            (lists.len() - 1) as u32
+        });
+        self.files.push(number);
+    }
+
+    /// Adds the next file.
+    pub(crate) fn push(&mut self, file: &FileSummary) {
+        self.push_list(file.signature_bytes());
+    }
+
+    /// The events by type of the files added, whose shapes are numbers of `shapes`.
+    pub(crate) fn finish(self, shapes: &SignatureTable) -> FileEvents {
         let mut used = vec![false; shapes.len()];
-        for file in files.clone() {
-            for (id, _) in file.shapes() {
+        for list in &self.lists {
+            for (id, _) in list.shapes() {
                 if let Some(used) = used.get_mut(id as usize) {
                     *used = true;
                 }
@@ -45,11 +68,18 @@ impl FileEvents {
                 _ => NO_TYPE,
             })
             .collect();
-        FileEvents {
-            types,
-            type_of_shape,
-            files: files.into_iter().map(FileSummary::signature_bytes).collect(),
+        FileEvents { types, type_of_shape, lists: self.lists, files: self.files }
+    }
+}
+
+impl FileEvents {
+    /// The events by type of `files`.
+    pub(crate) fn new<'a>(files: impl IntoIterator<Item = &'a FileSummary>, shapes: &SignatureTable) -> Self {
+        let mut builder = FileEventsBuilder::default();
+        for file in files {
+            builder.push(file);
         }
+        builder.finish(shapes)
     }
 
     /// How many files.
@@ -64,7 +94,8 @@ impl FileEvents {
     }
 
     fn types_of(&self, file: usize) -> impl Iterator<Item = (u32, u64)> + '_ {
-        self.files.get(file).into_iter().flat_map(|bytes| bytes.shapes()).filter_map(|(id, n)| {
+        let list = self.files.get(file).and_then(|&list| self.lists.get(list as usize));
+        list.into_iter().flat_map(|bytes| bytes.shapes()).filter_map(|(id, n)| {
             let t = *self.type_of_shape.get(id as usize)?;
             (t != NO_TYPE).then_some((t, n))
         })
@@ -82,20 +113,28 @@ impl FileEvents {
         FileEvents {
             types: self.types.clone(),
             type_of_shape: self.type_of_shape.clone(),
-            files: kept.iter().filter_map(|&i| self.files.get(i).cloned()).collect(),
+            lists: self.lists.clone(),
+            files: kept.iter().filter_map(|&i| self.files.get(i).copied()).collect(),
         }
     }
 
     /// What the events are made of, to send them elsewhere ([`FileEvents::from_parts`]): the
     /// types, each shape's type, and each file's shapes as bytes.
     pub(crate) fn parts(&self) -> (&[Arc<str>], &[u32], impl Iterator<Item = &[u8]>) {
-        (&self.types, &self.type_of_shape, self.files.iter().map(SignatureBytes::as_bytes))
+        (
+            &self.types,
+            &self.type_of_shape,
+            self.files.iter().map(|&list| self.lists[list as usize].as_bytes()),
+        )
     }
 
     /// The events made again of their [`FileEvents::parts`].
     pub(crate) fn from_parts(types: Vec<Arc<str>>, type_of_shape: Vec<u32>, files: Vec<Vec<u8>>) -> Self {
-        let files = files.into_iter().map(SignatureBytes::from_bytes).collect();
-        FileEvents { types, type_of_shape, files }
+        let mut builder = FileEventsBuilder::default();
+        for bytes in files {
+            builder.push_list(SignatureBytes::from_bytes(bytes));
+        }
+        FileEvents { types, type_of_shape, lists: builder.lists, files: builder.files }
     }
 }
 

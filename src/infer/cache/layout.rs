@@ -181,7 +181,7 @@ pub(crate) fn decode(bytes: &[u8], shapes: &mut SignatureTable) -> Option<Decode
             }
         }
         let mut summary = FileSummary::default();
-        summary.set_shapes(&whole, &tail);
+        summary.set_shapes(&whole, &tail, shapes);
         summary.complete_bytes = input.number()?;
         summary.damaged_lines = input.number()?;
         summary.lines = input.number()?;
@@ -264,7 +264,7 @@ mod tests {
 
     fn entry(format: u32, whole: Vec<(SignatureId, u64)>, tail: Vec<(SignatureId, u64)>) -> FileEntry {
         let mut summary = FileSummary::default();
-        summary.set_shapes(&whole, &tail);
+        summary.set_shapes(&whole, &tail, &mut SignatureTable::default());
         (summary.complete_bytes, summary.damaged_lines, summary.lines) = (300, 2, 40);
         summary.max_line_bytes = 256 << 20;
         FileEntry {
