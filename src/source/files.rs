@@ -98,16 +98,55 @@ impl SourceFile {
     }
 }
 
-/// A missing stamp in a row.
-const NONE: u64 = u64::MAX;
-
-/// One file: its directory, its name in the arena, its size and stamps.
+/// A file's size, modification time, inode and status change time when found, packed: a
+/// missing stamp is `u64::MAX` here, not an `Option` twice its size (a time that far off, in the
+/// year 2554, reads as missing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Row {
+pub(crate) struct Stamps {
     size: u64,
     modified: u64,
     inode: u64,
     changed: u64,
+}
+
+impl Stamps {
+    const NONE: u64 = u64::MAX;
+
+    pub(crate) fn new(size: u64, modified: Option<u64>, inode: Option<u64>, changed: Option<u64>) -> Stamps {
+        let packed = |value: Option<u64>| value.unwrap_or(Stamps::NONE);
+        Stamps { size, modified: packed(modified), inode: packed(inode), changed: packed(changed) }
+    }
+
+    /// The stamps of `file` as it was found.
+    pub(crate) fn of(file: &SourceFile) -> Stamps {
+        Stamps::new(file.size, file.modified, file.inode, file.changed)
+    }
+
+    fn unpacked(value: u64) -> Option<u64> {
+        (value != Stamps::NONE).then_some(value)
+    }
+
+    pub(crate) fn size(&self) -> u64 {
+        self.size
+    }
+
+    pub(crate) fn modified(&self) -> Option<u64> {
+        Stamps::unpacked(self.modified)
+    }
+
+    pub(crate) fn inode(&self) -> Option<u64> {
+        Stamps::unpacked(self.inode)
+    }
+
+    pub(crate) fn changed(&self) -> Option<u64> {
+        Stamps::unpacked(self.changed)
+    }
+}
+
+/// One file: its directory, its name in the arena, its size and stamps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Row {
+    stamps: Stamps,
     dir: u32,
     /// Where its name starts in the arena: also the file's identity among the rows of one
     /// arena, which the canonical paths of files reached through a symlink are kept by.
@@ -211,14 +250,6 @@ fn path_of(parts: [&[u8]; 2]) -> PathBuf {
     PathBuf::from(unsafe { std::ffi::OsString::from_encoded_bytes_unchecked(bytes) })
 }
 
-fn stamp(value: Option<u64>) -> u64 {
-    value.filter(|&v| v != NONE).unwrap_or(NONE)
-}
-
-fn unstamp(value: u64) -> Option<u64> {
-    (value != NONE).then_some(value)
-}
-
 impl SourceFilesBuilder {
     /// The directory of `dir` (a path ending in its separator), added when new; its canonical
     /// path found when `canonical` is asked for and it is new.
@@ -265,16 +296,8 @@ impl SourceFilesBuilder {
         name_at.checked_add(name_len)?;
         let dir = self.dir(dir_bytes, matches!(canonical, Canonical::OfDirectory));
         self.names.bytes.extend_from_slice(name);
-        let row = Row {
-            size,
-            modified: stamp(modified),
-            inode: stamp(inode),
-            changed: stamp(changed),
-            dir,
-            name_at,
-            name_len,
-            others: 0,
-        };
+        let row =
+            Row { stamps: Stamps::new(size, modified, inode, changed), dir, name_at, name_len, others: 0 };
         match canonical {
             Canonical::OfDirectory => {
                 // A directory whose canonical path could not be found: the file's own is.
@@ -370,10 +393,10 @@ impl SourceFiles {
         SourceFile::found(
             path,
             canonical,
-            row.size,
-            unstamp(row.modified),
-            unstamp(row.inode),
-            unstamp(row.changed),
+            row.stamps.size(),
+            row.stamps.modified(),
+            row.stamps.inode(),
+            row.stamps.changed(),
         )
     }
 
@@ -400,7 +423,8 @@ impl SourceFiles {
     /// File `i`'s size, modification time, inode and change time, as found.
     pub(crate) fn stamps(&self, i: usize) -> [Option<u64>; 4] {
         let row = &self.rows[i];
-        [Some(row.size), unstamp(row.modified), unstamp(row.inode), unstamp(row.changed)]
+        let stamps = &row.stamps;
+        [Some(stamps.size()), stamps.modified(), stamps.inode(), stamps.changed()]
     }
 
     /// The number discovery gave the other formats whose rules claim file `i` too (0: none).
@@ -417,7 +441,7 @@ impl SourceFiles {
 
     /// The size of file `i` when found.
     pub fn size(&self, i: usize) -> u64 {
-        self.rows[i].size
+        self.rows[i].stamps.size()
     }
 
     /// The hash of the canonical path of file `i` ([`path_key`]).

@@ -7,6 +7,7 @@ use super::FileEntry;
 use crate::infer::signature::{FileSummary, SignatureId, SignatureTable, TypeSignature};
 use crate::infer::stats::{FieldShapes, ShapeSet};
 use crate::infer::varint;
+use crate::source::files::Stamps;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::Path;
@@ -103,8 +104,8 @@ pub(crate) fn encode_to(
         out.number(dir);
         out.bytes(name.as_encoded_bytes());
         out.number(u64::from(entry.format));
-        out.number(entry.size);
-        for stamp in [entry.modified, entry.inode, entry.changed] {
+        out.number(entry.stamps.size());
+        for stamp in [entry.stamps.modified(), entry.stamps.inode(), entry.stamps.changed()] {
             out.optional(stamp);
         }
         out.0.extend_from_slice(&entry.prefix_hash.to_le_bytes());
@@ -186,7 +187,8 @@ pub(crate) fn decode(bytes: &[u8], shapes: &mut SignatureTable) -> Option<Decode
         summary.damaged_lines = input.number()?;
         summary.lines = input.number()?;
         summary.max_line_bytes = input.number()?;
-        let entry = FileEntry { format, size, modified, inode, changed, prefix_hash, summary };
+        let stamps = Stamps::new(size, modified, inode, changed);
+        let entry = FileEntry { format, stamps, prefix_hash, summary };
         keys.push(xxh3_64(&path));
         entries.push(entry);
     }
@@ -269,10 +271,12 @@ mod tests {
         summary.max_line_bytes = 256 << 20;
         FileEntry {
             format,
-            size: 1 << 40,
-            modified: Some(1_764_000_000_123_456_789),
-            inode: Some(4_404_019),
-            changed: Some(1_764_000_000_987_654_321),
+            stamps: Stamps::new(
+                1 << 40,
+                Some(1_764_000_000_123_456_789),
+                Some(4_404_019),
+                Some(1_764_000_000_987_654_321),
+            ),
             prefix_hash: 0xdead_beef_0123_4567,
             summary,
         }
@@ -294,7 +298,7 @@ mod tests {
             ("/t/a/b/run_2.jsonl".into(), entry(1, vec![(b, 1)], vec![(a, 1)])),
             (
                 "/t/a/run_3.jsonl".into(),
-                FileEntry { modified: None, inode: None, changed: None, ..entry(0, vec![], vec![]) },
+                FileEntry { stamps: Stamps::new(1 << 40, None, None, None), ..entry(0, vec![], vec![]) },
             ),
         ];
         (vec!["rupu".into(), "reeval".into()], shapes, entries)
@@ -315,10 +319,10 @@ mod tests {
                 format!(
                     "{path:?} {} {} {:?} {:?} {:?} {} {types:?} {:?}",
                     e.format,
-                    e.size,
-                    e.modified,
-                    e.inode,
-                    e.changed,
+                    e.stamps.size(),
+                    e.stamps.modified(),
+                    e.stamps.inode(),
+                    e.stamps.changed(),
                     e.prefix_hash,
                     {
                         let s = &e.summary;

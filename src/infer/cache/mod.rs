@@ -8,7 +8,7 @@
 mod layout;
 
 use crate::infer::signature::{FileSummary, SignatureTable};
-use crate::source::files::{PathHasher, SourceFile, path_key};
+use crate::source::files::{PathHasher, SourceFile, Stamps, path_key};
 use crate::source::prefix::PrefixHash;
 use object_store::ObjectStore;
 use std::collections::HashMap;
@@ -27,10 +27,7 @@ pub(crate) struct FileEntry {
     format: u32,
     /// Size, modification time, inode and status change time (times in ns since the epoch) when
     /// read: all the same, and the file is the same.
-    size: u64,
-    modified: Option<u64>,
-    inode: Option<u64>,
-    changed: Option<u64>,
+    stamps: Stamps,
     /// The XXH3-64 of its bytes up to `summary.complete_bytes` (its whole lines): still the same,
     /// and a file that changed only after them is read on from there.
     prefix_hash: u64,
@@ -145,12 +142,11 @@ impl KnownFiles {
     /// certainly not known (`None` when its whole lines may be the same: a hash of them tells).
     pub(crate) fn lookup_now(&self, format: &str, file: &SourceFile) -> Option<Lookup<'_>> {
         let Some(entry) = self.entry(format, file) else { return Some(Lookup::Unknown) };
-        let now = (file.size, file.modified, file.inode, file.changed);
-        if file.modified.is_some() && now == (entry.size, entry.modified, entry.inode, entry.changed) {
+        if file.modified.is_some() && Stamps::of(file) == entry.stamps {
             return Some(Lookup::Same(&entry.summary));
         }
         // A compressed file that changed is read again whole: its lines are not its first bytes.
-        if file.size < entry.size || entry.summary.complete_bytes == 0 || file.compressed() {
+        if file.size < entry.stamps.size() || entry.summary.complete_bytes == 0 || file.compressed() {
             return Some(Lookup::Unknown);
         }
         None
@@ -269,15 +265,7 @@ impl InferenceCache {
                 known.formats.len() - 1
             }
         } as u32;
-        let entry = FileEntry {
-            format,
-            size: file.size,
-            modified: file.modified,
-            inode: file.inode,
-            changed: file.changed,
-            prefix_hash,
-            summary,
-        };
+        let entry = FileEntry { format, stamps: Stamps::of(file), prefix_hash, summary };
         known.entries.insert(path_key(file.canonical()), entry);
         self.changed = true;
     }
