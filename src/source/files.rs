@@ -269,11 +269,12 @@ impl SourceFilesBuilder {
             }
         };
         let entry = &mut self.names.dirs[index as usize];
-        if resolve && !entry.resolved {
-            if let Ok(canonical) = canonical_dir(dir) {
-                entry.canonical = canonical;
-                entry.resolved = true;
-            }
+        if resolve
+            && !entry.resolved
+            && let Ok(canonical) = canonical_dir(dir)
+        {
+            entry.canonical = canonical;
+            entry.resolved = true;
         }
         self.last_dir = Some(index);
         index

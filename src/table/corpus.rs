@@ -472,8 +472,8 @@ impl Corpus {
             let mut next = 0;
             let mut to_remember: Vec<(usize, FileSummary, u64)> = Vec::new();
             while let Some((i, path, before, later, fingerprint)) = reads.next().await {
-                for j in next..i {
-                    if let Some(summary) = known_now[j] {
+                for (j, known) in known_now.iter().enumerate().take(i).skip(next) {
+                    if let Some(summary) = known {
                         settled.file(&format, shapes, j, summary);
                     }
                 }
@@ -505,8 +505,8 @@ impl Corpus {
                 }
             }
             drop(reads);
-            for j in next..files.len() {
-                if let Some(summary) = known_now[j] {
+            for (j, known) in known_now.iter().enumerate().skip(next) {
+                if let Some(summary) = known {
                     settled.file(&format, shapes, j, summary);
                 }
             }
