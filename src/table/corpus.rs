@@ -426,7 +426,7 @@ impl Corpus {
                         .map(|(i, kept)| (i, NotATranscript::CopyOf { kept: name(&kept) })),
                 )
                 .collect();
-            // A file both is set aside as the first says.
+            // A file set aside for both reasons is listed once, with the first.
             set_aside.sort_by_key(|(i, _)| *i);
             set_aside.dedup_by_key(|(i, _)| *i);
             let aside: Vec<usize> = set_aside.iter().map(|(i, _)| *i).collect();
