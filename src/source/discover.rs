@@ -142,7 +142,7 @@ pub fn discover_listed(
     // then sorted in walk order and rid of the files reached before (through a symlink, or a
     // root given twice): no list of every file is made beside the lists themselves.
     let mut seen: HashSet<u64, PathHasher> = HashSet::default();
-    for root in &paths {
+    for (at, root) in paths.iter().enumerate() {
         let starts: Vec<usize> = found.lists.iter().map(Vec::len).collect();
         if super::remote::is_remote(root) {
             let listing = listings.get(root).ok_or_else(|| Error::Path {
@@ -178,6 +178,8 @@ pub fn discover_listed(
         // Walked in the file system's order and sorted once after: a walk sorted by name
         // compares names by parsing paths, tens of times a file.
         let walk = walkdir::WalkDir::new(root).follow_links(true);
+        // Without a symlink, a walk reaches each file once.
+        let mut symlinked = false;
         for entry in walk {
             let entry = match entry {
                 Ok(entry) => entry,
@@ -186,6 +188,7 @@ pub fn discover_listed(
                     continue;
                 }
             };
+            symlinked |= entry.path_is_symlink();
             if !entry.file_type().is_file() {
                 // A FIFO named like a transcript would block the read that opened it: it is
                 // never opened, and said so.
@@ -227,7 +230,12 @@ pub fn discover_listed(
         for (rows, &start) in found.lists.iter_mut().zip(&starts) {
             found.builder.sort(&mut rows[start..], below, walk_order);
         }
-        found.keep_first(&starts, &mut seen);
+        // The files of one root walked without a symlink, with none before them or after:
+        // nothing to compare (a million keys are not held for nothing).
+        let alone = seen.is_empty() && at + 1 == paths.len() && !symlinked;
+        if !alone {
+            found.keep_first(&starts, &mut seen);
+        }
     }
     drop(seen);
     out.files = found.builder.finish(found.lists);

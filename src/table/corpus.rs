@@ -407,7 +407,7 @@ impl Corpus {
         let mut warnings = discovery.warnings;
         let mut data = Vec::new();
         // Deleted or moved files leave the cache.
-        cache.retain(&discovery.files.iter().flat_map(|f| (0..f.len()).map(|i| f.key(i))).collect());
+        cache.retain(discovery.files.iter().flat_map(|f| (0..f.len()).map(|i| f.key(i))).collect());
         cache.reserve(discovery.files.iter().map(SourceFiles::len).sum());
         let remember = cache.is_enabled();
         // What a read found depends on the line limit: a line too long then may be read now.
@@ -552,8 +552,8 @@ impl Corpus {
         let kept = || {
             data.iter().flat_map(|d| {
                 (0..d.files.len())
-                    .map(|i| d.files.get(i).canonical().to_path_buf())
-                    .chain(d.not_transcripts.iter().map(|(f, _)| f.canonical().to_path_buf()))
+                    .map(|i| d.files.key(i))
+                    .chain(d.not_transcripts.iter().map(|(f, _)| path_key(f.canonical())))
             })
         };
         match cache.save(kept) {

@@ -1,7 +1,9 @@
-//! The cache file's bytes: a header, a checksum, the formats, the shapes, the directories, then one
-//! record per file, with numbers as LEB128 varints. Read straight into the cache's map (no document
-//! parsed first, no allocation per number); a checksum that does not match, or any byte out of
-//! place, makes the whole file unreadable, and the cache starts afresh.
+//! The cache file's bytes: a header, a checksum, the formats, the shapes, then one record per file
+//! in the order of its key (the hash of its canonical path: the file is named by the corpus that
+//! holds it, never by the cache), with numbers as LEB128 varints. Read as a stream straight into
+//! the cache's entries (the file is never held whole, no document is parsed first, no allocation
+//! per number); a checksum that does not match, keys out of order, or any byte out of place make
+//! the whole file unreadable, and the cache starts afresh.
 
 use super::FileEntry;
 use crate::infer::signature::{FileSummary, SignatureId, SignatureTable, TypeSignature};
@@ -9,71 +11,57 @@ use crate::infer::stats::{FieldShapes, ShapeSet};
 use crate::infer::varint;
 use crate::source::files::Stamps;
 use std::collections::HashMap;
-use std::ffi::OsStr;
-use std::path::Path;
+use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::sync::Arc;
-use xxhash_rust::xxh3::xxh3_64;
 
 /// The first bytes of a cache file: a name and the layout's version. The checksum follows: the
 /// XXH3-64 (8 bytes, little-endian) of every byte after it.
-const MAGIC: &[u8] = b"txq inference cache 6\n";
+const MAGIC: &[u8] = b"txq inference cache 7\n";
 
 /// The bytes of the checksum after [`MAGIC`].
 const CHECKSUM_BYTES: usize = 8;
 
-/// What a cache file holds: the formats' names and the files by canonical path (their shapes
-/// numbered in the table `decode` was given).
+/// What a cache file holds: the formats' names and the files' entries in the order of their
+/// keys, one each (their shapes numbered in the table `decode` was given).
 pub(crate) struct Decoded {
     pub(crate) formats: Vec<String>,
-    /// The hash of each file's path ([`crate::source::files::path_key`]), and its entry.
-    pub(crate) keys: Vec<u64>,
     pub(crate) entries: Vec<FileEntry>,
 }
 
 /// The bytes of a cache holding `entries` ([`encode_to`]).
 #[cfg(test)]
-pub(crate) fn encode(
-    formats: &[String],
-    shapes: &SignatureTable,
-    entries: &[(&OsStr, &FileEntry)],
-) -> Vec<u8> {
+pub(crate) fn encode(formats: &[String], shapes: &SignatureTable, entries: &[FileEntry]) -> Vec<u8> {
     let mut out = std::io::Cursor::new(Vec::new());
-    encode_to(formats, shapes, entries, &mut out).expect("a cursor takes every write");
+    encode_to(formats, shapes, entries, |_| true, &mut out).expect("a cursor takes every write");
     out.into_inner()
 }
 
-/// Writes a cache holding `entries` to `sink` as it is encoded (a million files' cache is not
-/// held whole in memory), then its checksum in its place: only the shapes they name
-/// (renumbered in the order first named) and each directory once, the files in path order.
+/// Writes a cache holding the `entries` whose key `keep` keeps (`entries` in the order of their
+/// keys, one each) to `sink` as it is encoded (a million files' cache is not held whole in
+/// memory), then its checksum in its place: only the shapes they name, renumbered in the order
+/// first named.
 pub(crate) fn encode_to(
     formats: &[String],
     shapes: &SignatureTable,
-    entries: &[(&OsStr, &FileEntry)],
-    sink: &mut (impl std::io::Write + std::io::Seek),
+    entries: &[FileEntry],
+    keep: impl Fn(u64) -> bool,
+    sink: &mut (impl std::io::Write + Seek),
 ) -> std::io::Result<()> {
-    let mut paths: Vec<(&OsStr, &FileEntry)> = entries.to_vec();
-    paths.sort_by(|a, b| a.0.cmp(b.0));
-    // ShapeSet renumbered, and directories numbered, in path order.
+    // An entry naming a shape the table does not hold (none should) is left out.
+    let kept = |entry: &&FileEntry| {
+        keep(entry.key) && entry.summary.shapes().all(|(id, _)| shapes.get(id).is_some())
+    };
     let mut renumber: HashMap<SignatureId, SignatureId> = HashMap::new();
     let mut used: Vec<&TypeSignature> = Vec::new();
-    let mut dirs: Vec<&OsStr> = Vec::new();
-    let mut rows: Vec<(u64, &OsStr, &FileEntry)> = Vec::with_capacity(paths.len());
-    for (path, entry) in paths {
-        let path = Path::new(path);
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { continue };
-        if entry.summary.shapes().any(|(id, _)| shapes.get(id).is_none()) {
-            continue;
-        }
+    let mut files = 0u64;
+    for entry in entries.iter().filter(kept) {
+        files += 1;
         for (id, shape) in entry.summary.shapes().filter_map(|(id, _)| Some((id, shapes.get(id)?))) {
             renumber.entry(id).or_insert_with(|| {
                 used.push(shape);
                 used.len() as SignatureId - 1
             });
         }
-        if dirs.last() != Some(&dir.as_os_str()) {
-            dirs.push(dir.as_os_str());
-        }
-        rows.push((dirs.len() as u64 - 1, name, entry));
     }
     sink.write_all(MAGIC)?;
     sink.write_all(&[0; CHECKSUM_BYTES])?;
@@ -96,13 +84,10 @@ pub(crate) fn encode_to(
             out.0.push(shapes.bits());
         }
     }
-    // A directory that comes back after another (`a/` files around `a/b/` ones) is listed again.
-    out.number(dirs.len() as u64);
-    dirs.iter().for_each(|d| out.bytes(d.as_encoded_bytes()));
-    out.number(rows.len() as u64);
-    for (dir, name, entry) in rows {
-        out.number(dir);
-        out.bytes(name.as_encoded_bytes());
+    out.number(files);
+    let mut whole = Vec::new();
+    for entry in entries.iter().filter(kept) {
+        out.0.extend_from_slice(&entry.key.to_le_bytes());
         out.number(u64::from(entry.format));
         out.number(entry.stamps.size());
         for stamp in [entry.stamps.modified(), entry.stamps.inode(), entry.stamps.changed()] {
@@ -110,12 +95,18 @@ pub(crate) fn encode_to(
         }
         out.0.extend_from_slice(&entry.prefix_hash.to_le_bytes());
         let summary = &entry.summary;
-        for list in [summary.whole().collect::<Vec<_>>(), summary.tail().collect()] {
-            out.number(list.len() as u64);
-            for (id, events) in list {
-                out.number(u64::from(renumber[&id]));
-                out.number(events);
-            }
+        whole.clear();
+        whole.extend(summary.whole());
+        out.number(whole.len() as u64);
+        for &(id, events) in &whole {
+            out.number(u64::from(renumber[&id]));
+            out.number(events);
+        }
+        let tail = summary.tail();
+        out.number(summary.tail().count() as u64);
+        for (id, events) in tail {
+            out.number(u64::from(renumber[&id]));
+            out.number(events);
         }
         out.number(summary.complete_bytes);
         out.number(summary.damaged_lines);
@@ -127,54 +118,76 @@ pub(crate) fn encode_to(
     }
     flush(&mut out, sink)?;
     let checksum = hash.digest();
-    sink.seek(std::io::SeekFrom::Start(MAGIC.len() as u64))?;
+    sink.seek(SeekFrom::Start(MAGIC.len() as u64))?;
     sink.write_all(&checksum.to_le_bytes())?;
-    sink.seek(std::io::SeekFrom::End(0))?;
+    sink.seek(SeekFrom::End(0))?;
     Ok(())
 }
 
-/// What an encoding holds before it is written on.
+/// What an encoding holds before it is written on, and what a read takes at a time.
 const FLUSH_BYTES: usize = 1 << 20;
 
-/// The cache in `bytes`, its shapes added to `shapes`; `None` when the bytes are not a whole
-/// cache file of this layout, as written (any byte changed since fails the checksum).
-pub(crate) fn decode(bytes: &[u8], shapes: &mut SignatureTable) -> Option<Decoded> {
-    let (checksum, body) = bytes.strip_prefix(MAGIC)?.split_at_checked(CHECKSUM_BYTES)?;
-    if u64::from_le_bytes(checksum.try_into().ok()?) != xxh3_64(body) {
+/// The cache in `file` (read from its start), its shapes added to `shapes`; `None` when its bytes
+/// are not a whole cache file of this layout, as written (any byte changed since fails the
+/// checksum). The file is read twice, a buffer at a time: once for the checksum, then for the
+/// entries.
+pub(crate) fn decode(file: &mut (impl Read + Seek), shapes: &mut SignatureTable) -> Option<Decoded> {
+    let mut head = [0u8; MAGIC.len() + CHECKSUM_BYTES];
+    file.read_exact(&mut head).ok()?;
+    let checksum = head.strip_prefix(MAGIC)?;
+    let checksum = u64::from_le_bytes(checksum.try_into().ok()?);
+    let mut hash = xxhash_rust::xxh3::Xxh3Default::new();
+    let mut buffer = vec![0u8; FLUSH_BYTES];
+    let mut body = 0u64;
+    loop {
+        match file.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => {
+                hash.update(&buffer[..n]);
+                body += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    if hash.digest() != checksum {
         return None;
     }
-    let mut input = Reader(body);
-    let formats = (0..input.count()?)
-        .map(|_| Some(std::str::from_utf8(input.bytes()?).ok()?.to_string()))
-        .collect::<Option<Vec<String>>>()?;
+    drop(buffer);
+    file.seek(SeekFrom::Start(head.len() as u64)).ok()?;
+    let mut input = Reader { input: std::io::BufReader::with_capacity(1 << 16, file.take(body)), left: body };
+    let mut text = Vec::new();
+    let mut formats = Vec::new();
+    for _ in 0..input.count()? {
+        input.bytes(&mut text)?;
+        formats.push(std::str::from_utf8(&text).ok()?.to_string());
+    }
     let mut renumber: Vec<SignatureId> = Vec::new();
     for _ in 0..input.count()? {
-        let name: Arc<str> = Arc::from(std::str::from_utf8(input.bytes()?).ok()?);
-        let fields = (0..input.count()?)
-            .map(|_| {
-                let key = std::str::from_utf8(input.bytes()?).ok()?.to_string();
-                Some((key, ShapeSet::from_bits(input.byte()?)))
-            })
-            .collect::<Option<FieldShapes>>()?;
+        input.bytes(&mut text)?;
+        let name: Arc<str> = Arc::from(std::str::from_utf8(&text).ok()?);
+        let mut fields = FieldShapes::new();
+        for _ in 0..input.count()? {
+            input.bytes(&mut text)?;
+            let key = std::str::from_utf8(&text).ok()?.to_string();
+            fields.push((key, ShapeSet::from_bits(input.byte()?)));
+        }
         renumber.push(shapes.intern(TypeSignature { name, fields: Arc::new(fields) }));
     }
-    let dirs = (0..input.count()?).map(|_| input.bytes()).collect::<Option<Vec<&[u8]>>>()?;
     let files = input.count()?;
     // A record takes 20 bytes at the least: a damaged count reserves no more than the bytes hold.
-    let mut entries = Vec::with_capacity(files.min(input.0.len() / 20));
-    let mut keys = Vec::with_capacity(entries.capacity());
-    let (mut path, mut whole, mut tail) = (Vec::new(), Vec::new(), Vec::new());
+    let mut entries: Vec<FileEntry> = Vec::with_capacity(files.min(input.left as usize / 20));
+    let (mut whole, mut tail) = (Vec::new(), Vec::new());
     for _ in 0..files {
-        let dir = dirs.get(input.number()? as usize)?;
-        let name = input.bytes()?;
-        path.clear();
-        path.extend_from_slice(dir);
-        path.push(b'/');
-        path.extend_from_slice(name);
+        let key = input.u64_le()?;
+        // Keys in order, one each: a file that says otherwise was not written by `encode_to`.
+        if entries.last().is_some_and(|last| last.key >= key) {
+            return None;
+        }
         let format = u32::try_from(input.number()?).ok().filter(|&f| (f as usize) < formats.len())?;
         let size = input.number()?;
         let (modified, inode, changed) = (input.optional()?, input.optional()?, input.optional()?);
-        let prefix_hash = u64::from_le_bytes(input.take(8)?.try_into().ok()?);
+        let prefix_hash = input.u64_le()?;
         for list in [&mut whole, &mut tail] {
             list.clear();
             for _ in 0..input.count()? {
@@ -188,11 +201,9 @@ pub(crate) fn decode(bytes: &[u8], shapes: &mut SignatureTable) -> Option<Decode
         summary.lines = input.number()?;
         summary.max_line_bytes = input.number()?;
         let stamps = Stamps::new(size, modified, inode, changed);
-        let entry = FileEntry { format, stamps, prefix_hash, summary };
-        keys.push(xxh3_64(&path));
-        entries.push(entry);
+        entries.push(FileEntry { key, format, stamps, prefix_hash, summary });
     }
-    input.0.is_empty().then_some(Decoded { formats, keys, entries })
+    input.is_done().then_some(Decoded { formats, entries })
 }
 
 struct Writer(Vec<u8>);
@@ -216,17 +227,31 @@ impl Writer {
     }
 }
 
-struct Reader<'a>(&'a [u8]);
+/// The body of a cache file, read a buffer at a time, with the bytes it has left.
+struct Reader<R: BufRead> {
+    input: R,
+    left: u64,
+}
 
-impl<'a> Reader<'a> {
+impl<R: BufRead> Reader<R> {
     fn byte(&mut self) -> Option<u8> {
-        let (&first, rest) = self.0.split_first()?;
-        self.0 = rest;
+        let &first = self.input.fill_buf().ok()?.first()?;
+        self.input.consume(1);
+        self.left -= 1;
         Some(first)
     }
 
+    /// What [`varint::put`] wrote: `None` when it is cut off or longer than 64 bits.
     fn number(&mut self) -> Option<u64> {
-        varint::take(&mut self.0)
+        let mut n = 0u64;
+        for i in 0..10 {
+            let byte = self.byte()?;
+            n |= u64::from(byte & 0x7f).checked_shl(7 * i)?;
+            if byte < 0x80 {
+                return (i < 9 || byte <= 1).then_some(n);
+            }
+        }
+        None
     }
 
     /// What [`Writer::optional`] wrote: `None` for bytes that are not one.
@@ -241,35 +266,50 @@ impl<'a> Reader<'a> {
     /// A count of things that follow, each at least a byte: never more than the bytes left (a
     /// damaged count allocates nothing).
     fn count(&mut self) -> Option<usize> {
-        usize::try_from(self.number()?).ok().filter(|&n| n <= self.0.len())
+        let n = self.number()?;
+        (n <= self.left).then(|| usize::try_from(n).ok())?
     }
 
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n > self.0.len() {
+    fn u64_le(&mut self) -> Option<u64> {
+        let mut bytes = [0u8; 8];
+        self.take(&mut bytes)?;
+        Some(u64::from_le_bytes(bytes))
+    }
+
+    fn take(&mut self, into: &mut [u8]) -> Option<()> {
+        if into.len() as u64 > self.left {
             return None;
         }
-        let (taken, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Some(taken)
+        self.input.read_exact(into).ok()?;
+        self.left -= into.len() as u64;
+        Some(())
     }
 
-    fn bytes(&mut self) -> Option<&'a [u8]> {
-        let n = usize::try_from(self.number()?).ok()?;
-        self.take(n)
+    /// A length, then as many bytes, into `into`.
+    fn bytes(&mut self, into: &mut Vec<u8>) -> Option<()> {
+        let n = self.count()?;
+        into.resize(n, 0);
+        self.take(into)
+    }
+
+    /// Whether every byte was read.
+    fn is_done(&mut self) -> bool {
+        self.left == 0 && self.input.fill_buf().is_ok_and(|rest| rest.is_empty())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsString;
+    use xxhash_rust::xxh3::xxh3_64;
 
-    fn entry(format: u32, whole: Vec<(SignatureId, u64)>, tail: Vec<(SignatureId, u64)>) -> FileEntry {
+    fn entry(key: u64, format: u32, whole: Vec<(SignatureId, u64)>, tail: Vec<(SignatureId, u64)>) -> FileEntry {
         let mut summary = FileSummary::default();
         summary.set_shapes(&whole, &tail, &mut SignatureTable::default());
         (summary.complete_bytes, summary.damaged_lines, summary.lines) = (300, 2, 40);
         summary.max_line_bytes = 256 << 20;
         FileEntry {
+            key,
             format,
             stamps: Stamps::new(
                 1 << 40,
@@ -282,7 +322,7 @@ mod tests {
         }
     }
 
-    fn sample() -> (Vec<String>, SignatureTable, Vec<(OsString, FileEntry)>) {
+    fn sample() -> (Vec<String>, SignatureTable, Vec<FileEntry>) {
         let mut shapes = SignatureTable::default();
         let field = |k: &str, bits| (k.to_string(), ShapeSet::from_bits(bits));
         let a =
@@ -294,30 +334,25 @@ mod tests {
         });
         assert_eq!(unused, 1);
         let entries = vec![
-            ("/t/a/run_1.jsonl".into(), entry(0, vec![(a, 3), (b, 5)], vec![])),
-            ("/t/a/b/run_2.jsonl".into(), entry(1, vec![(b, 1)], vec![(a, 1)])),
-            (
-                "/t/a/run_3.jsonl".into(),
-                FileEntry { stamps: Stamps::new(1 << 40, None, None, None), ..entry(0, vec![], vec![]) },
-            ),
+            entry(7, 0, vec![(a, 3), (b, 5)], vec![]),
+            entry(1 << 40, 1, vec![(b, 1)], vec![(a, 1)]),
+            FileEntry { stamps: Stamps::new(1 << 40, None, None, None), ..entry(u64::MAX, 0, vec![], vec![]) },
         ];
         (vec!["rupu".into(), "reeval".into()], shapes, entries)
     }
 
-    /// Each entry in words, by the key of its path.
-    fn described<'a>(
-        shapes: &SignatureTable,
-        entries: impl Iterator<Item = (u64, &'a FileEntry)>,
-    ) -> Vec<String> {
-        let mut out: Vec<String> = entries
-            .map(|(path, e)| {
+    /// Each entry in words.
+    fn described<'a>(shapes: &SignatureTable, entries: impl Iterator<Item = &'a FileEntry>) -> Vec<String> {
+        entries
+            .map(|e| {
                 let types: Vec<String> = e
                     .summary
                     .shapes()
                     .map(|(id, n)| format!("{:?}={n}", shapes.get(id).map(|s| (&s.name, &s.fields))))
                     .collect();
                 format!(
-                    "{path:?} {} {} {:?} {:?} {:?} {} {types:?} {:?}",
+                    "{:x} {} {} {:?} {:?} {:?} {} {types:?} {:?}",
+                    e.key,
                     e.format,
                     e.stamps.size(),
                     e.stamps.modified(),
@@ -330,28 +365,32 @@ mod tests {
                     }
                 )
             })
-            .collect();
-        out.sort();
-        out
+            .collect()
+    }
+
+    fn decoded(bytes: &[u8]) -> Option<Decoded> {
+        decode(&mut std::io::Cursor::new(bytes), &mut SignatureTable::default())
     }
 
     #[test]
     fn a_cache_reads_back_as_written() {
         let (formats, shapes, entries) = sample();
-        let bytes = encode(&formats, &shapes, &pairs(&entries));
+        let bytes = encode(&formats, &shapes, &entries);
         let mut read_shapes = SignatureTable::default();
-        let decoded = decode(&bytes, &mut read_shapes).expect("decodes");
+        let decoded = decode(&mut std::io::Cursor::new(&bytes), &mut read_shapes).expect("decodes");
         assert_eq!(decoded.formats, formats);
         assert_eq!(read_shapes.len(), 2, "the unused shape is not written");
-        let written = entries.iter().map(|(path, e)| (crate::source::files::path_key(Path::new(path)), e));
-        assert_eq!(
-            described(&read_shapes, decoded.keys.iter().copied().zip(&decoded.entries)),
-            described(&shapes, written)
-        );
+        assert_eq!(described(&read_shapes, decoded.entries.iter()), described(&shapes, entries.iter()));
     }
 
-    fn pairs(entries: &[(OsString, FileEntry)]) -> Vec<(&OsStr, &FileEntry)> {
-        entries.iter().map(|(path, e)| (path.as_os_str(), e)).collect()
+    #[test]
+    fn only_the_entries_kept_are_written() {
+        let (formats, shapes, entries) = sample();
+        let mut out = std::io::Cursor::new(Vec::new());
+        encode_to(&formats, &shapes, &entries, |key| key != 7, &mut out).expect("written");
+        let mut read_shapes = SignatureTable::default();
+        let decoded = decode(&mut std::io::Cursor::new(out.into_inner()), &mut read_shapes).expect("decodes");
+        assert_eq!(described(&read_shapes, decoded.entries.iter()), described(&shapes, entries[1..].iter()));
     }
 
     /// `body` (a cache file's bytes after the checksum) with the checksum it needs.
@@ -362,16 +401,28 @@ mod tests {
     #[test]
     fn any_cut_or_changed_byte_is_refused() {
         let (formats, shapes, entries) = sample();
-        let bytes = encode(&formats, &shapes, &pairs(&entries));
+        let bytes = encode(&formats, &shapes, &entries);
         for end in 0..bytes.len() {
-            assert!(decode(&bytes[..end], &mut SignatureTable::default()).is_none(), "cut at {end}");
+            assert!(decoded(&bytes[..end]).is_none(), "cut at {end}");
         }
         for at in 0..bytes.len() * 8 {
             let mut changed = bytes.clone();
             changed[at / 8] ^= 1 << (at % 8);
-            assert!(decode(&changed, &mut SignatureTable::default()).is_none(), "bit {at} flipped");
+            assert!(decoded(&changed).is_none(), "bit {at} flipped");
         }
-        assert!(decode(b"[1,2,3]", &mut SignatureTable::default()).is_none());
+        assert!(decoded(b"[1,2,3]").is_none());
+    }
+
+    #[test]
+    fn keys_out_of_order_are_refused() {
+        let (formats, shapes, mut entries) = sample();
+        entries.swap(0, 1);
+        let body = encode(&formats, &shapes, &entries).split_off(MAGIC.len() + CHECKSUM_BYTES);
+        assert!(decoded(&checksummed(&body)).is_none());
+        let (formats, shapes, mut entries) = sample();
+        entries[1].key = entries[0].key;
+        let body = encode(&formats, &shapes, &entries).split_off(MAGIC.len() + CHECKSUM_BYTES);
+        assert!(decoded(&checksummed(&body)).is_none(), "a key twice");
     }
 
     /// Bytes that pass the checksum (written so by a bug, or by chance) must still be read with
@@ -379,27 +430,24 @@ mod tests {
     #[test]
     fn a_checksummed_body_out_of_place_is_refused_or_read_without_panic() {
         let (formats, shapes, entries) = sample();
-        let body = encode(&formats, &shapes, &pairs(&entries)).split_off(MAGIC.len() + CHECKSUM_BYTES);
-        assert!(decode(&checksummed(&body), &mut SignatureTable::default()).is_some());
+        let body = encode(&formats, &shapes, &entries).split_off(MAGIC.len() + CHECKSUM_BYTES);
+        assert!(decoded(&checksummed(&body)).is_some());
         for end in 0..body.len() {
-            assert!(
-                decode(&checksummed(&body[..end]), &mut SignatureTable::default()).is_none(),
-                "cut at {end}"
-            );
+            assert!(decoded(&checksummed(&body[..end])).is_none(), "cut at {end}");
         }
         let mut rng = crate::generate::rng::Rng::new(5);
         for _ in 0..20_000 {
             let mut changed = body.clone();
             let at = rng.below(changed.len() as u64) as usize;
             changed[at] = rng.below(256) as u8;
-            let _ = decode(&checksummed(&changed), &mut SignatureTable::default());
+            let _ = decoded(&checksummed(&changed));
         }
     }
 
     #[test]
     fn a_damaged_count_of_files_is_refused_before_room_is_reserved() {
-        // No formats, shapes or directories, then a file count of 2^63 - 1.
-        let body = [0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f];
-        assert!(decode(&checksummed(&body), &mut SignatureTable::default()).is_none());
+        // No formats or shapes, then a file count of 2^63 - 1.
+        let body = [0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f];
+        assert!(decoded(&checksummed(&body)).is_none());
     }
 }

@@ -8,21 +8,22 @@
 mod layout;
 
 use crate::infer::signature::{FileSummary, SignatureTable};
-use crate::source::files::{PathHasher, SourceFile, Stamps, path_key};
+use crate::source::files::{SourceFile, Stamps, path_key};
 use crate::source::prefix::PrefixHash;
 use object_store::ObjectStore;
-use std::collections::HashMap;
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The layout's version, in the cache files' names (`inference-v6-...`): a new layout gets a new
+/// The layout's version, in the cache files' names (`inference-v7-...`): a new layout gets a new
 /// name.
-const VERSION: u32 = 6;
+const VERSION: u32 = 7;
 
 /// What is kept of one file.
 #[derive(Debug, Clone)]
 pub(crate) struct FileEntry {
+    /// The hash of its canonical path ([`path_key`]): the corpus names the file, the cache keeps
+    /// no path.
+    key: u64,
     /// The format: an index into the cache's formats.
     format: u32,
     /// Size, modification time, inode and status change time (times in ns since the epoch) when
@@ -46,64 +47,51 @@ pub enum Lookup<'a> {
 }
 
 /// The files the cache knows, by the hash of their canonical path ([`path_key`]: a million
-/// paths are not kept twice; the corpus names them when the cache is saved).
+/// paths are not kept twice; the corpus names them).
 #[derive(Debug, Default)]
 pub struct KnownFiles {
     formats: Vec<String>,
     entries: Entries,
 }
 
-/// Entries by key, kept in one vector as long as there are entries (a map of whole entries
-/// would keep room for as many again: its table grows by doubling), a map of keys to places
-/// beside it.
+/// Entries in one vector in the order of their keys, found by a binary search (no map beside
+/// them: a million entries take their own bytes and no more), and after them those remembered
+/// since it was last put in order, which a lookup sees once it is ([`Entries::settle`]).
 #[derive(Debug, Default)]
 pub(crate) struct Entries {
-    keys: Vec<u64>,
     entries: Vec<FileEntry>,
-    index: HashMap<u64, u32, PathHasher>,
+    /// `entries[..sorted]` are in the order of their keys, one each.
+    sorted: usize,
 }
 
 impl Entries {
-    /// The entries of `keys` (one each, in the same order), as a cache file held them; of keys
-    /// given twice (a file written so by hand), the last.
-    pub(crate) fn from_parts(keys: Vec<u64>, entries: Vec<FileEntry>) -> Entries {
-        let mut index: HashMap<u64, u32, PathHasher> =
-            HashMap::with_capacity_and_hasher(keys.len(), PathHasher::default());
-        for (at, &key) in keys.iter().enumerate() {
-            index.insert(key, at as u32);
-        }
-        let mut out = Entries { keys, entries, index };
-        let index = &out.index;
-        let unique: Vec<bool> =
-            out.keys.iter().enumerate().map(|(at, key)| index[key] == at as u32).collect();
-        if unique.iter().any(|u| !u) {
-            let mut at = 0;
-            out.entries.retain(|_| {
-                at += 1;
-                unique[at - 1]
-            });
-            let mut at = 0;
-            out.keys.retain(|_| {
-                at += 1;
-                unique[at - 1]
-            });
-            out.index = out.keys.iter().enumerate().map(|(at, &key)| (key, at as u32)).collect();
-        }
-        out
+    /// The entries of a cache file, in the order of their keys, one each.
+    fn in_order(entries: Vec<FileEntry>) -> Entries {
+        debug_assert!(entries.windows(2).all(|w| w[0].key < w[1].key));
+        Entries { sorted: entries.len(), entries }
     }
 
     fn get(&self, key: u64) -> Option<&FileEntry> {
-        self.index.get(&key).map(|&at| &self.entries[at as usize])
+        let sorted = &self.entries[..self.sorted];
+        sorted.binary_search_by_key(&key, |e| e.key).ok().map(|at| &sorted[at])
     }
 
-    fn insert(&mut self, key: u64, entry: FileEntry) {
-        match self.index.get(&key) {
-            Some(&at) => self.entries[at as usize] = entry,
-            None => {
-                self.index.insert(key, self.entries.len() as u32);
-                self.keys.push(key);
-                self.entries.push(entry);
-            }
+    /// Puts `entry` in place of the one of its key, or after the others until the next
+    /// [`Entries::settle`].
+    fn insert(&mut self, entry: FileEntry) {
+        match self.entries[..self.sorted].binary_search_by_key(&entry.key, |e| e.key) {
+            Ok(at) => self.entries[at] = entry,
+            Err(_) => self.entries.push(entry),
+        }
+    }
+
+    /// Puts every entry in the order of its key, in place; of a key remembered twice since the
+    /// last time (a file is remembered once a corpus opens), one is kept.
+    fn settle(&mut self) {
+        if self.sorted < self.entries.len() {
+            self.entries.sort_unstable_by_key(|e| e.key);
+            self.entries.dedup_by_key(|e| e.key);
+            self.sorted = self.entries.len();
         }
     }
 
@@ -112,28 +100,16 @@ impl Entries {
     }
 
     /// Room for `total` entries in all, so that a first read of many files does not leave the
-    /// vectors with room for as many again.
+    /// vector with room for as many again.
     fn reserve(&mut self, total: usize) {
-        let more = total.saturating_sub(self.entries.len());
-        self.keys.reserve_exact(more);
-        self.entries.reserve_exact(more);
+        self.entries.reserve_exact(total.saturating_sub(self.entries.len()));
     }
 
-    /// Keeps the entries whose key `keep` keeps, in their order.
-    fn retain(&mut self, keep: impl Fn(u64) -> bool) {
-        let mut kept = 0;
-        for at in 0..self.entries.len() {
-            if keep(self.keys[at]) {
-                self.keys.swap(kept, at);
-                self.entries.swap(kept, at);
-                kept += 1;
-            }
-        }
-        if kept < self.entries.len() {
-            self.keys.truncate(kept);
-            self.entries.truncate(kept);
-            self.index = self.keys.iter().enumerate().map(|(at, &key)| (key, at as u32)).collect();
-        }
+    /// Keeps the entries whose key is one of `keys` (in order), in their order.
+    fn retain(&mut self, keys: &[u64]) {
+        self.settle();
+        self.entries.retain(|e| keys.binary_search(&e.key).is_ok());
+        self.sorted = self.entries.len();
     }
 }
 
@@ -214,10 +190,10 @@ impl InferenceCache {
         roots.sort();
         let path = dir.join(file_name(&roots));
         let mut shapes = SignatureTable::default();
-        let known = std::fs::read(&path)
+        let known = std::fs::File::open(&path)
             .ok()
-            .and_then(|bytes| layout::decode(&bytes, &mut shapes))
-            .map(|d| KnownFiles { formats: d.formats, entries: Entries::from_parts(d.keys, d.entries) })
+            .and_then(|mut file| layout::decode(&mut file, &mut shapes))
+            .map(|d| KnownFiles { formats: d.formats, entries: Entries::in_order(d.entries) })
             .unwrap_or_else(|| {
                 shapes = SignatureTable::default();
                 KnownFiles::default()
@@ -240,8 +216,10 @@ impl InferenceCache {
         }
     }
 
-    /// The files known (for lookups) and the shapes (for numbering what is read meanwhile).
+    /// The files known (for lookups: those remembered since the last call are among them) and
+    /// the shapes (for numbering what is read meanwhile).
     pub fn parts(&mut self) -> (&KnownFiles, &mut SignatureTable) {
+        self.known.entries.settle();
         (&self.known, &mut self.shapes)
     }
 
@@ -265,8 +243,8 @@ impl InferenceCache {
                 known.formats.len() - 1
             }
         } as u32;
-        let entry = FileEntry { format, stamps: Stamps::of(file), prefix_hash, summary };
-        known.entries.insert(path_key(file.canonical()), entry);
+        let key = path_key(file.canonical());
+        known.entries.insert(FileEntry { key, format, stamps: Stamps::of(file), prefix_hash, summary });
         self.changed = true;
     }
 
@@ -277,21 +255,19 @@ impl InferenceCache {
         }
     }
 
-    /// Forgets every file but `files` (the keys of the canonical paths this corpus holds now):
-    /// deleted or moved files leave the cache.
-    pub(crate) fn retain(&mut self, files: &std::collections::HashSet<u64>) {
+    /// Forgets every file but `files` (the keys of the canonical paths this corpus holds now, in
+    /// any order): deleted or moved files leave the cache.
+    pub(crate) fn retain(&mut self, mut files: Vec<u64>) {
+        files.sort_unstable();
         let before = self.known.entries.len();
-        self.known.entries.retain(|key| files.contains(&key));
+        self.known.entries.retain(&files);
         self.changed |= self.known.entries.len() != before;
     }
 
-    /// Writes the cache if anything changed: the entries of `files` (canonical paths), to a
-    /// temporary file, renamed into place (and removed again when anything fails). A cache that
-    /// cannot be written is not an error; the next query reads the files again.
-    pub(crate) fn save<I: Iterator<Item = PathBuf>>(
-        &self,
-        files: impl FnOnce() -> I,
-    ) -> crate::error::Result<()> {
+    /// Writes the cache if anything changed: the entries of `files` (the keys of canonical
+    /// paths), to a temporary file, renamed into place (and removed again when anything fails).
+    /// A cache that cannot be written is not an error; the next query reads the files again.
+    pub(crate) fn save<I: Iterator<Item = u64>>(&mut self, files: impl FnOnce() -> I) -> crate::error::Result<()> {
         let (Some(path), true) = (&self.path, self.changed) else { return Ok(()) };
         let dir = path.parent().unwrap_or(Path::new("."));
         let not_saved = |e| crate::error::Error::Write { path: path.clone(), source: e };
@@ -299,16 +275,14 @@ impl InferenceCache {
         // Named after the cache file and the process: two saves at once never share one.
         let name = path.file_stem().unwrap_or_default().to_string_lossy();
         let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
-        let files: Vec<(PathBuf, &FileEntry)> = files()
-            .filter_map(|path| {
-                let entry = self.known.entries.get(path_key(&path))?;
-                Some((path, entry))
-            })
-            .collect();
-        let entries: Vec<(&OsStr, &FileEntry)> = files.iter().map(|(p, e)| (p.as_os_str(), *e)).collect();
+        let mut files: Vec<u64> = files().collect();
+        files.sort_unstable();
+        self.known.entries.settle();
+        let entries = &self.known.entries.entries;
         let written = std::fs::File::create(&tmp).and_then(|file| {
             let mut file = std::io::BufWriter::new(file);
-            layout::encode_to(&self.known.formats, &self.shapes, &entries, &mut file)?;
+            let keep = |key| files.binary_search(&key).is_ok();
+            layout::encode_to(&self.known.formats, &self.shapes, entries, keep, &mut file)?;
             file.into_inner().map(drop).map_err(|e| e.into_error())
         });
         if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
@@ -364,11 +338,11 @@ mod tests {
     fn the_cache_file_name_is_pinned() {
         assert_eq!(
             file_name(&[PathBuf::from("/home/me/.rupu/transcripts")]),
-            "inference-v6-f8be4479e581ff73.bin"
+            "inference-v7-f8be4479e581ff73.bin"
         );
         assert_eq!(
             file_name(&[PathBuf::from("/home/me/.reeval/runs"), PathBuf::from("/home/me/.rupu/transcripts")]),
-            "inference-v6-fe1e48bfe03332e1.bin"
+            "inference-v7-fe1e48bfe03332e1.bin"
         );
         // Two paths are not one path with their bytes run together.
         assert_ne!(
