@@ -12,7 +12,7 @@ use crate::infer::pass::{
 use crate::infer::signature::{FileSummary, SignatureId, SignatureTable};
 use crate::infer::stats::{FileStats, FormatStats};
 use crate::source::discover::Discovery;
-use crate::source::files::{PathHasher, SourceFile, SourceFiles, path_key};
+use crate::source::files::{PathHasher, SourceFile, SourceFiles, Stamps, path_key};
 use crate::source::prefix::PrefixHash;
 use crate::table::event_table::{EventTable, all_tables};
 use futures::StreamExt;
@@ -408,7 +408,6 @@ impl Corpus {
         let mut data = Vec::new();
         // Deleted or moved files leave the cache.
         cache.retain(discovery.files.iter().flat_map(|f| (0..f.len()).map(|i| f.key(i))).collect());
-        cache.reserve(discovery.files.iter().map(SourceFiles::len).sum());
         let remember = cache.is_enabled();
         // What a read found depends on the line limit: a line too long then may be read now.
         for (format, mut files) in formats.into_iter().zip(discovery.files) {
@@ -434,7 +433,7 @@ impl Corpus {
                 set_aside.into_iter().map(|(i, why)| (Arc::new(files.get(i)), why)).collect();
             let mut next_aside = aside.iter().copied().peekable();
             files.retain(|i| next_aside.next_if_eq(&i).is_none());
-            let (known, shapes) = cache.parts();
+            let (known, shapes, mut remembering) = cache.parts(format.name);
             // Files the cache knows unchanged need no read and no task.
             let known_now: Vec<Option<&FileSummary>> = files
                 .iter()
@@ -449,6 +448,7 @@ impl Corpus {
             let files_ref = &files;
             let mut reads = futures::stream::iter(unread.into_iter().map(|i| {
                 let (store, file) = (store.clone(), Arc::new(files_ref.get(i)));
+                let (key, stamps) = (path_key(file.canonical()), Stamps::of(&file));
                 async move {
                     let (before, from, prefix) = match known.lookup(&store, format_ref.name, &file).await {
                         Lookup::Grown(summary, from, prefix) if summary.max_line_bytes == max as u64 => {
@@ -460,18 +460,17 @@ impl Corpus {
                     let path = file.path.clone();
                     let (stats, fingerprint) =
                         read_file(store, format_ref.clone(), file, max, from, prefix).await;
-                    (i, path, before, stats, fingerprint)
+                    (i, path, key, stamps, before, stats, fingerprint)
                 }
             }))
             .buffered(options.parallel_files.max(1));
             // Each file is settled in order as its read comes (the reads come in the order of
             // the files), its shapes numbered then: tens of thousands of files hold a handful of
             // shapes, and a file is then a few numbers; no file's summary is kept after it but
-            // for the cache to remember.
+            // for the cache to remember (which it takes at once).
             let mut settled = Settled::new(files.len());
             let mut next = 0;
-            let mut to_remember: Vec<(usize, FileSummary, u64)> = Vec::new();
-            while let Some((i, path, before, later, fingerprint)) = reads.next().await {
+            while let Some((i, path, key, stamps, before, later, fingerprint)) = reads.next().await {
                 for (j, known) in known_now.iter().enumerate().take(i).skip(next) {
                     if let Some(summary) = known {
                         settled.file(&format, shapes, j, summary);
@@ -501,7 +500,7 @@ impl Corpus {
                 };
                 settled.file(&format, shapes, i, &summary);
                 if let Some(fingerprint) = fingerprint {
-                    to_remember.push((i, summary, fingerprint));
+                    remembering.remember(key, stamps, fingerprint, summary);
                 }
             }
             drop(reads);
@@ -527,11 +526,6 @@ impl Corpus {
             let tables: Vec<Arc<EventTable>> =
                 all_tables(&format, &stats).into_iter().map(Arc::new).collect();
             let file_events = events.finish(shapes);
-            // What was read is remembered, transcript or not.
-            let name = format.name;
-            for (i, summary, fingerprint) in to_remember {
-                cache.remember(name, &files.get(i), fingerprint, summary);
-            }
             files.retain(|i| is_transcript[i]);
             let format = Arc::unwrap_or_clone(format);
             let format_data = FormatData {
@@ -694,7 +688,7 @@ async fn settle_contested(
     store: &Arc<dyn ObjectStore>,
     options: &ReadOptions,
 ) {
-    let (known, _) = cache.parts();
+    let known = cache.known();
     let found = &*discovery;
     let undecided = found.contested().filter(|&(format, index)| {
         let file = found.files[format].get(index);

@@ -55,61 +55,73 @@ pub struct KnownFiles {
 }
 
 /// Entries in one vector in the order of their keys, found by a binary search (no map beside
-/// them: a million entries take their own bytes and no more), and after them those remembered
-/// since it was last put in order, which a lookup sees once it is ([`Entries::settle`]).
+/// them: a million entries take their own bytes and no more).
 #[derive(Debug, Default)]
 pub(crate) struct Entries {
+    /// In the order of their keys, one each.
     entries: Vec<FileEntry>,
-    /// `entries[..sorted]` are in the order of their keys, one each.
-    sorted: usize,
 }
 
 impl Entries {
     /// The entries of a cache file, in the order of their keys, one each.
     fn in_order(entries: Vec<FileEntry>) -> Entries {
         debug_assert!(entries.windows(2).all(|w| w[0].key < w[1].key));
-        Entries { sorted: entries.len(), entries }
+        Entries { entries }
     }
 
     fn get(&self, key: u64) -> Option<&FileEntry> {
-        let sorted = &self.entries[..self.sorted];
-        sorted.binary_search_by_key(&key, |e| e.key).ok().map(|at| &sorted[at])
+        self.entries.binary_search_by_key(&key, |e| e.key).ok().map(|at| &self.entries[at])
     }
 
-    /// Puts `entry` in place of the one of its key, or after the others until the next
-    /// [`Entries::settle`].
-    fn insert(&mut self, entry: FileEntry) {
-        match self.entries[..self.sorted].binary_search_by_key(&entry.key, |e| e.key) {
-            Ok(at) => self.entries[at] = entry,
-            Err(_) => self.entries.push(entry),
+    /// Takes in the entries `added` (emptied, its room kept when it is small): each in place of
+    /// the one of its key, the others put in order among them, in place. Of a key added twice
+    /// (a file is remembered once a corpus opens), one is kept.
+    fn add(&mut self, added: &mut Vec<FileEntry>) {
+        if added.is_empty() {
+            return;
         }
-    }
-
-    /// Puts every entry in the order of its key, in place; of a key remembered twice since the
-    /// last time (a file is remembered once a corpus opens), one is kept.
-    fn settle(&mut self) {
-        if self.sorted < self.entries.len() {
-            self.entries.sort_unstable_by_key(|e| e.key);
-            self.entries.dedup_by_key(|e| e.key);
-            self.sorted = self.entries.len();
+        if self.entries.is_empty() {
+            // A first read: what was added is the whole cache (no second vector of it).
+            self.entries = std::mem::take(added);
+        } else {
+            added.retain_mut(|entry| match self.entries.binary_search_by_key(&entry.key, |e| e.key) {
+                Ok(at) => {
+                    std::mem::swap(&mut self.entries[at], entry);
+                    false
+                }
+                Err(_) => true,
+            });
+            self.entries.append(added);
         }
+        self.entries.sort_unstable_by_key(|e| e.key);
+        self.entries.dedup_by_key(|e| e.key);
     }
 
     fn len(&self) -> usize {
         self.entries.len()
     }
 
-    /// Room for `total` entries in all, so that a first read of many files does not leave the
-    /// vector with room for as many again.
-    fn reserve(&mut self, total: usize) {
-        self.entries.reserve_exact(total.saturating_sub(self.entries.len()));
-    }
-
     /// Keeps the entries whose key is one of `keys` (in order), in their order.
     fn retain(&mut self, keys: &[u64]) {
-        self.settle();
         self.entries.retain(|e| keys.binary_search(&e.key).is_ok());
-        self.sorted = self.entries.len();
+    }
+}
+
+/// Where what a read finds is remembered while the known files are looked up: kept apart, and
+/// among them at the next [`InferenceCache::parts`] or save.
+pub(crate) struct Remembering<'a> {
+    added: Option<&'a mut Vec<FileEntry>>,
+    format: u32,
+}
+
+impl Remembering<'_> {
+    /// Remembers what a read of the file of `key` (its canonical path's [`path_key`]) found when
+    /// its stamps were `stamps` (its shapes numbered in the cache's table), with the hash of its
+    /// whole lines.
+    pub(crate) fn remember(&mut self, key: u64, stamps: Stamps, prefix_hash: u64, summary: FileSummary) {
+        if let Some(added) = self.added.as_deref_mut() {
+            added.push(FileEntry { key, format: self.format, stamps, prefix_hash, summary });
+        }
     }
 }
 
@@ -156,6 +168,8 @@ impl KnownFiles {
 pub struct InferenceCache {
     path: Option<PathBuf>,
     known: KnownFiles,
+    /// What was remembered since the known files were last looked up.
+    added: Vec<FileEntry>,
     /// The shapes the known files name, and those of files read since.
     shapes: SignatureTable,
     changed: bool,
@@ -198,7 +212,7 @@ impl InferenceCache {
                 shapes = SignatureTable::default();
                 KnownFiles::default()
             });
-        Self { path: Some(path), known, shapes, changed: false, remembers: true }
+        Self { path: Some(path), known, added: Vec::new(), shapes, changed: false, remembers: true }
     }
 
     /// The default place: `$TXQ_CACHE_DIR`, else the user's cache directory (`~/.cache/txq`);
@@ -216,25 +230,18 @@ impl InferenceCache {
         }
     }
 
-    /// The files known (for lookups: those remembered since the last call are among them) and
-    /// the shapes (for numbering what is read meanwhile).
-    pub fn parts(&mut self) -> (&KnownFiles, &mut SignatureTable) {
-        self.known.entries.settle();
-        (&self.known, &mut self.shapes)
+    /// The files known, those remembered since among them.
+    pub fn known(&mut self) -> &KnownFiles {
+        self.changed |= !self.added.is_empty();
+        self.known.entries.add(&mut self.added);
+        &self.known
     }
 
-    /// Remembers what a read of `file` found (its shapes numbered in this cache's table), with
-    /// the hash of its whole lines.
-    pub(crate) fn remember(
-        &mut self,
-        format: &str,
-        file: &SourceFile,
-        prefix_hash: u64,
-        summary: FileSummary,
-    ) {
-        if !self.remembers {
-            return;
-        }
+    /// The files known for lookups (those remembered since the last call among them), the
+    /// shapes (for numbering what is read meanwhile), and where to remember what is read of
+    /// files of `format`.
+    pub(crate) fn parts(&mut self, format: &str) -> (&KnownFiles, &mut SignatureTable, Remembering<'_>) {
+        self.known();
         let known = &mut self.known;
         let format = match known.formats.iter().position(|f| f == format) {
             Some(at) => at,
@@ -243,22 +250,15 @@ impl InferenceCache {
                 known.formats.len() - 1
             }
         } as u32;
-        let key = path_key(file.canonical());
-        known.entries.insert(FileEntry { key, format, stamps: Stamps::of(file), prefix_hash, summary });
-        self.changed = true;
-    }
-
-    /// Makes room to remember `files` files in all.
-    pub(crate) fn reserve(&mut self, files: usize) {
-        if self.remembers {
-            self.known.entries.reserve(files);
-        }
+        let added = self.remembers.then_some(&mut self.added);
+        (&self.known, &mut self.shapes, Remembering { added, format })
     }
 
     /// Forgets every file but `files` (the keys of the canonical paths this corpus holds now, in
     /// any order): deleted or moved files leave the cache.
     pub(crate) fn retain(&mut self, mut files: Vec<u64>) {
         files.sort_unstable();
+        self.known();
         let before = self.known.entries.len();
         self.known.entries.retain(&files);
         self.changed |= self.known.entries.len() != before;
@@ -268,6 +268,7 @@ impl InferenceCache {
     /// paths), to a temporary file, renamed into place (and removed again when anything fails).
     /// A cache that cannot be written is not an error; the next query reads the files again.
     pub(crate) fn save<I: Iterator<Item = u64>>(&mut self, files: impl FnOnce() -> I) -> crate::error::Result<()> {
+        self.known();
         let (Some(path), true) = (&self.path, self.changed) else { return Ok(()) };
         let dir = path.parent().unwrap_or(Path::new("."));
         let not_saved = |e| crate::error::Error::Write { path: path.clone(), source: e };
@@ -277,7 +278,6 @@ impl InferenceCache {
         let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
         let mut files: Vec<u64> = files().collect();
         files.sort_unstable();
-        self.known.entries.settle();
         let entries = &self.known.entries.entries;
         let written = std::fs::File::create(&tmp).and_then(|file| {
             let mut file = std::io::BufWriter::new(file);
