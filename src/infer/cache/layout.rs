@@ -303,7 +303,12 @@ mod tests {
     use super::*;
     use xxhash_rust::xxh3::xxh3_64;
 
-    fn entry(key: u64, format: u32, whole: Vec<(SignatureId, u64)>, tail: Vec<(SignatureId, u64)>) -> FileEntry {
+    fn entry(
+        key: u64,
+        format: u32,
+        whole: Vec<(SignatureId, u64)>,
+        tail: Vec<(SignatureId, u64)>,
+    ) -> FileEntry {
         let mut summary = FileSummary::default();
         summary.set_shapes(&whole, &tail, &mut SignatureTable::default());
         (summary.complete_bytes, summary.damaged_lines, summary.lines) = (300, 2, 40);
@@ -336,7 +341,10 @@ mod tests {
         let entries = vec![
             entry(7, 0, vec![(a, 3), (b, 5)], vec![]),
             entry(1 << 40, 1, vec![(b, 1)], vec![(a, 1)]),
-            FileEntry { stamps: Stamps::new(1 << 40, None, None, None), ..entry(u64::MAX, 0, vec![], vec![]) },
+            FileEntry {
+                stamps: Stamps::new(1 << 40, None, None, None),
+                ..entry(u64::MAX, 0, vec![], vec![])
+            },
         ];
         (vec!["rupu".into(), "reeval".into()], shapes, entries)
     }

@@ -267,7 +267,10 @@ impl InferenceCache {
     /// Writes the cache if anything changed: the entries of `files` (the keys of canonical
     /// paths), to a temporary file, renamed into place (and removed again when anything fails).
     /// A cache that cannot be written is not an error; the next query reads the files again.
-    pub(crate) fn save<I: Iterator<Item = u64>>(&mut self, files: impl FnOnce() -> I) -> crate::error::Result<()> {
+    pub(crate) fn save<I: Iterator<Item = u64>>(
+        &mut self,
+        files: impl FnOnce() -> I,
+    ) -> crate::error::Result<()> {
         self.known();
         let (Some(path), true) = (&self.path, self.changed) else { return Ok(()) };
         let dir = path.parent().unwrap_or(Path::new("."));
