@@ -13,21 +13,25 @@ pub(crate) fn put(out: &mut Vec<u8>, mut n: u64) {
 /// Takes a number from the front of `input`; `None` (input unchanged) when it is cut off or
 /// longer than 64 bits.
 pub(crate) fn take(input: &mut &[u8]) -> Option<u64> {
-    if let Some((&byte, rest)) = input.split_first()
-        && byte < 0x80
-    {
-        *input = rest;
-        return Some(u64::from(byte));
-    }
+    let mut rest = *input;
+    let n = read(|| {
+        let (&byte, after) = rest.split_first()?;
+        rest = after;
+        Some(byte)
+    })?;
+    *input = rest;
+    Some(n)
+}
+
+/// A number from the bytes `next` gives, one at a time; `None` when they end before it does or
+/// it is longer than 64 bits.
+pub(crate) fn read(mut next: impl FnMut() -> Option<u8>) -> Option<u64> {
     let mut n = 0u64;
-    for (i, &byte) in input.iter().enumerate().take(10) {
-        n |= u64::from(byte & 0x7f).checked_shl(7 * i as u32)?;
+    for i in 0..10 {
+        let byte = next()?;
+        n |= u64::from(byte & 0x7f).checked_shl(7 * i)?;
         if byte < 0x80 {
-            if i == 9 && byte > 1 {
-                return None;
-            }
-            *input = &input[i + 1..];
-            return Some(n);
+            return (i < 9 || byte <= 1).then_some(n);
         }
     }
     None

@@ -85,7 +85,6 @@ pub(crate) fn encode_to(
         }
     }
     out.number(files);
-    let mut whole = Vec::new();
     for entry in entries.iter().filter(kept) {
         out.0.extend_from_slice(&entry.key.to_le_bytes());
         out.number(u64::from(entry.format));
@@ -95,16 +94,13 @@ pub(crate) fn encode_to(
         }
         out.0.extend_from_slice(&entry.prefix_hash.to_le_bytes());
         let summary = &entry.summary;
-        whole.clear();
-        whole.extend(summary.whole());
-        out.number(whole.len() as u64);
-        for &(id, events) in &whole {
+        out.number(summary.whole().count() as u64);
+        for (id, events) in summary.whole() {
             out.number(u64::from(renumber[&id]));
             out.number(events);
         }
-        let tail = summary.tail();
         out.number(summary.tail().count() as u64);
-        for (id, events) in tail {
+        for (id, events) in summary.tail() {
             out.number(u64::from(renumber[&id]));
             out.number(events);
         }
@@ -243,15 +239,7 @@ impl<R: BufRead> Reader<R> {
 
     /// What [`varint::put`] wrote: `None` when it is cut off or longer than 64 bits.
     fn number(&mut self) -> Option<u64> {
-        let mut n = 0u64;
-        for i in 0..10 {
-            let byte = self.byte()?;
-            n |= u64::from(byte & 0x7f).checked_shl(7 * i)?;
-            if byte < 0x80 {
-                return (i < 9 || byte <= 1).then_some(n);
-            }
-        }
-        None
+        varint::read(|| self.byte())
     }
 
     /// What [`Writer::optional`] wrote: `None` for bytes that are not one.

@@ -73,8 +73,8 @@ impl Entries {
         self.entries.binary_search_by_key(&key, |e| e.key).ok().map(|at| &self.entries[at])
     }
 
-    /// Takes in the entries `added` (emptied, its room kept when it is small): each in place of
-    /// the one of its key, the others put in order among them, in place. Of a key added twice
+    /// Takes in the entries `added` (leaving it empty): each in place of the one of its key, the
+    /// others put in order among them, in place. Of a key added twice
     /// (a file is remembered once a corpus opens), one is kept.
     fn add(&mut self, added: &mut Vec<FileEntry>) {
         if added.is_empty() {
