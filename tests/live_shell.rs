@@ -158,8 +158,7 @@ fn a_grown_transcript_is_read_on_from_its_known_lines_with_no_cache() {
         let discovery = txq::source::discover::discover(&formats, &[dir.path().to_path_buf()]).unwrap();
         let rupu = formats.iter().position(|f| f.name == "rupu").unwrap();
         let store = txq::source::read::local_store();
-        let known = live.cache_mut().known();
-        match known.lookup(&store, "rupu", &discovery.files[rupu].get(0)).await {
+        match live.cache_mut().lookup(&store, "rupu", &discovery.files[rupu].get(0)).await {
             txq::infer::cache::Lookup::Grown(_, from, _) => assert_eq!(from, known_lines),
             _ => panic!("the grown file would be read whole"),
         }

@@ -382,9 +382,8 @@ fn cached(dir: &Path, cache: &Path) -> &'static str {
     assert_eq!(discovery.files[rupu].len(), 1, "one transcript");
     let file = &discovery.files[rupu].get(0);
     let mut loaded = txq::infer::cache::InferenceCache::load(cache, &[dir.to_path_buf()]);
-    let known = loaded.known();
     let store = txq::source::read::local_store();
-    match futures::executor::block_on(known.lookup(&store, "rupu", file)) {
+    match futures::executor::block_on(loaded.lookup(&store, "rupu", file)) {
         txq::infer::cache::Lookup::Same(_) => "same: not read",
         txq::infer::cache::Lookup::Grown(..) => "grown: read on",
         txq::infer::cache::Lookup::Unknown => "unknown: read whole",

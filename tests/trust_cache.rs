@@ -141,9 +141,8 @@ fn read_on_from(dir: &Path, cache: &Path) -> Option<u64> {
     assert_eq!(discovery.files[rupu].len(), 1, "one transcript");
     let file = &discovery.files[rupu].get(0);
     let mut loaded = txq::infer::cache::InferenceCache::load(cache, &[dir.to_path_buf()]);
-    let known = loaded.known();
     let store = txq::source::read::local_store();
-    match futures::executor::block_on(known.lookup(&store, "rupu", file)) {
+    match futures::executor::block_on(loaded.lookup(&store, "rupu", file)) {
         txq::infer::cache::Lookup::Grown(_, from, _) => Some(from),
         txq::infer::cache::Lookup::Same(_) => panic!("the file changed, yet it is taken as the same"),
         txq::infer::cache::Lookup::Unknown => None,

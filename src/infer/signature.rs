@@ -43,12 +43,7 @@ impl SignatureTable {
     /// The shapes of a file's whole lines and of its tail, with their events, as kept in a
     /// [`FileSummary`]: shared with every file that holds the same.
     fn list_of(&mut self, whole: &[(SignatureId, u64)], tail: &[(SignatureId, u64)]) -> Arc<[u8]> {
-        let mut bytes = Vec::with_capacity(1 + 4 * (whole.len() + tail.len()));
-        varint::put(&mut bytes, whole.len() as u64);
-        for &(id, events) in whole.iter().chain(tail) {
-            varint::put(&mut bytes, u64::from(id));
-            varint::put(&mut bytes, events);
-        }
+        let bytes = list_bytes(whole, tail);
         if let Some(list) = self.lists.get(bytes.as_slice()) {
             return list.clone();
         }
@@ -139,6 +134,19 @@ impl FileSummary {
         self.shapes = table.list_of(whole, tail);
     }
 
+    /// Sets the shapes of the whole lines and of the tail, with their events, in bytes of the
+    /// summary's own (not shared through a table: a cache's entry read in passing, most often
+    /// dropped again at once).
+    pub(crate) fn set_shapes_unshared(&mut self, whole: &[(SignatureId, u64)], tail: &[(SignatureId, u64)]) {
+        self.shapes = Arc::from(list_bytes(whole, tail));
+    }
+
+    /// A summary of `shapes` (shared) with `damaged_lines` and `lines`: what settling a file
+    /// needs of it (its other numbers are 0).
+    pub(crate) fn of_signature(shapes: &SignatureBytes, damaged_lines: u64, lines: u64) -> FileSummary {
+        FileSummary { shapes: shapes.0.clone(), damaged_lines, lines, ..FileSummary::default() }
+    }
+
     /// Every shape with its events, the whole lines' then the tail's.
     pub(crate) fn shapes(&self) -> impl Iterator<Item = (SignatureId, u64)> + '_ {
         pairs(&self.shapes).1
@@ -187,6 +195,18 @@ impl SignatureBytes {
     pub(crate) fn from_bytes(bytes: Vec<u8>) -> Self {
         SignatureBytes(Arc::from(bytes))
     }
+}
+
+/// The shapes of a file's whole lines and of its tail, with their events, as a [`FileSummary`]
+/// keeps them: how many of the whole lines', then the pairs, as varints.
+fn list_bytes(whole: &[(SignatureId, u64)], tail: &[(SignatureId, u64)]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(1 + 4 * (whole.len() + tail.len()));
+    varint::put(&mut bytes, whole.len() as u64);
+    for &(id, events) in whole.iter().chain(tail) {
+        varint::put(&mut bytes, u64::from(id));
+        varint::put(&mut bytes, events);
+    }
+    bytes
 }
 
 /// How many of the pairs in `bytes` are the whole lines', and the pairs.

@@ -428,6 +428,11 @@ impl SourceFiles {
         [Some(stamps.size()), stamps.modified(), stamps.inode(), stamps.changed()]
     }
 
+    /// File `i`'s stamps as found, packed.
+    pub(crate) fn found_stamps(&self, i: usize) -> Stamps {
+        self.rows[i].stamps
+    }
+
     /// The number discovery gave the other formats whose rules claim file `i` too (0: none).
     pub(crate) fn claimed_also_by(&self, i: usize) -> u32 {
         self.rows[i].others

@@ -5,11 +5,11 @@ pub(crate) use super::file_events::FileEvents;
 use super::file_events::FileEventsBuilder;
 
 use crate::format::Format;
-use crate::infer::cache::{InferenceCache, Lookup};
+use crate::infer::cache::{FileEntry, InferenceCache, Lookup, Wanted};
 use crate::infer::pass::{
     NotATranscript, decide_by_content, first_line_of_type, infer_file, not_a_transcript,
 };
-use crate::infer::signature::{FileSummary, SignatureId, SignatureTable};
+use crate::infer::signature::{FileSummary, SignatureBytes, SignatureId, SignatureTable};
 use crate::infer::stats::{FileStats, FormatStats};
 use crate::source::discover::Discovery;
 use crate::source::files::{PathHasher, SourceFile, SourceFiles, Stamps, path_key};
@@ -223,19 +223,35 @@ impl FileDamage {
     }
 }
 
-/// What the files of one format read as, settled one at a time in order.
+/// What the files of one format read as: each file's summary taken as it comes (from the cache
+/// in the order of its keys, from the reads in the order of the files), settled in the order of
+/// the files at the end ([`Settled::finish`]). A file is a number here (four bytes: a million
+/// files known to the cache hold no summary each).
 struct Settled {
-    /// Each shape's events (by number), and the shapes in the order first met (the order in
+    /// For each file, the number of its shapes with their events among `lists` (`UNSETTLED` for
+    /// none yet, or a file not read).
+    of_file: Vec<u32>,
+    /// Each distinct list once.
+    lists: Vec<SignatureBytes>,
+    number: HashMap<SignatureBytes, u32, foldhash::fast::RandomState>,
+    /// The damaged lines and lines of the files (by index) that have damaged lines or hold no
+    /// event: the few whose verdict or damage needs them.
+    odd: Vec<(u32, u64, u64)>,
+}
+
+/// A file of [`Settled`] with no summary.
+const UNSETTLED: u32 = u32::MAX;
+
+/// What the files of one format read as, in the order of the files ([`Settled::finish`]).
+struct SettledFiles {
+    /// The types over the transcripts, in the order their shapes were first met (the order in
     /// which their fields become columns).
-    shape_events: Vec<u64>,
-    shape_met: Vec<bool>,
-    shape_order: Vec<SignatureId>,
+    stats: FormatStats,
     /// For each file, whether it is a transcript.
     is_transcript: Vec<bool>,
     /// The transcripts' events by type, and their damage.
-    events: FileEventsBuilder,
+    file_events: FileEvents,
     damage: FileDamage,
-    transcripts: usize,
     /// The files that are not transcripts, by index, with why.
     not_transcripts: Vec<(usize, NotATranscript)>,
 }
@@ -243,41 +259,79 @@ struct Settled {
 impl Settled {
     fn new(files: usize) -> Settled {
         Settled {
-            shape_events: Vec::new(),
-            shape_met: Vec::new(),
-            shape_order: Vec::new(),
-            is_transcript: vec![false; files],
-            events: FileEventsBuilder::default(),
-            damage: FileDamage::default(),
-            transcripts: 0,
-            not_transcripts: Vec::new(),
+            of_file: vec![UNSETTLED; files],
+            lists: Vec::new(),
+            number: HashMap::default(),
+            odd: Vec::new(),
         }
     }
 
-    /// Settles file `i`, whose summary (of shapes numbered in `shapes`) is `summary`.
-    fn file(&mut self, format: &Format, shapes: &SignatureTable, i: usize, summary: &FileSummary) {
-        if let Some(why) = not_a_transcript(format, summary, shapes) {
-            self.not_transcripts.push((i, why));
-            return;
+    /// Takes the summary of file `i`.
+    fn set(&mut self, i: usize, summary: &FileSummary) {
+        let lists = &mut self.lists;
+        let number = *self.number.entry(summary.signature_bytes()).or_insert_with_key(|list| {
+            lists.push(list.clone());
+            (lists.len() - 1) as u32
+        });
+        self.of_file[i] = number;
+        if summary.damaged_lines > 0 || summary.holds_no_event() {
+            self.odd.push((i as u32, summary.damaged_lines, summary.lines));
         }
-        for (id, events) in summary.shapes() {
-            let at = id as usize;
-            if at >= shapes.len() {
+    }
+
+    /// Whether file `i` has its summary.
+    fn has(&self, i: usize) -> bool {
+        self.of_file[i] != UNSETTLED
+    }
+
+    /// Settles the files in their order, their shapes numbered in `shapes`.
+    fn finish(mut self, format: &Format, shapes: &SignatureTable) -> SettledFiles {
+        self.odd.sort_unstable_by_key(|&(i, ..)| i);
+        let mut odd = self.odd.iter().peekable();
+        let mut shape_events: Vec<u64> = Vec::new();
+        let mut shape_met: Vec<bool> = Vec::new();
+        let mut shape_order: Vec<SignatureId> = Vec::new();
+        let mut is_transcript = vec![false; self.of_file.len()];
+        let mut events = FileEventsBuilder::default();
+        let mut damage = FileDamage::default();
+        let (mut transcripts, mut not_transcripts) = (0, Vec::new());
+        for (i, &list) in self.of_file.iter().enumerate() {
+            let Some(list) = self.lists.get(list as usize) else { continue };
+            let (damaged, lines) = match odd.next_if(|&&(at, ..)| at as usize <= i) {
+                Some(&(at, damaged, lines)) if at as usize == i => (damaged, lines),
+                _ => (0, 0),
+            };
+            let summary = FileSummary::of_signature(list, damaged, lines);
+            if let Some(why) = not_a_transcript(format, &summary, shapes) {
+                not_transcripts.push((i, why));
                 continue;
             }
-            if at >= self.shape_events.len() {
-                self.shape_events.resize(at + 1, 0);
-                self.shape_met.resize(at + 1, false);
+            for (id, events) in summary.shapes() {
+                let at = id as usize;
+                if at >= shapes.len() {
+                    continue;
+                }
+                if at >= shape_events.len() {
+                    shape_events.resize(at + 1, 0);
+                    shape_met.resize(at + 1, false);
+                }
+                if !std::mem::replace(&mut shape_met[at], true) {
+                    shape_order.push(id);
+                }
+                shape_events[at] += events;
             }
-            if !std::mem::replace(&mut self.shape_met[at], true) {
-                self.shape_order.push(id);
-            }
-            self.shape_events[at] += events;
+            events.push(&summary);
+            damage.add(transcripts, damaged);
+            transcripts += 1;
+            is_transcript[i] = true;
         }
-        self.events.push(summary);
-        self.damage.add(self.transcripts, summary.damaged_lines);
-        self.transcripts += 1;
-        self.is_transcript[i] = true;
+        let mut stats = FormatStats::default();
+        for id in shape_order {
+            if let Some(shape) = shapes.get(id) {
+                stats.add_type(&shape.name, &shape.fields, shape_events[id as usize], true);
+            }
+        }
+        SettledFiles { stats, is_transcript, file_events: events.finish(shapes), damage, not_transcripts }
     }
 }
 
@@ -404,23 +458,20 @@ impl Corpus {
         };
         let max = options.max_line_bytes;
         settle_contested(&formats, &mut discovery, cache, &store, &options).await;
-        let mut warnings = discovery.warnings;
+        let mut warnings = std::mem::take(&mut discovery.warnings);
         let mut data = Vec::new();
-        // Deleted or moved files leave the cache.
-        cache.retain(discovery.files.iter().flat_map(|f| (0..f.len()).map(|i| f.key(i))).collect());
-        let remember = cache.is_enabled();
-        // What a read found depends on the line limit: a line too long then may be read now.
-        for (format, mut files) in formats.into_iter().zip(discovery.files) {
-            // A compressed copy beside its plain file is not read: the plain one is; nor is a
-            // copy the format keeps elsewhere.
+        // A compressed copy beside its plain file is not read: the plain one is; nor is a copy
+        // the format keeps elsewhere.
+        let mut copies: Vec<Vec<(Arc<SourceFile>, NotATranscript)>> = Vec::new();
+        for (format, files) in formats.iter().zip(&mut discovery.files) {
             let name = |p: &std::path::Path| crate::text::escape::path_text(p).into_owned();
-            let mut set_aside: Vec<(usize, NotATranscript)> = crate::source::discover::plain_beside(&files)
+            let mut set_aside: Vec<(usize, NotATranscript)> = crate::source::discover::plain_beside(files)
                 .into_iter()
                 .filter_map(|(i, plain)| {
                     Some((i, NotATranscript::PlainBeside { plain: name(plain.file_name()?.as_ref()) }))
                 })
                 .chain(
-                    crate::source::discover::copy_of(&files, format.copies)
+                    crate::source::discover::copy_of(files, format.copies)
                         .into_iter()
                         .map(|(i, kept)| (i, NotATranscript::CopyOf { kept: name(&kept) })),
                 )
@@ -429,31 +480,78 @@ impl Corpus {
             set_aside.sort_by_key(|(i, _)| *i);
             set_aside.dedup_by_key(|(i, _)| *i);
             let aside: Vec<usize> = set_aside.iter().map(|(i, _)| *i).collect();
-            let copies: Vec<(Arc<SourceFile>, NotATranscript)> =
-                set_aside.into_iter().map(|(i, why)| (Arc::new(files.get(i)), why)).collect();
+            copies.push(set_aside.into_iter().map(|(i, why)| (Arc::new(files.get(i)), why)).collect());
             let mut next_aside = aside.iter().copied().peekable();
             files.retain(|i| next_aside.next_if_eq(&i).is_none());
-            let (known, shapes, mut remembering) = cache.parts(format.name);
-            // Files the cache knows unchanged need no read and no task.
-            let known_now: Vec<Option<&FileSummary>> = files
-                .iter()
-                .map(|file| match known.lookup_now(format.name, &file) {
-                    Some(Lookup::Same(summary)) if summary.max_line_bytes == max as u64 => Some(summary),
-                    _ => None,
-                })
-                .collect();
-            let unread: Vec<usize> = (0..files.len()).filter(|&i| known_now[i].is_none()).collect();
+        }
+        // What the cache knows of every file, in one walk of it (deleted or moved files leave
+        // it): files it knows unchanged need no read and no task, and those that may have grown
+        // are read on from their known lines after a hash of them. A file is numbered among all
+        // the formats' files, after the formats before it.
+        let starts: Vec<usize> = discovery
+            .files
+            .iter()
+            .scan(0, |start, files| Some(std::mem::replace(start, *start + files.len())))
+            .collect();
+        let mut settled: Vec<Settled> =
+            discovery.files.iter().map(|files| Settled::new(files.len())).collect();
+        let mut grown: Vec<Vec<(u32, FileEntry)>> = discovery.files.iter().map(|_| Vec::new()).collect();
+        {
+            const ASIDE: u32 = u32::MAX;
+            let mut wanted: Vec<Wanted> = Vec::with_capacity(starts.last().map_or(0, |s| s + 1));
+            for (files, start) in discovery.files.iter().zip(&starts) {
+                wanted.extend(
+                    (0..files.len()).map(|i| Wanted { key: files.key(i), number: (start + i) as u32 }),
+                );
+            }
+            wanted.extend(
+                copies.iter().flatten().map(|(f, _)| Wanted { key: path_key(f.canonical()), number: ASIDE }),
+            );
+            wanted.sort_unstable();
+            let files = &discovery.files;
+            cache.find(&wanted, true, |number, entry, of| {
+                if number == ASIDE {
+                    return;
+                }
+                let format = starts.partition_point(|&s| s <= number as usize) - 1;
+                let i = number as usize - starts[format];
+                if of != formats[format].name || entry.summary().max_line_bytes != max as u64 {
+                    return;
+                }
+                let stamps = files[format].found_stamps(i);
+                if entry.is_same(stamps) {
+                    settled[format].set(i, entry.summary());
+                } else if entry.may_have_grown(stamps, || files[format].get(i).compressed()) {
+                    grown[format].push((i as u32, entry.clone()));
+                }
+            });
+        }
+        let remember = cache.is_enabled();
+        // What a read found depends on the line limit: a line too long then may be read now.
+        for ((((format, mut files), mut settled), mut grown), copies) in
+            formats.into_iter().zip(discovery.files).zip(settled).zip(grown).zip(copies)
+        {
+            grown.sort_unstable_by_key(|(i, _)| *i);
+            let (shapes, mut remembering) = cache.parts(format.name);
+            let unread: Vec<u32> = (0..files.len()).filter(|&i| !settled.has(i)).map(|i| i as u32).collect();
             let format = Arc::new(format);
             let format_ref = &format;
-            let files_ref = &files;
+            let (files_ref, grown_ref) = (&files, &grown);
             let mut reads = futures::stream::iter(unread.into_iter().map(|i| {
+                let i = i as usize;
                 let (store, file) = (store.clone(), Arc::new(files_ref.get(i)));
-                let (key, stamps) = (path_key(file.canonical()), Stamps::of(&file));
+                let (key, stamps) = (files_ref.key(i), Stamps::of(&file));
+                let known = grown_ref
+                    .binary_search_by_key(&(i as u32), |(at, _)| *at)
+                    .ok()
+                    .map(|at| &grown_ref[at].1);
                 async move {
-                    let (before, from, prefix) = match known.lookup(&store, format_ref.name, &file).await {
-                        Lookup::Grown(summary, from, prefix) if summary.max_line_bytes == max as u64 => {
-                            (Some(summary), from, Some(prefix))
-                        }
+                    let known = match known {
+                        Some(entry) => entry.lookup(&store, &file).await,
+                        None => Lookup::Unknown,
+                    };
+                    let (before, from, prefix) = match known {
+                        Lookup::Grown(summary, from, prefix) => (Some(summary), from, Some(prefix)),
                         _ => (None, 0, None),
                     };
                     let prefix = remember.then(|| prefix.unwrap_or_default());
@@ -464,22 +562,14 @@ impl Corpus {
                 }
             }))
             .buffered(options.parallel_files.max(1));
-            // Each file is settled in order as its read comes (the reads come in the order of
+            // Each file read is summarized as its read comes (the reads come in the order of
             // the files), its shapes numbered then: tens of thousands of files hold a handful of
             // shapes, and a file is then a few numbers; no file's summary is kept after it but
             // for the cache to remember (which it takes at once).
-            let mut settled = Settled::new(files.len());
-            let mut next = 0;
             while let Some((i, path, key, stamps, before, later, fingerprint)) = reads.next().await {
-                for (j, known) in known_now.iter().enumerate().take(i).skip(next) {
-                    if let Some(summary) = known {
-                        settled.file(&format, shapes, j, summary);
-                    }
-                }
-                next = i + 1;
                 let mut stats = match before {
                     Some(before) => {
-                        let mut stats = shapes.stats(before);
+                        let mut stats = shapes.stats(&before);
                         stats.extend(later);
                         stats
                     }
@@ -498,34 +588,22 @@ impl Corpus {
                     }
                     (None, None) => (shapes.summarize(&stats), fingerprint),
                 };
-                settled.file(&format, shapes, i, &summary);
+                settled.set(i, &summary);
                 if let Some(fingerprint) = fingerprint {
                     remembering.remember(key, stamps, fingerprint, summary);
                 }
             }
             drop(reads);
-            for (j, known) in known_now.iter().enumerate().skip(next) {
-                if let Some(summary) = known {
-                    settled.file(&format, shapes, j, summary);
-                }
-            }
-            drop(known_now);
+            drop(grown);
             let shapes = &*shapes;
-            let Settled { shape_events, shape_order, is_transcript, events, damage, not_transcripts, .. } =
-                settled;
+            let SettledFiles { stats, is_transcript, file_events, damage, not_transcripts } =
+                settled.finish(&format, shapes);
             let mut not_transcripts: Vec<(Arc<SourceFile>, NotATranscript)> =
                 not_transcripts.into_iter().map(|(i, why)| (Arc::new(files.get(i)), why)).collect();
             warnings.extend(not_transcripts_warnings(&format, &not_transcripts));
             not_transcripts.extend(copies);
-            let mut stats = FormatStats::default();
-            for id in shape_order {
-                if let Some(shape) = shapes.get(id) {
-                    stats.add_type(&shape.name, &shape.fields, shape_events[id as usize], true);
-                }
-            }
             let tables: Vec<Arc<EventTable>> =
                 all_tables(&format, &stats).into_iter().map(Arc::new).collect();
-            let file_events = events.finish(shapes);
             files.retain(|i| is_transcript[i]);
             let format = Arc::unwrap_or_clone(format);
             let format_data = FormatData {
@@ -688,12 +766,26 @@ async fn settle_contested(
     store: &Arc<dyn ObjectStore>,
     options: &ReadOptions,
 ) {
-    let known = cache.known();
     let found = &*discovery;
-    let undecided = found.contested().filter(|&(format, index)| {
-        let file = found.files[format].get(index);
-        !matches!(known.lookup_now(formats[format].name, &file), Some(Lookup::Same(_)))
+    let contested: Vec<(usize, usize)> = found.contested().collect();
+    if contested.is_empty() {
+        return;
+    }
+    let mut wanted: Vec<Wanted> = contested
+        .iter()
+        .enumerate()
+        .map(|(n, &(format, index))| Wanted { key: found.files[format].key(index), number: n as u32 })
+        .collect();
+    wanted.sort_unstable();
+    let mut same = vec![false; contested.len()];
+    cache.find(&wanted, false, |n, entry, of| {
+        let (format, index) = contested[n as usize];
+        if of == formats[format].name && entry.is_same(found.files[format].found_stamps(index)) {
+            same[n as usize] = true;
+        }
     });
+    drop(wanted);
+    let undecided = contested.iter().zip(&same).filter(|(_, same)| !**same).map(|(&c, _)| c);
     let mut moves: Vec<(usize, usize, usize)> = futures::stream::iter(undecided)
         .map(|(format, index)| async move {
             let order = found.claimants(format, index);

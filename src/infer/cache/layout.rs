@@ -21,40 +21,40 @@ const MAGIC: &[u8] = b"txq inference cache 7\n";
 /// The bytes of the checksum after [`MAGIC`].
 const CHECKSUM_BYTES: usize = 8;
 
-/// What a cache file holds: the formats' names and the files' entries in the order of their
-/// keys, one each (their shapes numbered in the table `decode` was given).
-pub(crate) struct Decoded {
-    pub(crate) formats: Vec<String>,
-    pub(crate) entries: Vec<FileEntry>,
-}
-
 /// The bytes of a cache holding `entries` ([`encode_to`]).
 #[cfg(test)]
 pub(crate) fn encode(formats: &[String], shapes: &SignatureTable, entries: &[FileEntry]) -> Vec<u8> {
     let mut out = std::io::Cursor::new(Vec::new());
-    encode_to(formats, shapes, entries, |_| true, &mut out).expect("a cursor takes every write");
+    let mut each = |visit: &mut dyn FnMut(&FileEntry)| entries.iter().for_each(visit);
+    encode_to(formats, shapes, &mut each, |_| true, &mut out).expect("a cursor takes every write");
     out.into_inner()
 }
 
-/// Writes a cache holding the `entries` whose key `keep` keeps (`entries` in the order of their
-/// keys, one each) to `sink` as it is encoded (a million files' cache is not held whole in
-/// memory), then its checksum in its place: only the shapes they name, renumbered in the order
-/// first named.
+/// A walk of entries: calls the function it is given with each.
+pub(crate) type EachEntry<'a> = dyn FnMut(&mut dyn FnMut(&FileEntry)) + 'a;
+
+/// Writes a cache holding the entries that `each` gives (to the function it is called with, in
+/// the order of their keys, one each, the same every time) and whose key `keep` keeps, to `sink`
+/// as it is encoded (a million files' cache is never held whole in memory), then its checksum in
+/// its place: only the shapes they name, renumbered in the order first named. `each` is called
+/// twice: for the shapes named, then for the records.
 pub(crate) fn encode_to(
     formats: &[String],
     shapes: &SignatureTable,
-    entries: &[FileEntry],
+    each: &mut EachEntry<'_>,
     keep: impl Fn(u64) -> bool,
     sink: &mut (impl std::io::Write + Seek),
 ) -> std::io::Result<()> {
     // An entry naming a shape the table does not hold (none should) is left out.
-    let kept = |entry: &&FileEntry| {
-        keep(entry.key) && entry.summary.shapes().all(|(id, _)| shapes.get(id).is_some())
-    };
+    let kept =
+        |entry: &FileEntry| keep(entry.key) && entry.summary.shapes().all(|(id, _)| shapes.get(id).is_some());
     let mut renumber: HashMap<SignatureId, SignatureId> = HashMap::new();
     let mut used: Vec<&TypeSignature> = Vec::new();
     let mut files = 0u64;
-    for entry in entries.iter().filter(kept) {
+    each(&mut |entry| {
+        if !kept(entry) {
+            return;
+        }
         files += 1;
         for (id, shape) in entry.summary.shapes().filter_map(|(id, _)| Some((id, shapes.get(id)?))) {
             renumber.entry(id).or_insert_with(|| {
@@ -62,7 +62,7 @@ pub(crate) fn encode_to(
                 used.len() as SignatureId - 1
             });
         }
-    }
+    });
     sink.write_all(MAGIC)?;
     sink.write_all(&[0; CHECKSUM_BYTES])?;
     let mut hash = xxhash_rust::xxh3::Xxh3Default::new();
@@ -85,7 +85,12 @@ pub(crate) fn encode_to(
         }
     }
     out.number(files);
-    for entry in entries.iter().filter(kept) {
+    let (mut written, mut failed) = (0u64, None);
+    each(&mut |entry| {
+        if failed.is_some() || written == files || !kept(entry) {
+            return;
+        }
+        written += 1;
         out.0.extend_from_slice(&entry.key.to_le_bytes());
         out.number(u64::from(entry.format));
         out.number(entry.stamps.size());
@@ -108,9 +113,18 @@ pub(crate) fn encode_to(
         out.number(summary.damaged_lines);
         out.number(summary.lines);
         out.number(summary.max_line_bytes);
-        if out.0.len() >= FLUSH_BYTES {
-            flush(&mut out, sink)?;
+        if out.0.len() >= FLUSH_BYTES
+            && let Err(e) = flush(&mut out, sink)
+        {
+            failed = Some(e);
         }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if written != files {
+        // `each` gave fewer the second time: what it gave is not one cache.
+        return Err(std::io::Error::other("the entries changed while the cache was written"));
     }
     flush(&mut out, sink)?;
     let checksum = hash.digest();
@@ -123,11 +137,29 @@ pub(crate) fn encode_to(
 /// What an encoding holds before it is written on, and what a read takes at a time.
 const FLUSH_BYTES: usize = 1 << 20;
 
+/// A cache file whose bytes were checked whole when opened: its formats and shapes are known,
+/// and its records are read from it again, a buffer at a time, each time they are walked
+/// ([`CacheFile::records`]): a million files' entries are never held in memory.
+pub(crate) struct CacheFile<F = std::fs::File> {
+    file: F,
+    /// The formats' names; an entry's format is an index into them.
+    pub(crate) formats: Vec<String>,
+    /// For each shape's number in the file, its number in the table the file was opened with.
+    renumber: Vec<SignatureId>,
+    /// Where the records start, their bytes, and how many there are.
+    records_at: u64,
+    records_bytes: u64,
+    records: u64,
+    /// Whether a walk of the records met bytes that are not records (the file changed since it
+    /// was checked): the walk stopped there.
+    pub(crate) broken: bool,
+}
+
 /// The cache in `file` (read from its start), its shapes added to `shapes`; `None` when its bytes
 /// are not a whole cache file of this layout, as written (any byte changed since fails the
-/// checksum). The file is read twice, a buffer at a time: once for the checksum, then for the
-/// entries.
-pub(crate) fn decode(file: &mut (impl Read + Seek), shapes: &mut SignatureTable) -> Option<Decoded> {
+/// checksum, and every record is read once to be sure of it). The file is read a buffer at a
+/// time: once for the checksum, once for the formats, shapes and records.
+pub(crate) fn open<F: Read + Seek>(mut file: F, shapes: &mut SignatureTable) -> Option<CacheFile<F>> {
     let mut head = [0u8; MAGIC.len() + CHECKSUM_BYTES];
     file.read_exact(&mut head).ok()?;
     let checksum = head.strip_prefix(MAGIC)?;
@@ -151,7 +183,8 @@ pub(crate) fn decode(file: &mut (impl Read + Seek), shapes: &mut SignatureTable)
     }
     drop(buffer);
     file.seek(SeekFrom::Start(head.len() as u64)).ok()?;
-    let mut input = Reader { input: std::io::BufReader::with_capacity(1 << 16, file.take(body)), left: body };
+    let mut input =
+        Reader { input: std::io::BufReader::with_capacity(1 << 16, (&mut file).take(body)), left: body };
     let mut text = Vec::new();
     let mut formats = Vec::new();
     for _ in 0..input.count()? {
@@ -170,36 +203,103 @@ pub(crate) fn decode(file: &mut (impl Read + Seek), shapes: &mut SignatureTable)
         }
         renumber.push(shapes.intern(TypeSignature { name, fields: Arc::new(fields) }));
     }
-    let files = input.count()?;
-    // A record takes 20 bytes at the least: a damaged count reserves no more than the bytes hold.
-    let mut entries: Vec<FileEntry> = Vec::with_capacity(files.min(input.left as usize / 20));
-    let (mut whole, mut tail) = (Vec::new(), Vec::new());
-    for _ in 0..files {
+    // A record takes 20 bytes at the least: a damaged count is refused here.
+    let records = u64::try_from(input.count()?).ok().filter(|&n| n <= input.left / 20)?;
+    let records_bytes = input.left;
+    drop(input);
+    let records_at = head.len() as u64 + body - records_bytes;
+    let mut cache = CacheFile { file, formats, renumber, records_at, records_bytes, records, broken: false };
+    cache.records().for_each(drop);
+    (!cache.broken).then_some(cache)
+}
+
+impl<F: Read + Seek> CacheFile<F> {
+    /// The records, in the order of their keys, read from the file as they are taken (their
+    /// shapes numbered in the table the file was opened with, in bytes of their own). A walk
+    /// that meets bytes out of place stops there and marks the file [`CacheFile::broken`].
+    pub(crate) fn records(&mut self) -> Records<'_, F> {
+        let start = self.file.seek(SeekFrom::Start(self.records_at)).is_ok();
+        let input = std::io::BufReader::with_capacity(1 << 16, (&mut self.file).take(self.records_bytes));
+        Records {
+            input: Reader { input, left: self.records_bytes },
+            records: if start { self.records } else { 0 },
+            last: None,
+            renumber: &self.renumber,
+            formats: self.formats.len(),
+            broken: &mut self.broken,
+            failed: !start,
+            whole: Vec::new(),
+            tail: Vec::new(),
+        }
+    }
+}
+
+/// A walk of a cache file's records ([`CacheFile::records`]).
+pub(crate) struct Records<'a, F: Read> {
+    input: Reader<std::io::BufReader<std::io::Take<&'a mut F>>>,
+    /// The records left.
+    records: u64,
+    last: Option<u64>,
+    renumber: &'a [SignatureId],
+    formats: usize,
+    broken: &'a mut bool,
+    failed: bool,
+    whole: Vec<(SignatureId, u64)>,
+    tail: Vec<(SignatureId, u64)>,
+}
+
+impl<F: Read> Records<'_, F> {
+    fn record(&mut self) -> Option<FileEntry> {
+        let input = &mut self.input;
         let key = input.u64_le()?;
         // Keys in order, one each: a file that says otherwise was not written by `encode_to`.
-        if entries.last().is_some_and(|last| last.key >= key) {
+        if self.last.is_some_and(|last| last >= key) {
             return None;
         }
-        let format = u32::try_from(input.number()?).ok().filter(|&f| (f as usize) < formats.len())?;
+        self.last = Some(key);
+        let format = u32::try_from(input.number()?).ok().filter(|&f| (f as usize) < self.formats)?;
         let size = input.number()?;
         let (modified, inode, changed) = (input.optional()?, input.optional()?, input.optional()?);
         let prefix_hash = input.u64_le()?;
-        for list in [&mut whole, &mut tail] {
+        for list in [&mut self.whole, &mut self.tail] {
             list.clear();
             for _ in 0..input.count()? {
-                list.push((*renumber.get(input.number()? as usize)?, input.number()?));
+                list.push((*self.renumber.get(input.number()? as usize)?, input.number()?));
             }
         }
         let mut summary = FileSummary::default();
-        summary.set_shapes(&whole, &tail, shapes);
+        summary.set_shapes_unshared(&self.whole, &self.tail);
         summary.complete_bytes = input.number()?;
         summary.damaged_lines = input.number()?;
         summary.lines = input.number()?;
         summary.max_line_bytes = input.number()?;
         let stamps = Stamps::new(size, modified, inode, changed);
-        entries.push(FileEntry { key, format, stamps, prefix_hash, summary });
+        Some(FileEntry { key, format, stamps, prefix_hash, summary })
     }
-    input.is_done().then_some(Decoded { formats, entries })
+}
+
+impl<F: Read> Iterator for Records<'_, F> {
+    type Item = FileEntry;
+
+    fn next(&mut self) -> Option<FileEntry> {
+        if self.failed {
+            return None;
+        }
+        if self.records == 0 {
+            if !self.input.is_done() {
+                self.failed = true;
+                *self.broken = true;
+            }
+            return None;
+        }
+        self.records -= 1;
+        let record = self.record();
+        if record.is_none() {
+            self.failed = true;
+            *self.broken = true;
+        }
+        record
+    }
 }
 
 struct Writer(Vec<u8>);
@@ -364,8 +464,15 @@ mod tests {
             .collect()
     }
 
-    fn decoded(bytes: &[u8]) -> Option<Decoded> {
-        decode(&mut std::io::Cursor::new(bytes), &mut SignatureTable::default())
+    /// The formats and entries of a cache file's `bytes`, its shapes added to `shapes`.
+    fn decoded_into(bytes: &[u8], shapes: &mut SignatureTable) -> Option<(Vec<String>, Vec<FileEntry>)> {
+        let mut file = open(std::io::Cursor::new(bytes), shapes)?;
+        let entries: Vec<FileEntry> = file.records().collect();
+        (!file.broken).then(|| (file.formats.clone(), entries))
+    }
+
+    fn decoded(bytes: &[u8]) -> Option<(Vec<String>, Vec<FileEntry>)> {
+        decoded_into(bytes, &mut SignatureTable::default())
     }
 
     #[test]
@@ -373,20 +480,35 @@ mod tests {
         let (formats, shapes, entries) = sample();
         let bytes = encode(&formats, &shapes, &entries);
         let mut read_shapes = SignatureTable::default();
-        let decoded = decode(&mut std::io::Cursor::new(&bytes), &mut read_shapes).expect("decodes");
-        assert_eq!(decoded.formats, formats);
+        let (read_formats, read) = decoded_into(&bytes, &mut read_shapes).expect("decodes");
+        assert_eq!(read_formats, formats);
         assert_eq!(read_shapes.len(), 2, "the unused shape is not written");
-        assert_eq!(described(&read_shapes, decoded.entries.iter()), described(&shapes, entries.iter()));
+        assert_eq!(described(&read_shapes, read.iter()), described(&shapes, entries.iter()));
+    }
+
+    /// The records are read from the file again at each walk, the same each time.
+    #[test]
+    fn the_records_walk_again_the_same() {
+        let (formats, shapes, entries) = sample();
+        let bytes = encode(&formats, &shapes, &entries);
+        let mut read_shapes = SignatureTable::default();
+        let mut file = open(std::io::Cursor::new(&bytes), &mut read_shapes).expect("opens");
+        let first: Vec<FileEntry> = file.records().collect();
+        let again: Vec<FileEntry> = file.records().collect();
+        assert_eq!(described(&read_shapes, first.iter()), described(&shapes, entries.iter()));
+        assert_eq!(described(&read_shapes, again.iter()), described(&shapes, entries.iter()));
+        assert!(!file.broken);
     }
 
     #[test]
     fn only_the_entries_kept_are_written() {
         let (formats, shapes, entries) = sample();
         let mut out = std::io::Cursor::new(Vec::new());
-        encode_to(&formats, &shapes, &entries, |key| key != 7, &mut out).expect("written");
+        let mut each = |visit: &mut dyn FnMut(&FileEntry)| entries.iter().for_each(visit);
+        encode_to(&formats, &shapes, &mut each, |key| key != 7, &mut out).expect("written");
         let mut read_shapes = SignatureTable::default();
-        let decoded = decode(&mut std::io::Cursor::new(out.into_inner()), &mut read_shapes).expect("decodes");
-        assert_eq!(described(&read_shapes, decoded.entries.iter()), described(&shapes, entries[1..].iter()));
+        let (_, read) = decoded_into(&out.into_inner(), &mut read_shapes).expect("decodes");
+        assert_eq!(described(&read_shapes, read.iter()), described(&shapes, entries[1..].iter()));
     }
 
     /// `body` (a cache file's bytes after the checksum) with the checksum it needs.

@@ -35,23 +35,85 @@ pub(crate) struct FileEntry {
     summary: FileSummary,
 }
 
+impl FileEntry {
+    /// What the file held when read.
+    pub(crate) fn summary(&self) -> &FileSummary {
+        &self.summary
+    }
+
+    /// Whether the file, found now with `stamps`, is the same file as read: no read needed.
+    pub(crate) fn is_same(&self, stamps: Stamps) -> bool {
+        stamps.modified().is_some() && stamps == self.stamps
+    }
+
+    /// Whether the file, found now with `stamps` and not the same ([`FileEntry::is_same`]), may
+    /// still hold the whole lines it held (a hash of them tells, [`FileEntry::lookup`]); a
+    /// compressed file that changed is read again whole: its lines are not its first bytes.
+    pub(crate) fn may_have_grown(&self, stamps: Stamps, compressed: impl FnOnce() -> bool) -> bool {
+        stamps.size() >= self.stamps.size() && self.summary.complete_bytes > 0 && !compressed()
+    }
+
+    /// What the entry says of `file` now: the same, grown (its known whole lines hash as they
+    /// did, and it is read on from their end), or to be read whole.
+    pub async fn lookup(&self, store: &Arc<dyn ObjectStore>, file: &SourceFile) -> Lookup {
+        let stamps = Stamps::of(file);
+        if self.is_same(stamps) {
+            return Lookup::Same(self.summary.clone());
+        }
+        if !self.may_have_grown(stamps, || file.compressed()) {
+            return Lookup::Unknown;
+        }
+        let complete = self.summary.complete_bytes;
+        match PrefixHash::of_prefix(store, file, complete).await {
+            Some(now) if now.digest_of(complete) == Some(self.prefix_hash) => {
+                Lookup::Grown(self.summary.clone(), complete, now)
+            }
+            _ => Lookup::Unknown,
+        }
+    }
+}
+
 /// What the cache knows of a file now.
-pub enum Lookup<'a> {
+pub enum Lookup {
     /// The same file: what it holds.
-    Same(&'a FileSummary),
+    Same(FileSummary),
     /// The same whole lines, and maybe more after them: what it held, the offset to read on
     /// from, and the hash of the bytes before it (to go on with over the rest).
-    Grown(&'a FileSummary, u64, PrefixHash),
+    Grown(FileSummary, u64, PrefixHash),
     /// Unknown, or changed: read it whole.
     Unknown,
 }
 
-/// The files the cache knows, by the hash of their canonical path ([`path_key`]: a million
-/// paths are not kept twice; the corpus names them).
-#[derive(Debug, Default)]
+/// A file to look up in the cache ([`InferenceCache::find`]): the key of its canonical path
+/// ([`path_key`]) and the number the caller knows it by. Twelve bytes, with no padding: a
+/// million are looked up at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(C, packed(4))]
+pub(crate) struct Wanted {
+    pub(crate) key: u64,
+    pub(crate) number: u32,
+}
+
+/// The files the cache knows: those of its file on disk, read again at each walk of them (a
+/// million entries are never held in memory), and those read since, in memory.
+#[derive(Default)]
 pub struct KnownFiles {
     formats: Vec<String>,
+    /// The cache file as loaded (or as last saved): its records, in the order of their keys.
+    file: Option<layout::CacheFile>,
+    /// Entries in memory (what was read since the file was loaded or saved, or the whole cache
+    /// when it is kept in memory only), over the file's of the same key.
     entries: Entries,
+}
+
+impl std::fmt::Debug for KnownFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KnownFiles")
+            .field("formats", &self.formats)
+            .field("on_disk", &self.file.is_some())
+            .field("in_memory", &self.entries.len())
+            .finish()
+    }
 }
 
 /// Entries in one vector in the order of their keys, found by a binary search (no map beside
@@ -63,16 +125,6 @@ pub(crate) struct Entries {
 }
 
 impl Entries {
-    /// The entries of a cache file, in the order of their keys, one each.
-    fn in_order(entries: Vec<FileEntry>) -> Entries {
-        debug_assert!(entries.windows(2).all(|w| w[0].key < w[1].key));
-        Entries { entries }
-    }
-
-    fn get(&self, key: u64) -> Option<&FileEntry> {
-        self.entries.binary_search_by_key(&key, |e| e.key).ok().map(|at| &self.entries[at])
-    }
-
     /// Takes in the entries `added` (leaving it empty): each in place of the one of its key, the
     /// others put in order among them, in place. Of a key added twice
     /// (a file is remembered once a corpus opens), one is kept.
@@ -100,15 +152,35 @@ impl Entries {
     fn len(&self) -> usize {
         self.entries.len()
     }
+}
 
-    /// Keeps the entries whose key is one of `keys` (in order), in their order.
-    fn retain(&mut self, keys: &[u64]) {
-        self.entries.retain(|e| keys.binary_search(&e.key).is_ok());
+impl KnownFiles {
+    /// Calls `each` with every entry known, in the order of their keys ([`walk`]).
+    fn walk(&mut self, each: impl FnMut(&FileEntry)) {
+        walk(&mut self.file, &self.entries, each);
     }
 }
 
+/// Calls `each` with every entry of `file` and `memory`, in the order of their keys: the file's
+/// records as they are read, those in memory among them (in place of a record of the same key).
+fn walk(file: &mut Option<layout::CacheFile>, memory: &Entries, mut each: impl FnMut(&FileEntry)) {
+    let mut memory = memory.entries.iter().peekable();
+    if let Some(file) = file {
+        for record in file.records() {
+            while let Some(entry) = memory.next_if(|e| e.key < record.key) {
+                each(entry);
+            }
+            match memory.next_if(|e| e.key == record.key) {
+                Some(entry) => each(entry),
+                None => each(&record),
+            }
+        }
+    }
+    memory.for_each(each);
+}
+
 /// Where what a read finds is remembered while the known files are looked up: kept apart, and
-/// among them at the next [`InferenceCache::parts`] or save.
+/// among them at the next walk or save.
 pub(crate) struct Remembering<'a> {
     added: Option<&'a mut Vec<FileEntry>>,
     format: u32,
@@ -125,50 +197,12 @@ impl Remembering<'_> {
     }
 }
 
-impl KnownFiles {
-    /// What is known of `file` for `format`, when that needs no read: the same file, or one
-    /// certainly not known (`None` when its whole lines may be the same: a hash of them tells).
-    pub(crate) fn lookup_now(&self, format: &str, file: &SourceFile) -> Option<Lookup<'_>> {
-        let Some(entry) = self.entry(format, file) else { return Some(Lookup::Unknown) };
-        if file.modified.is_some() && Stamps::of(file) == entry.stamps {
-            return Some(Lookup::Same(&entry.summary));
-        }
-        // A compressed file that changed is read again whole: its lines are not its first bytes.
-        if file.size < entry.stamps.size() || entry.summary.complete_bytes == 0 || file.compressed() {
-            return Some(Lookup::Unknown);
-        }
-        None
-    }
-
-    /// What is known of `file` for `format`: a file whose known whole lines hash as they did is
-    /// read on from their end (grown, or only touched), any other read whole.
-    pub async fn lookup(&self, store: &Arc<dyn ObjectStore>, format: &str, file: &SourceFile) -> Lookup<'_> {
-        if let Some(known) = self.lookup_now(format, file) {
-            return known;
-        }
-        let Some(entry) = self.entry(format, file) else { return Lookup::Unknown };
-        let complete = entry.summary.complete_bytes;
-        match PrefixHash::of_prefix(store, file, complete).await {
-            Some(now) if now.digest_of(complete) == Some(entry.prefix_hash) => {
-                Lookup::Grown(&entry.summary, complete, now)
-            }
-            _ => Lookup::Unknown,
-        }
-    }
-
-    fn entry(&self, format: &str, file: &SourceFile) -> Option<&FileEntry> {
-        self.entries
-            .get(path_key(file.canonical()))
-            .filter(|e| self.formats.get(e.format as usize).is_some_and(|f| f == format))
-    }
-}
-
 /// The cache, loaded from and saved to one file.
 #[derive(Debug, Default)]
 pub struct InferenceCache {
     path: Option<PathBuf>,
     known: KnownFiles,
-    /// What was remembered since the known files were last looked up.
+    /// What was remembered since the known files were last walked.
     added: Vec<FileEntry>,
     /// The shapes the known files name, and those of files read since.
     shapes: SignatureTable,
@@ -204,14 +238,15 @@ impl InferenceCache {
         roots.sort();
         let path = dir.join(file_name(&roots));
         let mut shapes = SignatureTable::default();
-        let known = std::fs::File::open(&path)
-            .ok()
-            .and_then(|mut file| layout::decode(&mut file, &mut shapes))
-            .map(|d| KnownFiles { formats: d.formats, entries: Entries::in_order(d.entries) })
-            .unwrap_or_else(|| {
+        let known = match std::fs::File::open(&path).ok().and_then(|file| layout::open(file, &mut shapes)) {
+            Some(file) => {
+                KnownFiles { formats: file.formats.clone(), file: Some(file), entries: Entries::default() }
+            }
+            None => {
                 shapes = SignatureTable::default();
                 KnownFiles::default()
-            });
+            }
+        };
         Self { path: Some(path), known, added: Vec::new(), shapes, changed: false, remembers: true }
     }
 
@@ -230,18 +265,63 @@ impl InferenceCache {
         }
     }
 
-    /// The files known, those remembered since among them.
-    pub fn known(&mut self) -> &KnownFiles {
+    /// Calls `found` with each file of `wanted` (in the order of their keys) that the cache
+    /// knows, its entry and the entry's format, in one walk of the entries. When `wanted` is every
+    /// file of the corpus, the entries of no file of it leave the cache (deleted or moved files).
+    pub(crate) fn find(
+        &mut self,
+        wanted: &[Wanted],
+        every_file: bool,
+        mut found: impl FnMut(u32, &FileEntry, &str),
+    ) {
+        debug_assert!(wanted.windows(2).all(|w| w[0] <= w[1]));
         self.changed |= !self.added.is_empty();
         self.known.entries.add(&mut self.added);
-        &self.known
+        let known = &mut self.known;
+        let formats = &known.formats;
+        let (mut at, mut unwanted) = (0, false);
+        walk(&mut known.file, &known.entries, |entry| {
+            while wanted.get(at).is_some_and(|w| ({ w.key }) < entry.key) {
+                at += 1;
+            }
+            let mut next = at;
+            while let Some(w) = wanted.get(next).filter(|w| ({ w.key }) == entry.key) {
+                if let Some(format) = formats.get(entry.format as usize) {
+                    found(w.number, entry, format);
+                }
+                next += 1;
+            }
+            unwanted |= next == at;
+        });
+        if known.file.as_ref().is_some_and(|f| f.broken) {
+            // The file changed since it was checked: what was not walked is read again.
+            known.file = None;
+            self.changed = true;
+        }
+        if every_file && unwanted {
+            self.changed = true;
+            let keys = |w: &Wanted| w.key;
+            known.entries.entries.retain(|e| wanted.binary_search_by_key(&e.key, keys).is_ok());
+        }
     }
 
-    /// The files known for lookups (those remembered since the last call among them), the
-    /// shapes (for numbering what is read meanwhile), and where to remember what is read of
-    /// files of `format`.
-    pub(crate) fn parts(&mut self, format: &str) -> (&KnownFiles, &mut SignatureTable, Remembering<'_>) {
-        self.known();
+    /// What the cache knows of `file` for `format` now (one walk of the entries).
+    pub async fn lookup(&mut self, store: &Arc<dyn ObjectStore>, format: &str, file: &SourceFile) -> Lookup {
+        let mut entry = None;
+        self.find(&[Wanted { key: path_key(file.canonical()), number: 0 }], false, |_, found, of| {
+            if of == format {
+                entry = Some(found.clone());
+            }
+        });
+        match entry {
+            Some(entry) => entry.lookup(store, file).await,
+            None => Lookup::Unknown,
+        }
+    }
+
+    /// The shapes (for numbering what is read), and where to remember what is read of files of
+    /// `format`.
+    pub(crate) fn parts(&mut self, format: &str) -> (&mut SignatureTable, Remembering<'_>) {
         let known = &mut self.known;
         let format = match known.formats.iter().position(|f| f == format) {
             Some(at) => at,
@@ -251,27 +331,19 @@ impl InferenceCache {
             }
         } as u32;
         let added = self.remembers.then_some(&mut self.added);
-        (&self.known, &mut self.shapes, Remembering { added, format })
-    }
-
-    /// Forgets every file but `files` (the keys of the canonical paths this corpus holds now, in
-    /// any order): deleted or moved files leave the cache.
-    pub(crate) fn retain(&mut self, mut files: Vec<u64>) {
-        files.sort_unstable();
-        self.known();
-        let before = self.known.entries.len();
-        self.known.entries.retain(&files);
-        self.changed |= self.known.entries.len() != before;
+        (&mut self.shapes, Remembering { added, format })
     }
 
     /// Writes the cache if anything changed: the entries of `files` (the keys of canonical
-    /// paths), to a temporary file, renamed into place (and removed again when anything fails).
-    /// A cache that cannot be written is not an error; the next query reads the files again.
+    /// paths), to a temporary file, renamed into place (and removed again when anything fails),
+    /// which is then the cache's file. A cache that cannot be written is not an error; the next
+    /// query reads the files again.
     pub(crate) fn save<I: Iterator<Item = u64>>(
         &mut self,
         files: impl FnOnce() -> I,
     ) -> crate::error::Result<()> {
-        self.known();
+        self.changed |= !self.added.is_empty();
+        self.known.entries.add(&mut self.added);
         let (Some(path), true) = (&self.path, self.changed) else { return Ok(()) };
         let dir = path.parent().unwrap_or(Path::new("."));
         let not_saved = |e| crate::error::Error::Write { path: path.clone(), source: e };
@@ -281,11 +353,13 @@ impl InferenceCache {
         let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
         let mut files: Vec<u64> = files().collect();
         files.sort_unstable();
-        let entries = &self.known.entries.entries;
+        let known = &mut self.known;
+        let formats = known.formats.clone();
         let written = std::fs::File::create(&tmp).and_then(|file| {
             let mut file = std::io::BufWriter::new(file);
             let keep = |key| files.binary_search(&key).is_ok();
-            layout::encode_to(&self.known.formats, &self.shapes, entries, keep, &mut file)?;
+            let mut each = |visit: &mut dyn FnMut(&FileEntry)| known.walk(visit);
+            layout::encode_to(&formats, &self.shapes, &mut each, keep, &mut file)?;
             file.into_inner().map(drop).map_err(|e| e.into_error())
         });
         if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
@@ -295,6 +369,14 @@ impl InferenceCache {
             }
             return Err(not_saved(e));
         }
+        // What was written is the cache now: its entries leave memory.
+        if let Some(file) =
+            std::fs::File::open(path).ok().and_then(|file| layout::open(file, &mut self.shapes))
+        {
+            *known =
+                KnownFiles { formats: file.formats.clone(), file: Some(file), entries: Entries::default() };
+        }
+        self.changed = false;
         remove_older_layouts(dir);
         Ok(())
     }
