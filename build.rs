@@ -1,5 +1,6 @@
 //! The build's own facts for `txq --version`: the commit it was built from, when built from a git
-//! checkout (`TXQ_COMMIT`, empty otherwise: a crate unpacked by `cargo install txq` has no git).
+//! checkout (`TXQ_COMMIT`, empty otherwise: a crate unpacked by `cargo install txq` has no git),
+//! and how the binary is linked where the linker allows a smaller start.
 
 use std::path::Path;
 use std::process::Command;
@@ -32,8 +33,42 @@ fn main() {
             }
         }
     }
+    pack_relative_relocations();
     // And when what the binary is built from changes: it may then differ from the commit.
     for path in ["build.rs", "Cargo.toml", "Cargo.lock", "src", "queries", "prices"] {
         println!("cargo:rerun-if-changed={path}");
+    }
+}
+
+/// Links the binary with its relative relocations packed (`-z pack-relative-relocs`, DT_RELR)
+/// when the linker and the C library take it: a position-independent executable has one
+/// relocation for every pointer in its tables (280 000 of them, 6.7 MB, in txq), which the
+/// loader reads whole at every start; packed, they are a few kilobytes
+/// (benchmarks/RESULTS.md, "Many small files"). Tried on a C program of one line first:
+/// binutils before 2.38, or a glibc before 2.36, build as before.
+fn pack_relative_relocations() {
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    if var("CARGO_CFG_TARGET_OS") != "linux"
+        || var("CARGO_CFG_TARGET_ENV") != "gnu"
+        || var("HOST") != var("TARGET")
+    {
+        return;
+    }
+    let out = Path::new(&std::env::var_os("OUT_DIR").unwrap_or_default()).to_path_buf();
+    let (source, program) = (out.join("relr.c"), out.join("relr"));
+    if std::fs::write(&source, "int main(void) { return 0; }\n").is_err() {
+        return;
+    }
+    let linker = std::env::var("RUSTC_LINKER").unwrap_or_else(|_| "cc".to_string());
+    let linked = Command::new(linker)
+        .arg("-Wl,-z,pack-relative-relocs")
+        .arg(&source)
+        .arg("-o")
+        .arg(&program)
+        .output()
+        .is_ok_and(|out| out.status.success());
+    // And the program runs: the C library it was linked against loads it.
+    if linked && Command::new(&program).status().is_ok_and(|status| status.success()) {
+        println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
 }

@@ -6,7 +6,7 @@
 use super::ScanSource;
 use super::line_reader::LineReader;
 use crate::scan::decode::{LineValues, RowDecoder};
-use crate::source::files::SourceFile;
+use crate::source::files::{SourceFile, SourceFiles};
 use crate::source::lines::LineSplitter;
 use crate::source::read::BlockReader;
 use crate::table::corpus::Problem;
@@ -51,7 +51,9 @@ pub(crate) struct ScanConfig {
 pub(crate) struct ScanExec {
     pub(super) source: Arc<ScanSource>,
     pub(super) config: ScanConfig,
-    pub(super) partitions: Vec<Vec<Arc<SourceFile>>>,
+    /// Each partition's files, by their index among the format's transcripts (a million files
+    /// are four bytes each here; each becomes a [`SourceFile`] when it is read).
+    pub(super) partitions: Vec<Vec<u32>>,
     schema: SchemaRef,
     properties: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
@@ -61,7 +63,7 @@ pub(crate) struct ScanExec {
     exact_rows: std::sync::OnceLock<Option<Vec<u64>>>,
     /// Damaged files that hold none of the table's rows, so are not read: their skipped lines
     /// are counted (by partition 0) all the same, since a damaged line may have been a row.
-    pub(super) damaged_elsewhere: Vec<Arc<SourceFile>>,
+    pub(super) damaged_elsewhere: Vec<u32>,
     /// For a scan a cluster runs: a child of one partition per partition of the scan, each one
     /// row holding that partition's number ([`ScanExec::split_by_child`]). `global` numbers the
     /// scan's partitions (0.. until a task's plan keeps some of them).
@@ -149,20 +151,22 @@ pub(crate) fn problems_of(plan: &Arc<dyn ExecutionPlan>) -> Vec<Problem> {
 }
 
 impl ScanExec {
-    /// A scan of `files` (the format's files that the query's per-file filters keep).
+    /// A scan of `files` (the indexes of the format's transcripts that the query's per-file
+    /// filters keep, in order).
     pub(crate) fn new(
         source: Arc<ScanSource>,
-        files: Vec<Arc<SourceFile>>,
+        files: Vec<u32>,
         config: ScanConfig,
         target_partitions: usize,
     ) -> Self {
-        Self::of_partitions(source, split_by_size(&files, target_partitions), config)
+        let partitions = split_by_size(&source.data.files, &files, target_partitions);
+        Self::of_partitions(source, partitions, config)
     }
 
     /// A scan of files already dealt into partitions (as a cluster's scheduler dealt them).
     pub(crate) fn of_partitions(
         source: Arc<ScanSource>,
-        partitions: Vec<Vec<Arc<SourceFile>>>,
+        partitions: Vec<Vec<u32>>,
         config: ScanConfig,
     ) -> Self {
         let schema = RowDecoder::new(&source.table, config.projection.as_deref()).schema().clone();
@@ -257,7 +261,7 @@ impl ScanExec {
 
     /// The scan, counting the damage of `files` too (damaged files of the format that hold none
     /// of its rows).
-    pub(crate) fn with_damaged_elsewhere(mut self, files: Vec<Arc<SourceFile>>) -> Self {
+    pub(crate) fn with_damaged_elsewhere(mut self, files: Vec<u32>) -> Self {
         self.damaged_elsewhere = files;
         self
     }
@@ -270,45 +274,48 @@ impl ScanExec {
 
 /// Each partition's rows, when the events by type of the corpus say them: every file unchanged
 /// and undamaged, and the table one of whole events (all, or of one type).
-fn exact_rows(source: &ScanSource, partitions: &[Vec<Arc<SourceFile>>]) -> Option<Vec<u64>> {
+fn exact_rows(source: &ScanSource, partitions: &[Vec<u32>]) -> Option<Vec<u64>> {
     let wanted: Option<&str> = match &source.table.rows {
         Rows::AllEvents => None,
         Rows::Type(t) => Some(t.as_str()),
         Rows::Lines | Rows::Errors => return None,
     };
-    let files = || partitions.iter().flatten();
+    let data = &source.data;
+    let files = || partitions.iter().flatten().map(|&i| i as usize);
     // What needs no system call first.
-    if files().any(|file| source.data.damaged_lines_of(file) > 0) {
+    if files().any(|i| data.file_damage.of_file(i) > 0) || files().any(|i| i >= data.file_events.files()) {
         return None;
     }
     let mut rows = Vec::with_capacity(partitions.len());
     for files in partitions {
         let mut n = 0u64;
-        for file in files {
-            let events = source.data.events_by_type(file)?;
+        for &i in files {
+            let events = data.file_events.of(i as usize);
             n += events.filter(|(t, _)| wanted.is_none_or(|w| w == t.as_ref())).map(|(_, n)| n).sum::<u64>();
         }
         rows.push(n);
     }
-    files().all(|file| file.unchanged()).then_some(rows)
+    files().all(|i| data.files.get(i).unchanged()).then_some(rows)
 }
 
-/// Deals files into at most `n` partitions of about equal bytes (largest first, each to the
-/// lightest partition); at least one partition, maybe empty.
-fn split_by_size(files: &[Arc<SourceFile>], n: usize) -> Vec<Vec<Arc<SourceFile>>> {
+/// Deals `files` (indexes of `all`, in order) into at most `n` partitions of about equal bytes
+/// (largest first, each to the lightest partition), each in the order of the files; at least
+/// one partition, maybe empty.
+fn split_by_size(all: &SourceFiles, files: &[u32], n: usize) -> Vec<Vec<u32>> {
     let n = n.clamp(1, files.len().max(1));
-    let mut order: Vec<&Arc<SourceFile>> = files.iter().collect();
-    order.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| a.path.cmp(&b.path)));
-    let mut parts: Vec<(u64, Vec<Arc<SourceFile>>)> = vec![(0, Vec::new()); n];
-    for file in order {
+    let size = |i: u32| all.size(i as usize);
+    let mut order: Vec<u32> = files.to_vec();
+    order.sort_by(|&a, &b| size(b).cmp(&size(a)).then(a.cmp(&b)));
+    let mut parts: Vec<(u64, Vec<u32>)> = vec![(0, Vec::new()); n];
+    for i in order {
         let lightest = parts.iter_mut().min_by_key(|(bytes, _)| *bytes).expect("n >= 1");
-        lightest.0 += file.size;
-        lightest.1.push(file.clone());
+        lightest.0 += size(i);
+        lightest.1.push(i);
     }
     parts
         .into_iter()
         .map(|(_, mut files)| {
-            files.sort_by(|a, b| a.path.cmp(&b.path));
+            files.sort_unstable();
             files
         })
         .collect()
@@ -392,8 +399,9 @@ impl ExecutionPlan for ScanExec {
         let (source, config) = (self.source.clone(), self.config.clone());
         let counters = ScanCounters::new(&self.metrics, partition);
         if partition == 0 {
-            for file in &self.damaged_elsewhere {
-                skipped(&self.source, &self.config, file, &counters);
+            for &i in &self.damaged_elsewhere {
+                let file = self.source.data.files.get(i as usize);
+                skipped(&self.source, &self.config, i as usize, &file, &counters);
             }
         }
         // Objects are read through the stores of the task's runtime: on a cluster, the
@@ -449,7 +457,7 @@ async fn scan_files(
     source: Arc<ScanSource>,
     config: ScanConfig,
     stores: &RuntimeEnv,
-    files: Vec<Arc<SourceFile>>,
+    files: Vec<u32>,
     tx: Sender<Result<RecordBatch>>,
     counters: ScanCounters,
 ) -> Result<()> {
@@ -462,21 +470,24 @@ async fn scan_files(
     let batch_size = config.batch_size.max(1);
     let done = |sent: usize| config.limit.is_some_and(|limit| sent >= limit);
     let counted = rows_from_counts(&source.table, config.projection.as_deref()) && config.follow.is_none();
-    for file in &files {
+    for &index in &files {
         if done(sent) {
             break;
         }
+        let index = index as usize;
+        let file = &Arc::new(source.data.files.get(index));
         if let Some(follow) = &config.follow {
             let read = FollowedRead { source: &source, config: &config, stores, follow, counters: &counters };
-            if !read.file(file, &mut reader, &mut decoder, tx, &mut sent, &mut full).await {
+            if !read.file((index, file), &mut reader, &mut decoder, tx, &mut sent, &mut full).await {
                 return Ok(());
             }
             continue;
         }
         // A file changed since the corpus was opened is read instead: its lines say what is there.
         if counted && file.unchanged() {
-            started(&source, &config, file, &counters);
-            if !counted_rows(&source, file, &mut reader, &mut decoder, batch_size, tx, &mut sent).await
+            started(&source, &config, index, file, &counters);
+            if !counted_rows(&source, (index, file), &mut reader, &mut decoder, batch_size, tx, &mut sent)
+                .await
                 || done(sent)
             {
                 return Ok(());
@@ -493,7 +504,7 @@ async fn scan_files(
                     continue;
                 }
             };
-        started(&source, &config, file, &counters);
+        started(&source, &config, index, file, &counters);
         reader.start_file(file, &mut decoder);
         let mut splitter = LineSplitter::new(source.max_line_bytes);
         loop {
@@ -544,11 +555,11 @@ struct FollowedRead<'a> {
 }
 
 impl FollowedRead<'_> {
-    /// Reads the whole lines of `file` after where the last run stopped, and notes where these
-    /// end; false once the receiver is gone.
+    /// Reads the whole lines of `file` (transcript `index` of the format) after where the last
+    /// run stopped, and notes where these end; false once the receiver is gone.
     async fn file(
         &self,
-        file: &Arc<SourceFile>,
+        (index, file): (usize, &Arc<SourceFile>),
         reader: &mut LineReader,
         decoder: &mut RowDecoder,
         tx: Counted<'_>,
@@ -580,7 +591,7 @@ impl FollowedRead<'_> {
                 return true;
             }
         };
-        started(source, self.config, file, self.counters);
+        started(source, self.config, index, file, self.counters);
         let mut splitter = match (&last, skip_below) {
             (Some(p), 0) => {
                 reader.resume_file(file, decoder, &p.reader);
@@ -664,16 +675,29 @@ fn line_number(line: &crate::source::lines::Line<'_>) -> u64 {
     }
 }
 
-/// Counts a file the scan starts, and the damaged lines it skips in it.
-fn started(source: &ScanSource, config: &ScanConfig, file: &SourceFile, counters: &ScanCounters) {
+/// Counts a file the scan starts (transcript `index` of the format), and the damaged lines it
+/// skips in it.
+fn started(
+    source: &ScanSource,
+    config: &ScanConfig,
+    index: usize,
+    file: &SourceFile,
+    counters: &ScanCounters,
+) {
     counters.files_read.add(1);
-    skipped(source, config, file, counters);
+    skipped(source, config, index, file, counters);
 }
 
-/// Counts the damaged lines of `file`, which the scan skips (of a followed statement, those its
-/// earlier runs have not reported).
-fn skipped(source: &ScanSource, config: &ScanConfig, file: &SourceFile, counters: &ScanCounters) {
-    let mut lines = source.data.damaged_lines_of(file);
+/// Counts the damaged lines of `file` (transcript `index` of the format), which the scan skips
+/// (of a followed statement, those its earlier runs have not reported).
+fn skipped(
+    source: &ScanSource,
+    config: &ScanConfig,
+    index: usize,
+    file: &SourceFile,
+    counters: &ScanCounters,
+) {
+    let mut lines = source.data.file_damage.of_file(index);
     if let Some(follow) = &config.follow {
         let key = super::follow::FollowPositions::key(source.data.format.name, &source.table.name, file);
         lines = follow.new_damage(key, lines);
@@ -730,18 +754,21 @@ fn rows_from_counts(table: &EventTable, projection: Option<&[usize]>) -> bool {
     }
 }
 
-/// The rows of `file` made from its events by type, without reading it; false once the receiver
-/// is gone.
+/// The rows of `file` (transcript `index` of the format) made from its events by type, without
+/// reading it; false once the receiver is gone.
 async fn counted_rows(
     source: &Arc<ScanSource>,
-    file: &Arc<SourceFile>,
+    (index, file): (usize, &Arc<SourceFile>),
     reader: &mut LineReader,
     decoder: &mut RowDecoder,
     batch_size: usize,
     tx: Counted<'_>,
     sent: &mut usize,
 ) -> bool {
-    let Some(events) = source.data.events_by_type(file) else { return true };
+    if index >= source.data.file_events.files() {
+        return true;
+    }
+    let events = source.data.file_events.of(index);
     reader.start_file(file, decoder);
     for (type_name, count) in events {
         if matches!(&source.table.rows, Rows::Type(t) if t.as_str() != type_name.as_ref()) {

@@ -107,24 +107,18 @@ impl TableProvider for ScanTable {
         // warns of.
         let problems = Arc::new(crate::table::corpus::ProblemLog::of_scan(self.source.problems.clone()));
         let source = Arc::new(ScanSource { store, problems, ..(*self.source).clone() });
-        let candidates = self.source.data.files_for(&self.source.table);
-        let files = prune::prune(state, &self.source.table, &candidates, filters);
+        let data = &self.source.data;
+        let candidates = data.files_for(&self.source.table);
+        let files = prune::prune(state, &self.source.table, &data.files, &candidates, filters);
         // A damaged line may have been of any type: the damaged files that the table's type
         // leaves out are not read, but what they skipped is the statement's to hear of.
-        let data = &self.source.data;
-        let elsewhere: Vec<Arc<crate::source::files::SourceFile>> = match &self.source.table.rows {
+        let elsewhere: Vec<u32> = match &self.source.table.rows {
             crate::table::event_table::Rows::Type(_) => {
-                let damaged: Vec<Arc<crate::source::files::SourceFile>> =
-                    data.file_damage.damaged().map(|i| Arc::new(data.files.get(i))).collect();
-                if damaged.is_empty() {
-                    Vec::new()
-                } else {
-                    let read: std::collections::HashSet<&std::path::Path> =
-                        candidates.iter().map(|f| f.canonical()).collect();
-                    let others: Vec<_> =
-                        damaged.into_iter().filter(|f| !read.contains(f.canonical())).collect();
-                    prune::prune(state, &self.source.table, &others, filters)
-                }
+                let others: Vec<u32> = (data.file_damage.damaged())
+                    .map(|i| i as u32)
+                    .filter(|i| candidates.binary_search(i).is_err())
+                    .collect();
+                prune::prune(state, &self.source.table, &data.files, &others, filters)
             }
             _ => Vec::new(),
         };

@@ -2,13 +2,12 @@
 //! `file`, `eval`, ...) is evaluated once per file, and the files it rejects are not read.
 
 use crate::scan::decode::{FileContext, LineValues, RowDecoder};
-use crate::source::files::SourceFile;
+use crate::source::files::SourceFiles;
 use crate::table::event_table::EventTable;
 use datafusion::arrow::array::{Array, BooleanArray};
 use datafusion::catalog::Session;
 use datafusion::common::DFSchema;
 use datafusion::logical_expr::Expr;
-use std::sync::Arc;
 
 /// Whether `filter` reads only columns with one value per file.
 pub(crate) fn is_per_file(table: &EventTable, filter: &Expr) -> bool {
@@ -17,14 +16,15 @@ pub(crate) fn is_per_file(table: &EventTable, filter: &Expr) -> bool {
         && columns.iter().all(|c| table.columns.iter().any(|t| t.name == c.name && t.source.is_per_file()))
 }
 
-/// The files whose per-file values pass every per-file filter. A filter that cannot be evaluated
-/// rejects nothing: the query applies it to the rows anyway.
+/// The files (indexes of `all`, in order) whose per-file values pass every per-file filter. A
+/// filter that cannot be evaluated rejects nothing: the query applies it to the rows anyway.
 pub(crate) fn prune(
     state: &dyn Session,
     table: &EventTable,
-    files: &[Arc<SourceFile>],
+    all: &SourceFiles,
+    files: &[u32],
     filters: &[Expr],
-) -> Vec<Arc<SourceFile>> {
+) -> Vec<u32> {
     let filters: Vec<&Expr> = filters.iter().filter(|f| is_per_file(table, f)).collect();
     if filters.is_empty() || files.is_empty() {
         return files.to_vec();
@@ -33,8 +33,8 @@ pub(crate) fn prune(
     let projection: Vec<usize> =
         (0..table.columns.len()).filter(|&i| table.columns[i].source.is_per_file()).collect();
     let mut decoder = RowDecoder::new(table, Some(&projection));
-    for file in files {
-        decoder.start_file(FileContext::new(&table.columns, file));
+    for &i in files {
+        decoder.start_file(FileContext::new(&table.columns, &all.get(i as usize)));
         decoder.push(&LineValues::default(), &mut Vec::new());
     }
     let Ok(batch) = decoder.finish() else { return files.to_vec() };
@@ -52,5 +52,5 @@ pub(crate) fn prune(
             *keep &= verdict.is_valid(i) && verdict.value(i);
         }
     }
-    files.iter().zip(keep).filter(|(_, keep)| *keep).map(|(f, _)| f.clone()).collect()
+    files.iter().zip(keep).filter(|(_, keep)| *keep).map(|(&f, _)| f).collect()
 }

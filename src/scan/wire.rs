@@ -101,8 +101,9 @@ impl ScanExec {
         let data = &self.source.data;
         let (types, type_of_shape, events) = data.file_events.parts();
         let events: Vec<&[u8]> = events.collect();
-        let file = |file: &Arc<SourceFile>| {
-            let index = data.index_of(file);
+        let file = |&index: &u32| {
+            let index = index as usize;
+            let file = data.files.get(index);
             let canonical = match file.canonical() == file.path {
                 true => Vec::new(),
                 false => bytes_of(file.canonical()),
@@ -114,8 +115,8 @@ impl ScanExec {
                 modified: file.modified,
                 inode: file.inode,
                 changed: file.changed,
-                damaged_lines: index.map_or(0, |i| data.file_damage.of_file(i)),
-                events: index.and_then(|i| events.get(i)).map_or_else(Vec::new, |e| e.to_vec()),
+                damaged_lines: data.file_damage.of_file(index),
+                events: events.get(index).map_or_else(Vec::new, |e| e.to_vec()),
             }
         };
         let node = ScanNode {
@@ -181,21 +182,14 @@ impl ScanExec {
         let mut take = |file: &FileNode| {
             let path = path_of(&file.path);
             let canonical = if file.canonical.is_empty() { path.clone() } else { path_of(&file.canonical) };
-            let source = Arc::new(SourceFile::new(
-                path,
-                canonical,
-                file.size,
-                file.modified,
-                file.inode,
-                file.changed,
-            ));
-            files.push((SourceFile::clone(&source), file.damaged_lines));
+            let source = SourceFile::new(path, canonical, file.size, file.modified, file.inode, file.changed);
+            files.push((source, file.damaged_lines));
             events.push(file.events.clone());
-            source
+            (files.len() - 1) as u32
         };
-        let partitions: Vec<Vec<Arc<SourceFile>>> =
+        let partitions: Vec<Vec<u32>> =
             node.partitions.iter().map(|p| p.files.iter().map(&mut take).collect()).collect();
-        let damaged_elsewhere: Vec<Arc<SourceFile>> = node.damaged_elsewhere.iter().map(&mut take).collect();
+        let damaged_elsewhere: Vec<u32> = node.damaged_elsewhere.iter().map(&mut take).collect();
         let types: Vec<Arc<str>> = node.event_types.iter().map(|t| Arc::from(t.as_str())).collect();
         let file_events = FileEvents::from_parts(types, node.type_of_shape.clone(), events);
         let data = FormatData::of_scan(format, files, file_events, vec![table.clone()], stats);

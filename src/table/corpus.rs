@@ -50,9 +50,6 @@ pub struct FormatData {
     /// For each transcript, its events by type (whole lines, and a whole cut-off last line): a
     /// scan of one type reads no other file, and one that needs no value of a line reads none.
     pub(crate) file_events: FileEvents,
-    /// Each transcript's index by the hash of its canonical path ([`path_key`]; made when first
-    /// asked).
-    by_path: OnceLock<HashMap<u64, usize, PathHasher>>,
     /// Files of its naming that hold no transcript (rupu step logs, netflow ledgers), each with
     /// why: listed in `files`, read by no other table.
     pub(crate) not_transcripts: Vec<(Arc<SourceFile>, NotATranscript)>,
@@ -85,7 +82,6 @@ impl FormatData {
             format,
             file_events: FileEvents::new(summaries.iter().copied(), shapes),
             files,
-            by_path: OnceLock::new(),
             not_transcripts,
             tables,
             by_type: OnceLock::new(),
@@ -110,19 +106,11 @@ impl FormatData {
             files: SourceFiles::of(files),
             file_damage,
             file_events,
-            by_path: OnceLock::new(),
             not_transcripts: vec![],
             tables,
             by_type: OnceLock::new(),
             stats,
         }
-    }
-
-    /// The index of one of the transcripts among `files`.
-    pub(crate) fn index_of(&self, file: &SourceFile) -> Option<usize> {
-        let by_path =
-            self.by_path.get_or_init(|| (0..self.files.len()).map(|i| (self.files.key(i), i)).collect());
-        by_path.get(&path_key(file.canonical())).copied()
     }
 
     /// The same format over only the transcripts that `keep` keeps.
@@ -133,7 +121,6 @@ impl FormatData {
             format: self.format.clone(),
             files: self.files.select(kept.iter().copied()),
             file_events: self.file_events.narrowed(&kept),
-            by_path: OnceLock::new(),
             file_damage,
             not_transcripts: vec![],
             tables: self.tables.clone(),
@@ -142,27 +129,15 @@ impl FormatData {
         }
     }
 
-    /// The transcripts that may hold rows of `table`: for one event type, those holding it.
-    pub(crate) fn files_for(&self, table: &EventTable) -> Vec<Arc<SourceFile>> {
+    /// The transcripts that may hold rows of `table` (their indexes, in order): for one event
+    /// type, those holding it.
+    pub(crate) fn files_for(&self, table: &EventTable) -> Vec<u32> {
         match &table.rows {
             crate::table::event_table::Rows::Type(t) => {
-                self.file_events.files_holding(t).map(|i| Arc::new(self.files.get(i))).collect()
+                self.file_events.files_holding(t).map(|i| i as u32).collect()
             }
-            _ => self.files.iter().map(Arc::new).collect(),
+            _ => (0..self.files.len() as u32).collect(),
         }
-    }
-
-    /// The events by type of one of the transcripts (the whole lines', then a cut-off last line's).
-    pub(crate) fn events_by_type(
-        &self,
-        file: &SourceFile,
-    ) -> Option<impl Iterator<Item = (&Arc<str>, u64)> + '_> {
-        self.index_of(file).map(|i| self.file_events.of(i))
-    }
-
-    /// The damaged lines the inference pass found in one of the transcripts.
-    pub(crate) fn damaged_lines_of(&self, file: &SourceFile) -> u64 {
-        self.index_of(file).map_or(0, |i| self.file_damage.of_file(i))
     }
 
     /// The table this format's damaged lines are listed in.
@@ -611,7 +586,6 @@ impl Corpus {
                 files,
                 file_damage: damage,
                 file_events,
-                by_path: OnceLock::new(),
                 not_transcripts,
                 tables,
                 by_type: OnceLock::new(),
