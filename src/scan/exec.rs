@@ -159,7 +159,7 @@ impl ScanExec {
         config: ScanConfig,
         target_partitions: usize,
     ) -> Self {
-        let partitions = split_by_size(&source.data.files, &files, target_partitions);
+        let partitions = split_by_size(&source.data.files, files, target_partitions);
         Self::of_partitions(source, partitions, config)
     }
 
@@ -298,16 +298,15 @@ fn exact_rows(source: &ScanSource, partitions: &[Vec<u32>]) -> Option<Vec<u64>> 
     files().all(|i| data.files.get(i).unchanged()).then_some(rows)
 }
 
-/// Deals `files` (indexes of `all`, in order) into at most `n` partitions of about equal bytes
-/// (largest first, each to the lightest partition), each in the order of the files; at least
-/// one partition, maybe empty.
-fn split_by_size(all: &SourceFiles, files: &[u32], n: usize) -> Vec<Vec<u32>> {
+/// Deals `files` (indexes of `all`) into at most `n` partitions of about equal bytes (largest
+/// first, each to the lightest partition), each in the order of the files; at least one
+/// partition, maybe empty.
+fn split_by_size(all: &SourceFiles, mut files: Vec<u32>, n: usize) -> Vec<Vec<u32>> {
     let n = n.clamp(1, files.len().max(1));
     let size = |i: u32| all.size(i as usize);
-    let mut order: Vec<u32> = files.to_vec();
-    order.sort_by(|&a, &b| size(b).cmp(&size(a)).then(a.cmp(&b)));
+    files.sort_by(|&a, &b| size(b).cmp(&size(a)).then(a.cmp(&b)));
     let mut parts: Vec<(u64, Vec<u32>)> = vec![(0, Vec::new()); n];
-    for i in order {
+    for i in files {
         let lightest = parts.iter_mut().min_by_key(|(bytes, _)| *bytes).expect("n >= 1");
         lightest.0 += size(i);
         lightest.1.push(i);

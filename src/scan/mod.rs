@@ -109,7 +109,6 @@ impl TableProvider for ScanTable {
         let source = Arc::new(ScanSource { store, problems, ..(*self.source).clone() });
         let data = &self.source.data;
         let candidates = data.files_for(&self.source.table);
-        let files = prune::prune(state, &self.source.table, &data.files, &candidates, filters);
         // A damaged line may have been of any type: the damaged files that the table's type
         // leaves out are not read, but what they skipped is the statement's to hear of.
         let elsewhere: Vec<u32> = match &self.source.table.rows {
@@ -118,10 +117,11 @@ impl TableProvider for ScanTable {
                     .map(|i| i as u32)
                     .filter(|i| candidates.binary_search(i).is_err())
                     .collect();
-                prune::prune(state, &self.source.table, &data.files, &others, filters)
+                prune::prune(state, &self.source.table, &data.files, others, filters)
             }
             _ => Vec::new(),
         };
+        let files = prune::prune(state, &self.source.table, &data.files, candidates, filters);
         let partitions = state.config().target_partitions().max(1);
         let config = exec::ScanConfig {
             projection: projection.cloned(),

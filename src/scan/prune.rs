@@ -22,23 +22,23 @@ pub(crate) fn prune(
     state: &dyn Session,
     table: &EventTable,
     all: &SourceFiles,
-    files: &[u32],
+    files: Vec<u32>,
     filters: &[Expr],
 ) -> Vec<u32> {
     let filters: Vec<&Expr> = filters.iter().filter(|f| is_per_file(table, f)).collect();
     if filters.is_empty() || files.is_empty() {
-        return files.to_vec();
+        return files;
     }
     let mut keep = vec![true; files.len()];
     let projection: Vec<usize> =
         (0..table.columns.len()).filter(|&i| table.columns[i].source.is_per_file()).collect();
     let mut decoder = RowDecoder::new(table, Some(&projection));
-    for &i in files {
+    for &i in &files {
         decoder.start_file(FileContext::new(&table.columns, &all.get(i as usize)));
         decoder.push(&LineValues::default(), &mut Vec::new());
     }
-    let Ok(batch) = decoder.finish() else { return files.to_vec() };
-    let Ok(schema) = DFSchema::try_from(batch.schema()) else { return files.to_vec() };
+    let Ok(batch) = decoder.finish() else { return files };
+    let Ok(schema) = DFSchema::try_from(batch.schema()) else { return files };
     for filter in filters {
         let verdict = state
             .create_physical_expr((*filter).clone(), &schema)
@@ -52,5 +52,5 @@ pub(crate) fn prune(
             *keep &= verdict.is_valid(i) && verdict.value(i);
         }
     }
-    files.iter().zip(keep).filter(|(_, keep)| *keep).map(|(&f, _)| f).collect()
+    files.into_iter().zip(keep).filter(|(_, keep)| *keep).map(|(f, _)| f).collect()
 }

@@ -1,8 +1,8 @@
 //! The files found: a [`SourceFile`], and the lists of them kept compactly ([`SourceFiles`]):
 //! each directory once, every name in one shared arena, a file's size and stamps packed in one
-//! fixed row; a file becomes a [`SourceFile`] when it is used. A million files are about ninety
-//! bytes each here, not the four hundred that a path and its metadata take as separate
-//! allocations.
+//! fixed row of 32 bytes; a file becomes a [`SourceFile`] when it is used. A million files are
+//! about seventy-five bytes each here (the row and a name of some forty bytes), not the four
+//! hundred that a path and its metadata take as separate allocations.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -143,18 +143,65 @@ impl Stamps {
     }
 }
 
-/// One file: its directory, its name in the arena, its size and stamps.
+/// One file in 32 bytes: its directory, its name in the arena, its size and stamps packed. The
+/// stamps of a file that does not fit (4 GiB or more, an inode number of 32 bits or more, a
+/// status change more than two seconds from its modification, or stamps missing in odd ways)
+/// are kept whole beside the rows ([`Names::aside`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Row {
-    stamps: Stamps,
+    /// Its modification time when found, in nanoseconds since the epoch (`u64::MAX`: none).
+    modified: u64,
+    /// Its size when found, or [`Row::ASIDE`]: its stamps are kept whole in [`Names::aside`].
+    size: u32,
+    /// Its inode number when found ([`Row::NO_INODE`]: none).
+    inode: u32,
+    /// Its status change time less its modification time, in nanoseconds ([`Row::NO_CHANGE`]:
+    /// none). Most files were last changed by the write that last modified them.
+    changed: i32,
     dir: u32,
     /// Where its name starts in the arena: also the file's identity among the rows of one
     /// arena, which the canonical paths of files reached through a symlink are kept by.
     name_at: u32,
-    name_len: u32,
+    name_len: u16,
     /// Which other formats' rules also claim the file, by discovery's number for that list (0
-    /// for none): kept in what would be the row's padding.
-    others: u32,
+    /// for none; there are at most as many lists as sets of formats).
+    others: u16,
+}
+
+impl Row {
+    const ASIDE: u32 = u32::MAX;
+    const NO_INODE: u32 = u32::MAX;
+    const NO_CHANGE: i32 = i32::MIN;
+
+    /// The row of a file with `stamps`; `None` when they do not fit it (to be kept aside).
+    fn packed(stamps: Stamps, dir: u32, name_at: u32, name_len: u16) -> (Row, bool) {
+        let size = u32::try_from(stamps.size).ok().filter(|&s| s != Row::ASIDE);
+        let inode = match stamps.inode() {
+            None => Some(Row::NO_INODE),
+            Some(inode) => u32::try_from(inode).ok().filter(|&i| i != Row::NO_INODE),
+        };
+        let changed = match (stamps.modified(), stamps.changed()) {
+            (_, None) => Some(Row::NO_CHANGE),
+            (Some(modified), Some(changed)) => i32::try_from(i128::from(changed) - i128::from(modified))
+                .ok()
+                .filter(|&d| d != Row::NO_CHANGE),
+            (None, Some(_)) => None,
+        };
+        let row = |size, inode, changed| Row {
+            modified: stamps.modified,
+            size,
+            inode,
+            changed,
+            dir,
+            name_at,
+            name_len,
+            others: 0,
+        };
+        match (size, inode, changed) {
+            (Some(size), Some(inode), Some(changed)) => (row(size, inode, changed), false),
+            _ => (row(Row::ASIDE, Row::NO_INODE, Row::NO_CHANGE), true),
+        }
+    }
 }
 
 /// A directory: its path, ending in its separator (empty for a file named without one), and
@@ -175,9 +222,29 @@ struct Names {
     dirs: Vec<Dir>,
     bytes: Vec<u8>,
     canonical: HashMap<u32, Box<[u8]>, PathHasher>,
+    /// The stamps of the files whose row cannot hold them, by the row's `name_at`, in order.
+    aside: Vec<(u32, Stamps)>,
 }
 
 impl Names {
+    /// A row's stamps.
+    fn stamps(&self, row: &Row) -> Stamps {
+        if row.size == Row::ASIDE {
+            // Every row of that size was pushed with its stamps aside.
+            let at = self.aside.binary_search_by_key(&row.name_at, |(at, _)| *at);
+            return at.map_or(Stamps::new(0, None, None, None), |at| self.aside[at].1);
+        }
+        let changed = match row.changed {
+            Row::NO_CHANGE => Stamps::NONE,
+            delta => (i128::from(row.modified) + i128::from(delta)) as u64,
+        };
+        let inode = match row.inode {
+            Row::NO_INODE => Stamps::NONE,
+            inode => u64::from(inode),
+        };
+        Stamps { size: u64::from(row.size), modified: row.modified, inode, changed }
+    }
+
     fn name(&self, row: &Row) -> &[u8] {
         &self.bytes[row.name_at as usize..row.name_at as usize + row.name_len as usize]
     }
@@ -228,6 +295,7 @@ pub(crate) struct Pushed(Row);
 impl Pushed {
     /// The same row, with the number of the other formats that claim its file.
     pub(crate) fn claimed_also_by(self, others: u32) -> Pushed {
+        let others = u16::try_from(others).unwrap_or(u16::MAX);
         Pushed(Row { others, ..self.0 })
     }
 }
@@ -293,12 +361,15 @@ impl SourceFilesBuilder {
     ) -> Option<Pushed> {
         let (dir_bytes, name) = split(path);
         let name_at = u32::try_from(self.names.bytes.len()).ok()?;
-        let name_len = u32::try_from(name.len()).ok()?;
-        name_at.checked_add(name_len)?;
+        let name_len = u16::try_from(name.len()).ok()?;
+        name_at.checked_add(u32::from(name_len))?;
         let dir = self.dir(dir_bytes, matches!(canonical, Canonical::OfDirectory));
         self.names.bytes.extend_from_slice(name);
-        let row =
-            Row { stamps: Stamps::new(size, modified, inode, changed), dir, name_at, name_len, others: 0 };
+        let stamps = Stamps::new(size, modified, inode, changed);
+        let (row, aside) = Row::packed(stamps, dir, name_at, name_len);
+        if aside {
+            self.names.aside.push((name_at, stamps));
+        }
         match canonical {
             Canonical::OfDirectory => {
                 // A directory whose canonical path could not be found: the file's own is.
@@ -387,18 +458,12 @@ impl SourceFiles {
     /// File `i`, made whole.
     pub fn get(&self, i: usize) -> SourceFile {
         let row = &self.rows[i];
+        let stamps = self.names.stamps(row);
         let path = path_of(self.names.parts(row, false));
         let other = self.names.canonical.contains_key(&row.name_at)
             || self.names.dirs[row.dir as usize].canonical.is_some();
         let canonical = other.then(|| path_of(self.names.parts(row, true)));
-        SourceFile::found(
-            path,
-            canonical,
-            row.stamps.size(),
-            row.stamps.modified(),
-            row.stamps.inode(),
-            row.stamps.changed(),
-        )
+        SourceFile::found(path, canonical, stamps.size(), stamps.modified(), stamps.inode(), stamps.changed())
     }
 
     /// Every file, made whole one at a time.
@@ -423,19 +488,18 @@ impl SourceFiles {
 
     /// File `i`'s size, modification time, inode and change time, as found.
     pub(crate) fn stamps(&self, i: usize) -> [Option<u64>; 4] {
-        let row = &self.rows[i];
-        let stamps = &row.stamps;
+        let stamps = self.names.stamps(&self.rows[i]);
         [Some(stamps.size()), stamps.modified(), stamps.inode(), stamps.changed()]
     }
 
     /// File `i`'s stamps as found, packed.
     pub(crate) fn found_stamps(&self, i: usize) -> Stamps {
-        self.rows[i].stamps
+        self.names.stamps(&self.rows[i])
     }
 
     /// The number discovery gave the other formats whose rules claim file `i` too (0: none).
     pub(crate) fn claimed_also_by(&self, i: usize) -> u32 {
-        self.rows[i].others
+        u32::from(self.rows[i].others)
     }
 
     /// Forgets which other formats claim the files (their content has decided).
@@ -447,7 +511,10 @@ impl SourceFiles {
 
     /// The size of file `i` when found.
     pub fn size(&self, i: usize) -> u64 {
-        self.rows[i].stamps.size()
+        match self.rows[i].size {
+            Row::ASIDE => self.names.stamps(&self.rows[i]).size(),
+            size => u64::from(size),
+        }
     }
 
     /// The hash of the canonical path of file `i` ([`path_key`]).
@@ -546,8 +613,28 @@ mod tests {
             SourceFile::new("bare.jsonl".into(), "bare.jsonl".into(), 0, Some(u64::MAX - 1), None, Some(7)),
             SourceFile::new(real.join("a.jsonl"), real.join("a.jsonl"), 1, Some(5), None, None),
         ];
+        // Stamps that a row packs, and each way of not fitting one (kept aside).
+        let t = 1_764_000_000_123_456_789u64;
+        let stamped = |name: &str, size, modified, inode, changed| {
+            SourceFile::new(name.into(), name.into(), size, modified, inode, changed)
+        };
+        let files = [
+            files,
+            vec![
+                stamped("packed.jsonl", 4096, Some(t), Some(42), Some(t + 1_500)),
+                stamped("before.jsonl", 1, Some(t), Some(1), Some(t - 2_000_000_000)),
+                stamped("large.jsonl", 5 << 30, Some(t), Some(1), Some(t)),
+                stamped("inode.jsonl", 1, Some(t), Some(1 << 40), Some(t)),
+                stamped("later.jsonl", 1, Some(t), Some(1), Some(t + 3_000_000_000)),
+                stamped("earlier.jsonl", 1, Some(t), Some(1), Some(t - 3_000_000_000)),
+                stamped("edge.jsonl", u64::from(u32::MAX), Some(t), Some(u64::from(u32::MAX)), None),
+                stamped("none.jsonl", 7, None, None, None),
+            ],
+        ]
+        .concat();
         let list = SourceFiles::of(files.clone());
-        assert_eq!(list.len(), 4);
+        assert_eq!(list.len(), files.len());
+        assert_eq!(list.names.aside.len(), 6, "the files whose stamps do not fit a row");
         for (i, file) in files.iter().enumerate() {
             let back = list.get(i);
             assert_eq!((&back.path, back.canonical(), back.size), (&file.path, file.canonical(), file.size));
@@ -577,7 +664,7 @@ mod tests {
     }
 
     #[test]
-    fn a_row_is_forty_eight_bytes() {
-        assert_eq!(std::mem::size_of::<Row>(), 48);
+    fn a_row_is_thirty_two_bytes() {
+        assert_eq!(std::mem::size_of::<Row>(), 32);
     }
 }

@@ -267,7 +267,7 @@ impl Settled {
         let mut shape_met: Vec<bool> = Vec::new();
         let mut shape_order: Vec<SignatureId> = Vec::new();
         let mut is_transcript = vec![false; self.of_file.len()];
-        let mut events = FileEventsBuilder::default();
+        let mut events = FileEventsBuilder::with_capacity(self.of_file.len());
         let mut damage = FileDamage::default();
         let (mut transcripts, mut not_transcripts) = (0, Vec::new());
         for (i, &list) in self.of_file.iter().enumerate() {
@@ -471,7 +471,7 @@ impl Corpus {
         let mut settled: Vec<Settled> =
             discovery.files.iter().map(|files| Settled::new(files.len())).collect();
         let mut grown: Vec<Vec<(u32, FileEntry)>> = discovery.files.iter().map(|_| Vec::new()).collect();
-        {
+        if cache.knows_any() {
             const ASIDE: u32 = u32::MAX;
             let mut wanted: Vec<Wanted> = Vec::with_capacity(starts.last().map_or(0, |s| s + 1));
             for (files, start) in discovery.files.iter().zip(&starts) {
@@ -508,7 +508,11 @@ impl Corpus {
         {
             grown.sort_unstable_by_key(|(i, _)| *i);
             let (shapes, mut remembering) = cache.parts(format.name);
-            let unread: Vec<u32> = (0..files.len()).filter(|&i| !settled.has(i)).map(|i| i as u32).collect();
+            // Room made at once (a million files' list grown a doubling at a time leaves copies of
+            // itself resident).
+            let mut unread: Vec<u32> =
+                Vec::with_capacity((0..files.len()).filter(|&i| !settled.has(i)).count());
+            unread.extend((0..files.len()).filter(|&i| !settled.has(i)).map(|i| i as u32));
             let format = Arc::new(format);
             let format_ref = &format;
             let (files_ref, grown_ref) = (&files, &grown);

@@ -31,6 +31,12 @@ pub(crate) struct FileEventsBuilder {
 }
 
 impl FileEventsBuilder {
+    /// A builder for at most `files` files, room for them made at once (a list of a million
+    /// grown one doubling at a time leaves copies of itself resident).
+    pub(crate) fn with_capacity(files: usize) -> Self {
+        FileEventsBuilder { files: Vec::with_capacity(files), ..Self::default() }
+    }
+
     /// Adds the next file, whose shapes are `list`.
     fn push_list(&mut self, list: SignatureBytes) {
         let lists = &mut self.lists;

@@ -265,6 +265,12 @@ impl InferenceCache {
         }
     }
 
+    /// Whether the cache knows any file (what to look up in it), or what it learns of those read
+    /// since.
+    pub(crate) fn knows_any(&self) -> bool {
+        self.known.file.is_some() || !self.known.entries.entries.is_empty() || !self.added.is_empty()
+    }
+
     /// Calls `found` with each file of `wanted` (in the order of their keys) that the cache
     /// knows, its entry and the entry's format, in one walk of the entries. When `wanted` is every
     /// file of the corpus, the entries of no file of it leave the cache (deleted or moved files).
