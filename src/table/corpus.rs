@@ -214,6 +214,9 @@ struct Settled {
     odd: Vec<(u32, u64, u64)>,
 }
 
+/// The files looked up in the cache at a time ([`InferenceCache::find`]).
+const PER_LOOKUP: usize = 250_000;
+
 /// A file of [`Settled`] with no summary.
 const UNSETTLED: u32 = u32::MAX;
 
@@ -473,18 +476,31 @@ impl Corpus {
         let mut grown: Vec<Vec<(u32, FileEntry)>> = discovery.files.iter().map(|_| Vec::new()).collect();
         if cache.knows_any() {
             const ASIDE: u32 = u32::MAX;
-            let mut wanted: Vec<Wanted> = Vec::with_capacity(starts.last().map_or(0, |s| s + 1));
-            for (files, start) in discovery.files.iter().zip(&starts) {
-                wanted.extend(
-                    (0..files.len()).map(|i| Wanted { key: files.key(i), number: (start + i) as u32 }),
-                );
-            }
-            wanted.extend(
-                copies.iter().flatten().map(|(f, _)| Wanted { key: path_key(f.canonical()), number: ASIDE }),
-            );
-            wanted.sort_unstable();
+            // A quarter of a million files' keys at a time (12 bytes each); each key is hashed
+            // again for each range.
+            let all: usize = discovery.files.iter().map(SourceFiles::len).sum();
+            let parts = all.div_ceil(PER_LOOKUP).max(1) as u32;
             let files = &discovery.files;
-            cache.find(&wanted, true, |number, entry, of| {
+            let wanted = |low: u64, high: u64, into: &mut Vec<Wanted>| {
+                let within = |key: &u64| (low..=high).contains(key);
+                for (files, start) in files.iter().zip(&starts) {
+                    into.extend(
+                        (0..files.len())
+                            .map(|i| (files.key(i), i))
+                            .filter(|(key, _)| within(key))
+                            .map(|(key, i)| Wanted { key, number: (start + i) as u32 }),
+                    );
+                }
+                into.extend(
+                    copies
+                        .iter()
+                        .flatten()
+                        .map(|(f, _)| path_key(f.canonical()))
+                        .filter(within)
+                        .map(|key| Wanted { key, number: ASIDE }),
+                );
+            };
+            cache.find(parts, wanted, true, |number, entry, of| {
                 if number == ASIDE {
                     return;
                 }
@@ -749,20 +765,20 @@ async fn settle_contested(
     if contested.is_empty() {
         return;
     }
-    let mut wanted: Vec<Wanted> = contested
-        .iter()
-        .enumerate()
-        .map(|(n, &(format, index))| Wanted { key: found.files[format].key(index), number: n as u32 })
-        .collect();
-    wanted.sort_unstable();
+    let wanted =
+        |_, _, into: &mut Vec<Wanted>| {
+            into.extend(contested.iter().enumerate().map(|(n, &(format, index))| Wanted {
+                key: found.files[format].key(index),
+                number: n as u32,
+            }))
+        };
     let mut same = vec![false; contested.len()];
-    cache.find(&wanted, false, |n, entry, of| {
+    cache.find(1, wanted, false, |n, entry, of| {
         let (format, index) = contested[n as usize];
         if of == formats[format].name && entry.is_same(found.files[format].found_stamps(index)) {
             same[n as usize] = true;
         }
     });
-    drop(wanted);
     let undecided = contested.iter().zip(&same).filter(|(_, same)| !**same).map(|(&c, _)| c);
     let mut moves: Vec<(usize, usize, usize)> = futures::stream::iter(undecided)
         .map(|(format, index)| async move {

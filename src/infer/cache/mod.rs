@@ -161,22 +161,59 @@ impl KnownFiles {
     }
 }
 
-/// Calls `each` with every entry of `file` and `memory`, in the order of their keys: the file's
-/// records as they are read, those in memory among them (in place of a record of the same key).
+/// Calls `each` with every entry of `file` and `memory`, in the order of their keys ([`Walk`]).
 fn walk(file: &mut Option<layout::CacheFile>, memory: &Entries, mut each: impl FnMut(&FileEntry)) {
-    let mut memory = memory.entries.iter().peekable();
-    if let Some(file) = file {
-        for record in file.records() {
-            while let Some(entry) = memory.next_if(|e| e.key < record.key) {
-                each(entry);
-            }
-            match memory.next_if(|e| e.key == record.key) {
-                Some(entry) => each(entry),
-                None => each(&record),
-            }
+    Walk::new(file, memory).for_each(|walked| each(walked.entry()));
+}
+
+/// Every entry of a cache file and of those in memory, in the order of their keys: the file's
+/// records as they are read, those in memory among them (in place of a record of the same key).
+struct Walk<'a> {
+    records: Option<std::iter::Peekable<layout::Records<'a, std::fs::File>>>,
+    memory: std::iter::Peekable<std::slice::Iter<'a, FileEntry>>,
+}
+
+/// An entry of a [`Walk`]: one in memory, or a record read from the file.
+enum Walked<'a> {
+    Memory(&'a FileEntry),
+    Record(FileEntry),
+}
+
+impl Walked<'_> {
+    fn entry(&self) -> &FileEntry {
+        match self {
+            Walked::Memory(entry) => entry,
+            Walked::Record(entry) => entry,
         }
     }
-    memory.for_each(each);
+}
+
+impl<'a> Walk<'a> {
+    fn new(file: &'a mut Option<layout::CacheFile>, memory: &'a Entries) -> Self {
+        Walk {
+            records: file.as_mut().map(|f| f.records().peekable()),
+            memory: memory.entries.iter().peekable(),
+        }
+    }
+}
+
+impl<'a> Iterator for Walk<'a> {
+    type Item = Walked<'a>;
+
+    fn next(&mut self) -> Option<Walked<'a>> {
+        let record = self.records.as_mut().and_then(|r| r.peek()).map(|r| r.key);
+        match (self.memory.peek().map(|m| m.key), record) {
+            (Some(memory), Some(record)) if memory <= record => {
+                if memory == record {
+                    self.records.as_mut().and_then(Iterator::next);
+                }
+                self.memory.next().map(Walked::Memory)
+            }
+            (_, Some(_)) => self.records.as_mut().and_then(Iterator::next).map(Walked::Record),
+            (Some(_), None) => self.memory.next().map(Walked::Memory),
+            (None, None) => None,
+        }
+    }
 }
 
 /// Where what a read finds is remembered while the known files are looked up: kept apart, and
@@ -271,34 +308,55 @@ impl InferenceCache {
         self.known.file.is_some() || !self.known.entries.entries.is_empty() || !self.added.is_empty()
     }
 
-    /// Calls `found` with each file of `wanted` (in the order of their keys) that the cache
-    /// knows, its entry and the entry's format, in one walk of the entries. When `wanted` is every
-    /// file of the corpus, the entries of no file of it leave the cache (deleted or moved files).
+    /// Calls `found` with each file that the cache knows among those `wanted` gives, its entry
+    /// and the entry's format, in one walk of the entries. The keys are taken in `parts` ranges of
+    /// equal width, in order: `wanted(low, high, into)` adds to `into` (in any order) the files
+    /// whose key is in `low..=high`, so that a million files are looked up without a list of
+    /// them all (12 bytes a file) at once. When the files wanted are every file of the corpus,
+    /// the entries of no file of it leave the cache (deleted or moved files).
     pub(crate) fn find(
         &mut self,
-        wanted: &[Wanted],
+        parts: u32,
+        mut wanted: impl FnMut(u64, u64, &mut Vec<Wanted>),
         every_file: bool,
         mut found: impl FnMut(u32, &FileEntry, &str),
     ) {
-        debug_assert!(wanted.windows(2).all(|w| w[0] <= w[1]));
         self.changed |= !self.added.is_empty();
         self.known.entries.add(&mut self.added);
         let known = &mut self.known;
         let formats = &known.formats;
-        let (mut at, mut unwanted) = (0, false);
-        walk(&mut known.file, &known.entries, |entry| {
-            while wanted.get(at).is_some_and(|w| ({ w.key }) < entry.key) {
-                at += 1;
-            }
-            let mut next = at;
-            while let Some(w) = wanted.get(next).filter(|w| ({ w.key }) == entry.key) {
-                if let Some(format) = formats.get(entry.format as usize) {
-                    found(w.number, entry, format);
+        let (mut unwanted, mut gone) = (false, Vec::new());
+        let mut walk = Walk::new(&mut known.file, &known.entries).peekable();
+        let mut part: Vec<Wanted> = Vec::new();
+        let parts = parts.max(1);
+        for n in 0..parts {
+            let bound = |n: u32| (u128::from(n) << 64) / u128::from(parts);
+            let (low, high) = (bound(n) as u64, (bound(n + 1) - 1) as u64);
+            part.clear();
+            wanted(low, high, &mut part);
+            part.sort_unstable();
+            let mut at = 0;
+            while let Some(walked) = walk.next_if(|w| w.entry().key <= high) {
+                let entry = walked.entry();
+                while part.get(at).is_some_and(|w| ({ w.key }) < entry.key) {
+                    at += 1;
                 }
-                next += 1;
+                let mut next = at;
+                while let Some(w) = part.get(next).filter(|w| ({ w.key }) == entry.key) {
+                    if let Some(format) = formats.get(entry.format as usize) {
+                        found(w.number, entry, format);
+                    }
+                    next += 1;
+                }
+                if next == at {
+                    unwanted = true;
+                    if let Walked::Memory(entry) = walked {
+                        gone.push(entry.key);
+                    }
+                }
             }
-            unwanted |= next == at;
-        });
+        }
+        drop(walk);
         if known.file.as_ref().is_some_and(|f| f.broken) {
             // The file changed since it was checked: what was not walked is read again.
             known.file = None;
@@ -306,15 +364,15 @@ impl InferenceCache {
         }
         if every_file && unwanted {
             self.changed = true;
-            let keys = |w: &Wanted| w.key;
-            known.entries.entries.retain(|e| wanted.binary_search_by_key(&e.key, keys).is_ok());
+            known.entries.entries.retain(|e| gone.binary_search(&e.key).is_err());
         }
     }
 
     /// What the cache knows of `file` for `format` now (one walk of the entries).
     pub async fn lookup(&mut self, store: &Arc<dyn ObjectStore>, format: &str, file: &SourceFile) -> Lookup {
-        let mut entry = None;
-        self.find(&[Wanted { key: path_key(file.canonical()), number: 0 }], false, |_, found, of| {
+        let (mut entry, key) = (None, path_key(file.canonical()));
+        let wanted = |_, _, into: &mut Vec<Wanted>| into.push(Wanted { key, number: 0 });
+        self.find(1, wanted, false, |_, found, of| {
             if of == format {
                 entry = Some(found.clone());
             }
@@ -421,6 +479,52 @@ fn remove_older_layouts(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `find` in `parts` ranges gives of the files of `keys` (numbered by their place).
+    fn found(cache: &mut InferenceCache, keys: &[u64], parts: u32, every_file: bool) -> Vec<(u32, u64)> {
+        let mut found = Vec::new();
+        let wanted = |low: u64, high: u64, into: &mut Vec<Wanted>| {
+            let within = keys.iter().enumerate().filter(|(_, k)| (low..=high).contains(*k));
+            into.extend(within.map(|(n, &key)| Wanted { key, number: n as u32 }));
+        };
+        cache.find(parts, wanted, every_file, |n, entry, format| {
+            assert_eq!(format, "rupu");
+            found.push((n, entry.key));
+        });
+        found.sort_unstable();
+        found
+    }
+
+    /// A walk in ranges finds what one walk finds, from memory and from a file, and the files
+    /// not wanted leave the cache.
+    #[test]
+    fn a_lookup_in_ranges_finds_what_one_lookup_finds() {
+        let keys: Vec<u64> = (0..500u64).map(|n| n.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let mut cache = InferenceCache::load(dir.path(), &[dir.path().to_path_buf()]);
+        let (_, mut remembering) = cache.parts("rupu");
+        for &key in &keys[..400] {
+            remembering.remember(key, Stamps::new(1, Some(2), Some(3), Some(4)), 5, FileSummary::default());
+        }
+        let expected: Vec<(u32, u64)> = (0..400).map(|n| (n as u32, keys[n])).collect();
+        for parts in [1, 2, 7] {
+            assert_eq!(found(&mut cache, &keys, parts, false), expected, "in memory, {parts} parts");
+        }
+        cache.save(|| keys[..400].iter().copied()).unwrap();
+        assert_eq!(cache.known.entries.len(), 0, "saved: the entries are the file's");
+        let mut loaded = InferenceCache::load(dir.path(), &[dir.path().to_path_buf()]);
+        for parts in [1, 3, 64] {
+            assert_eq!(found(&mut loaded, &keys, parts, false), expected, "from the file, {parts} parts");
+        }
+        // Every other file is gone: the cache forgets them when saved.
+        let kept: Vec<u64> = keys.iter().step_by(2).copied().collect();
+        let _ = found(&mut loaded, &kept, 5, true);
+        loaded.save(|| kept.iter().copied()).unwrap();
+        let mut again = InferenceCache::load(dir.path(), &[dir.path().to_path_buf()]);
+        let left: Vec<(u32, u64)> = (0..200).map(|n| (n as u32, kept[n])).collect();
+        assert_eq!(found(&mut again, &kept, 4, false), left);
+        assert_eq!(found(&mut again, &keys, 1, false).len(), 200, "the others are not found");
+    }
 
     /// The name must not change with the Rust release (std's `DefaultHasher` may): a new name
     /// is a cold start for every user. The expected names are those of the reference XXH3
