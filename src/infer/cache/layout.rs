@@ -1,9 +1,9 @@
 //! The cache file's bytes: a header, a checksum, the formats, the shapes, then one record per file
 //! in the order of its key (the hash of its canonical path: the file is named by the corpus that
-//! holds it, never by the cache), with numbers as LEB128 varints. Read as a stream straight into
-//! the cache's entries (the file is never held whole, no document is parsed first, no allocation
-//! per number); a checksum that does not match, keys out of order, or any byte out of place make
-//! the whole file unreadable, and the cache starts afresh.
+//! holds it, never by the cache), with numbers as LEB128 varints. The file is checked whole when
+//! opened, then its records are read from it again, a buffer at a time, at each walk (never held
+//! in memory, no document parsed first); a checksum that does not match, keys out of order, or
+//! any byte out of place make the whole file unreadable, and the cache starts afresh.
 
 use super::FileEntry;
 use crate::infer::signature::{FileSummary, SignatureId, SignatureTable, TypeSignature};
