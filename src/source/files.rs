@@ -173,7 +173,8 @@ impl Row {
     const NO_INODE: u32 = u32::MAX;
     const NO_CHANGE: i32 = i32::MIN;
 
-    /// The row of a file with `stamps`; `None` when they do not fit it (to be kept aside).
+    /// The row of a file with `stamps`, and whether they do not fit it (then kept aside, and the
+    /// row marked [`Row::ASIDE`]).
     fn packed(stamps: Stamps, dir: u32, name_at: u32, name_len: u16) -> (Row, bool) {
         let size = u32::try_from(stamps.size).ok().filter(|&s| s != Row::ASIDE);
         let inode = match stamps.inode() {

@@ -97,7 +97,7 @@ pub(crate) struct Wanted {
 /// The files the cache knows: those of its file on disk, read again at each walk of them (a
 /// million entries are never held in memory), and those read since, in memory.
 #[derive(Default)]
-pub struct KnownFiles {
+pub(crate) struct KnownFiles {
     formats: Vec<String>,
     /// The cache file as loaded (or as last saved): its records, in the order of their keys.
     file: Option<layout::CacheFile>,
@@ -155,15 +155,15 @@ impl Entries {
 }
 
 impl KnownFiles {
-    /// Calls `each` with every entry known, in the order of their keys ([`walk`]).
-    fn walk(&mut self, each: impl FnMut(&FileEntry)) {
-        walk(&mut self.file, &self.entries, each);
+    /// The files of a cache file, none in memory.
+    fn of_file(file: layout::CacheFile) -> Self {
+        KnownFiles { formats: file.formats.clone(), file: Some(file), entries: Entries::default() }
     }
-}
 
-/// Calls `each` with every entry of `file` and `memory`, in the order of their keys ([`Walk`]).
-fn walk(file: &mut Option<layout::CacheFile>, memory: &Entries, mut each: impl FnMut(&FileEntry)) {
-    Walk::new(file, memory).for_each(|walked| each(walked.entry()));
+    /// Calls `each` with every entry known, in the order of their keys ([`Walk`]).
+    fn walk(&mut self, mut each: impl FnMut(&FileEntry)) {
+        Walk::new(&mut self.file, &self.entries).for_each(|walked| each(walked.entry()));
+    }
 }
 
 /// Every entry of a cache file and of those in memory, in the order of their keys: the file's
@@ -276,9 +276,7 @@ impl InferenceCache {
         let path = dir.join(file_name(&roots));
         let mut shapes = SignatureTable::default();
         let known = match std::fs::File::open(&path).ok().and_then(|file| layout::open(file, &mut shapes)) {
-            Some(file) => {
-                KnownFiles { formats: file.formats.clone(), file: Some(file), entries: Entries::default() }
-            }
+            Some(file) => KnownFiles::of_file(file),
             None => {
                 shapes = SignatureTable::default();
                 KnownFiles::default()
@@ -437,8 +435,7 @@ impl InferenceCache {
         if let Some(file) =
             std::fs::File::open(path).ok().and_then(|file| layout::open(file, &mut self.shapes))
         {
-            *known =
-                KnownFiles { formats: file.formats.clone(), file: Some(file), entries: Entries::default() };
+            *known = KnownFiles::of_file(file);
         }
         self.changed = false;
         remove_older_layouts(dir);
