@@ -529,6 +529,9 @@ impl Corpus {
             let mut unread: Vec<u32> =
                 Vec::with_capacity((0..files.len()).filter(|&i| !settled.has(i)).count());
             unread.extend((0..files.len()).filter(|&i| !settled.has(i)).map(|i| i as u32));
+            if remember && !unread.is_empty() {
+                remembering.reserve(unread.len());
+            }
             let format = Arc::new(format);
             let format_ref = &format;
             let (files_ref, grown_ref) = (&files, &grown);

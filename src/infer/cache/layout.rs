@@ -91,28 +91,7 @@ pub(crate) fn encode_to(
             return;
         }
         written += 1;
-        out.0.extend_from_slice(&entry.key.to_le_bytes());
-        out.number(u64::from(entry.format));
-        out.number(entry.stamps.size());
-        for stamp in [entry.stamps.modified(), entry.stamps.inode(), entry.stamps.changed()] {
-            out.optional(stamp);
-        }
-        out.0.extend_from_slice(&entry.prefix_hash.to_le_bytes());
-        let summary = &entry.summary;
-        out.number(summary.whole().count() as u64);
-        for (id, events) in summary.whole() {
-            out.number(u64::from(renumber[&id]));
-            out.number(events);
-        }
-        out.number(summary.tail().count() as u64);
-        for (id, events) in summary.tail() {
-            out.number(u64::from(renumber[&id]));
-            out.number(events);
-        }
-        out.number(summary.complete_bytes);
-        out.number(summary.damaged_lines);
-        out.number(summary.lines);
-        out.number(summary.max_line_bytes);
+        out.record(entry, |id| renumber[&id]);
         if out.0.len() >= FLUSH_BYTES
             && let Err(e) = flush(&mut out, sink)
         {
@@ -250,31 +229,15 @@ pub(crate) struct Records<'a, F: Read> {
 
 impl<F: Read> Records<'_, F> {
     fn record(&mut self) -> Option<FileEntry> {
-        let input = &mut self.input;
-        let key = input.u64_le()?;
+        let renumber = self.renumber;
+        let renumbered = |n: u64| renumber.get(usize::try_from(n).ok()?).copied();
+        let entry = self.input.record(renumbered, self.formats, [&mut self.whole, &mut self.tail])?;
         // Keys in order, one each: a file that says otherwise was not written by `encode_to`.
-        if self.last.is_some_and(|last| last >= key) {
+        if self.last.is_some_and(|last| last >= entry.key) {
             return None;
         }
-        self.last = Some(key);
-        let format = u32::try_from(input.number()?).ok().filter(|&f| (f as usize) < self.formats)?;
-        let size = input.number()?;
-        let (modified, inode, changed) = (input.optional()?, input.optional()?, input.optional()?);
-        let prefix_hash = input.u64_le()?;
-        for list in [&mut self.whole, &mut self.tail] {
-            list.clear();
-            for _ in 0..input.count()? {
-                list.push((*self.renumber.get(input.number()? as usize)?, input.number()?));
-            }
-        }
-        let mut summary = FileSummary::default();
-        summary.set_shapes_unshared(&self.whole, &self.tail);
-        summary.complete_bytes = input.number()?;
-        summary.damaged_lines = input.number()?;
-        summary.lines = input.number()?;
-        summary.max_line_bytes = input.number()?;
-        let stamps = Stamps::new(size, modified, inode, changed);
-        Some(FileEntry { key, format, stamps, prefix_hash, summary })
+        self.last = Some(entry.key);
+        Some(entry)
     }
 }
 
@@ -302,7 +265,8 @@ impl<F: Read> Iterator for Records<'_, F> {
     }
 }
 
-struct Writer(Vec<u8>);
+#[derive(Debug)]
+pub(super) struct Writer(pub(super) Vec<u8>);
 
 impl Writer {
     fn number(&mut self, n: u64) {
@@ -312,6 +276,33 @@ impl Writer {
     fn bytes(&mut self, bytes: &[u8]) {
         self.number(bytes.len() as u64);
         self.0.extend_from_slice(bytes);
+    }
+
+    /// One file's record: its key, format, stamps, prefix hash and summary, its shapes numbered
+    /// by `renumber`.
+    pub(super) fn record(&mut self, entry: &FileEntry, renumber: impl Fn(SignatureId) -> SignatureId) {
+        self.0.extend_from_slice(&entry.key.to_le_bytes());
+        self.number(u64::from(entry.format));
+        self.number(entry.stamps.size());
+        for stamp in [entry.stamps.modified(), entry.stamps.inode(), entry.stamps.changed()] {
+            self.optional(stamp);
+        }
+        self.0.extend_from_slice(&entry.prefix_hash.to_le_bytes());
+        let summary = &entry.summary;
+        self.number(summary.whole().count() as u64);
+        for (id, events) in summary.whole() {
+            self.number(u64::from(renumber(id)));
+            self.number(events);
+        }
+        self.number(summary.tail().count() as u64);
+        for (id, events) in summary.tail() {
+            self.number(u64::from(renumber(id)));
+            self.number(events);
+        }
+        self.number(summary.complete_bytes);
+        self.number(summary.damaged_lines);
+        self.number(summary.lines);
+        self.number(summary.max_line_bytes);
     }
 
     /// A number that may be missing: a byte saying whether it is there, then the number.
@@ -324,9 +315,9 @@ impl Writer {
 }
 
 /// The body of a cache file, read a buffer at a time, with the bytes it has left.
-struct Reader<R: BufRead> {
-    input: R,
-    left: u64,
+pub(super) struct Reader<R: BufRead> {
+    pub(super) input: R,
+    pub(super) left: u64,
 }
 
 impl<R: BufRead> Reader<R> {
@@ -349,6 +340,37 @@ impl<R: BufRead> Reader<R> {
             1 => Some(Some(self.number()?)),
             _ => None,
         }
+    }
+
+    /// What [`Writer::record`] wrote, its shapes' numbers taken through `renumber` (`None` for
+    /// one it does not know) and its format one of `formats`: `None` for bytes that are not one.
+    /// `lists` is room for its shapes, used again from record to record.
+    pub(super) fn record(
+        &mut self,
+        renumber: impl Fn(u64) -> Option<SignatureId>,
+        formats: usize,
+        lists: [&mut Vec<(SignatureId, u64)>; 2],
+    ) -> Option<FileEntry> {
+        let key = self.u64_le()?;
+        let format = u32::try_from(self.number()?).ok().filter(|&f| (f as usize) < formats)?;
+        let size = self.number()?;
+        let (modified, inode, changed) = (self.optional()?, self.optional()?, self.optional()?);
+        let prefix_hash = self.u64_le()?;
+        let [whole, tail] = lists;
+        for list in [&mut *whole, &mut *tail] {
+            list.clear();
+            for _ in 0..self.count()? {
+                list.push((renumber(self.number()?)?, self.number()?));
+            }
+        }
+        let mut summary = FileSummary::default();
+        summary.set_shapes_unshared(whole, tail);
+        summary.complete_bytes = self.number()?;
+        summary.damaged_lines = self.number()?;
+        summary.lines = self.number()?;
+        summary.max_line_bytes = self.number()?;
+        let stamps = Stamps::new(size, modified, inode, changed);
+        Some(FileEntry { key, format, stamps, prefix_hash, summary })
     }
 
     /// A count of things that follow, each at least a byte: never more than the bytes left (a
@@ -381,7 +403,7 @@ impl<R: BufRead> Reader<R> {
     }
 
     /// Whether every byte was read.
-    fn is_done(&mut self) -> bool {
+    pub(super) fn is_done(&mut self) -> bool {
         self.left == 0 && self.input.fill_buf().is_ok_and(|rest| rest.is_empty())
     }
 }

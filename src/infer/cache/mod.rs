@@ -6,6 +6,7 @@
 //! matches (a compressed file that changed is read again whole).
 
 mod layout;
+mod spill;
 
 use crate::infer::signature::{FileSummary, SignatureTable};
 use crate::source::files::{SourceFile, Stamps, path_key};
@@ -159,40 +160,42 @@ impl KnownFiles {
     fn of_file(file: layout::CacheFile) -> Self {
         KnownFiles { formats: file.formats.clone(), file: Some(file), entries: Entries::default() }
     }
-
-    /// Calls `each` with every entry known, in the order of their keys ([`Walk`]).
-    fn walk(&mut self, mut each: impl FnMut(&FileEntry)) {
-        Walk::new(&mut self.file, &self.entries).for_each(|walked| each(walked.entry()));
-    }
 }
 
-/// Every entry of a cache file and of those in memory, in the order of their keys: the file's
-/// records as they are read, those in memory among them (in place of a record of the same key).
+/// Every entry of a cache file, of those in memory and of those spilled, in the order of their
+/// keys: the file's records and the spilled entries as they are read, the newer of a key in
+/// place of the older (spilled over memory over the file).
 struct Walk<'a> {
     records: Option<std::iter::Peekable<layout::Records<'a, std::fs::File>>>,
     memory: std::iter::Peekable<std::slice::Iter<'a, FileEntry>>,
+    spilled: Option<std::iter::Peekable<spill::Entries<'a>>>,
 }
 
-/// An entry of a [`Walk`]: one in memory, or a record read from the file.
+/// An entry of a [`Walk`]: one in memory, or one read from a file (the cache's or a spill).
 enum Walked<'a> {
     Memory(&'a FileEntry),
-    Record(FileEntry),
+    Read(FileEntry),
 }
 
 impl Walked<'_> {
     fn entry(&self) -> &FileEntry {
         match self {
             Walked::Memory(entry) => entry,
-            Walked::Record(entry) => entry,
+            Walked::Read(entry) => entry,
         }
     }
 }
 
 impl<'a> Walk<'a> {
-    fn new(file: &'a mut Option<layout::CacheFile>, memory: &'a Entries) -> Self {
+    fn new(
+        file: &'a mut Option<layout::CacheFile>,
+        memory: &'a Entries,
+        spilled: Option<spill::Entries<'a>>,
+    ) -> Self {
         Walk {
             records: file.as_mut().map(|f| f.records().peekable()),
             memory: memory.entries.iter().peekable(),
+            spilled: spilled.map(Iterator::peekable),
         }
     }
 }
@@ -201,25 +204,84 @@ impl<'a> Iterator for Walk<'a> {
     type Item = Walked<'a>;
 
     fn next(&mut self) -> Option<Walked<'a>> {
-        let record = self.records.as_mut().and_then(|r| r.peek()).map(|r| r.key);
-        match (self.memory.peek().map(|m| m.key), record) {
-            (Some(memory), Some(record)) if memory <= record => {
-                if memory == record {
-                    self.records.as_mut().and_then(Iterator::next);
-                }
-                self.memory.next().map(Walked::Memory)
-            }
-            (_, Some(_)) => self.records.as_mut().and_then(Iterator::next).map(Walked::Record),
-            (Some(_), None) => self.memory.next().map(Walked::Memory),
-            (None, None) => None,
+        let spilled = self.spilled.as_mut().and_then(|s| s.peek()).map(|e| e.key);
+        let memory = self.memory.peek().map(|e| e.key);
+        let record = self.records.as_mut().and_then(|r| r.peek()).map(|e| e.key);
+        let key = [spilled, memory, record].into_iter().flatten().min()?;
+        // The newest of the key is given; the others of it are passed.
+        let mut walked = None;
+        if spilled == Some(key) {
+            walked = self.spilled.as_mut().and_then(Iterator::next).map(Walked::Read);
         }
+        if memory == Some(key) {
+            let entry = self.memory.next().map(Walked::Memory);
+            walked = walked.or(entry);
+        }
+        if record == Some(key) {
+            let entry = self.records.as_mut().and_then(Iterator::next).map(Walked::Read);
+            walked = walked.or(entry);
+        }
+        walked
+    }
+}
+
+/// What was learned since the known files were last walked: written down as it comes when the
+/// cache has a file ([`spill::Spill`]: a million files' entries are not held until the save),
+/// else (or what a spill could not take) in memory.
+#[derive(Debug, Default)]
+struct Learned {
+    memory: Vec<FileEntry>,
+    spill: Option<spill::Spill>,
+    /// Where the spill is made at the first entry: the cache's directory (`None` for a cache in
+    /// memory, or once it was made or could not be).
+    spill_dir: Option<PathBuf>,
+}
+
+impl Learned {
+    fn push(&mut self, entry: FileEntry) {
+        if let Some(dir) = self.spill_dir.take() {
+            self.spill = spill::Spill::new(&dir);
+        }
+        let entry = match &mut self.spill {
+            Some(spill) => match spill.push(entry) {
+                Ok(()) => return,
+                Err(entry) => entry,
+            },
+            None => entry,
+        };
+        self.memory.push(entry);
+    }
+
+    fn reserve(&mut self, more: usize) {
+        if let Some(dir) = self.spill_dir.take() {
+            self.spill = spill::Spill::new(&dir);
+        }
+        match &mut self.spill {
+            Some(spill) => spill.reserve(more),
+            None => self.memory.reserve_exact(more),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.memory.is_empty() && self.spill.as_ref().is_none_or(spill::Spill::is_empty)
+    }
+
+    /// Everything learned, in memory (the spill read back and cleared): for a walk that keeps
+    /// what it is given (a lookup, done before a run reads, when little or nothing was learned).
+    fn take_into_memory(&mut self, formats: usize) -> Vec<FileEntry> {
+        let mut all = std::mem::take(&mut self.memory);
+        if let Some(spill) = self.spill.as_mut().filter(|s| !s.is_empty()) {
+            all.extend(spill.entries(formats));
+            spill.clear();
+        }
+        all
     }
 }
 
 /// Where what a read finds is remembered while the known files are looked up: kept apart, and
 /// among them at the next walk or save.
 pub(crate) struct Remembering<'a> {
-    added: Option<&'a mut Vec<FileEntry>>,
+    learned: Option<&'a mut Learned>,
     format: u32,
 }
 
@@ -228,8 +290,15 @@ impl Remembering<'_> {
     /// its stamps were `stamps` (its shapes numbered in the cache's table), with the hash of its
     /// whole lines.
     pub(crate) fn remember(&mut self, key: u64, stamps: Stamps, prefix_hash: u64, summary: FileSummary) {
-        if let Some(added) = self.added.as_deref_mut() {
-            added.push(FileEntry { key, format: self.format, stamps, prefix_hash, summary });
+        if let Some(learned) = self.learned.as_deref_mut() {
+            learned.push(FileEntry { key, format: self.format, stamps, prefix_hash, summary });
+        }
+    }
+
+    /// Room for `more` files to remember, made at once.
+    pub(crate) fn reserve(&mut self, more: usize) {
+        if let Some(learned) = self.learned.as_deref_mut() {
+            learned.reserve(more);
         }
     }
 }
@@ -239,8 +308,7 @@ impl Remembering<'_> {
 pub struct InferenceCache {
     path: Option<PathBuf>,
     known: KnownFiles,
-    /// What was remembered since the known files were last walked.
-    added: Vec<FileEntry>,
+    learned: Learned,
     /// The shapes the known files name, and those of files read since.
     shapes: SignatureTable,
     changed: bool,
@@ -282,7 +350,8 @@ impl InferenceCache {
                 KnownFiles::default()
             }
         };
-        Self { path: Some(path), known, added: Vec::new(), shapes, changed: false, remembers: true }
+        let learned = Learned { spill_dir: path.parent().map(Path::to_path_buf), ..Learned::default() };
+        Self { path: Some(path), known, learned, shapes, changed: false, remembers: true }
     }
 
     /// The default place: `$TXQ_CACHE_DIR`, else the user's cache directory (`~/.cache/txq`);
@@ -303,7 +372,7 @@ impl InferenceCache {
     /// Whether the cache knows any file (what to look up in it), or what it learns of those read
     /// since.
     pub(crate) fn knows_any(&self) -> bool {
-        self.known.file.is_some() || !self.known.entries.entries.is_empty() || !self.added.is_empty()
+        self.known.file.is_some() || !self.known.entries.entries.is_empty() || !self.learned.is_empty()
     }
 
     /// Calls `found` with each file that the cache knows among those `wanted` gives, its entry
@@ -319,12 +388,13 @@ impl InferenceCache {
         every_file: bool,
         mut found: impl FnMut(u32, &FileEntry, &str),
     ) {
-        self.changed |= !self.added.is_empty();
-        self.known.entries.add(&mut self.added);
+        self.changed |= !self.learned.is_empty();
+        let mut learned = self.learned.take_into_memory(self.known.formats.len());
+        self.known.entries.add(&mut learned);
         let known = &mut self.known;
         let formats = &known.formats;
         let (mut unwanted, mut gone) = (false, Vec::new());
-        let mut walk = Walk::new(&mut known.file, &known.entries).peekable();
+        let mut walk = Walk::new(&mut known.file, &known.entries, None).peekable();
         let mut part: Vec<Wanted> = Vec::new();
         let parts = parts.max(1);
         for n in 0..parts {
@@ -392,8 +462,8 @@ impl InferenceCache {
                 known.formats.len() - 1
             }
         } as u32;
-        let added = self.remembers.then_some(&mut self.added);
-        (&mut self.shapes, Remembering { added, format })
+        let learned = self.remembers.then_some(&mut self.learned);
+        (&mut self.shapes, Remembering { learned, format })
     }
 
     /// Writes the cache if anything changed: the entries of `files` (the keys of canonical
@@ -404,8 +474,8 @@ impl InferenceCache {
         &mut self,
         files: impl FnOnce() -> I,
     ) -> crate::error::Result<()> {
-        self.changed |= !self.added.is_empty();
-        self.known.entries.add(&mut self.added);
+        self.changed |= !self.learned.is_empty();
+        self.known.entries.add(&mut self.learned.memory);
         let (Some(path), true) = (&self.path, self.changed) else { return Ok(()) };
         let dir = path.parent().unwrap_or(Path::new("."));
         let not_saved = |e| crate::error::Error::Write { path: path.clone(), source: e };
@@ -420,7 +490,11 @@ impl InferenceCache {
         let written = std::fs::File::create(&tmp).and_then(|file| {
             let mut file = std::io::BufWriter::new(file);
             let keep = |key| files.binary_search(&key).is_ok();
-            let mut each = |visit: &mut dyn FnMut(&FileEntry)| known.walk(visit);
+            let spill = &mut self.learned.spill;
+            let mut each = |visit: &mut dyn FnMut(&FileEntry)| {
+                let spilled = spill.as_mut().map(|s| s.entries(formats.len()));
+                Walk::new(&mut known.file, &known.entries, spilled).for_each(|w| visit(w.entry()));
+            };
             layout::encode_to(&formats, &self.shapes, &mut each, keep, &mut file)?;
             file.into_inner().map(drop).map_err(|e| e.into_error())
         });
@@ -431,11 +505,14 @@ impl InferenceCache {
             }
             return Err(not_saved(e));
         }
-        // What was written is the cache now: its entries leave memory.
+        // What was written is the cache now: its entries leave memory and the spill.
         if let Some(file) =
             std::fs::File::open(path).ok().and_then(|file| layout::open(file, &mut self.shapes))
         {
             *known = KnownFiles::of_file(file);
+            if let Some(spill) = &mut self.learned.spill {
+                spill.clear();
+            }
         }
         self.changed = false;
         remove_older_layouts(dir);
@@ -521,6 +598,44 @@ mod tests {
         let left: Vec<(u32, u64)> = (0..200).map(|n| (n as u32, kept[n])).collect();
         assert_eq!(found(&mut again, &kept, 4, false), left);
         assert_eq!(found(&mut again, &keys, 1, false).len(), 200, "the others are not found");
+    }
+
+    /// A save walks the cache's file, the entries in memory and those spilled as one, the newest
+    /// of a key kept: what was read last is what the next run finds.
+    #[test]
+    fn a_save_merges_the_file_the_memory_and_the_spill_the_newest_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = [dir.path().to_path_buf()];
+        let key = |n: u64| n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let learn = |cache: &mut InferenceCache, keys: std::ops::Range<u64>, version: u64| {
+            let (_, mut remembering) = cache.parts("rupu");
+            for n in keys {
+                let stamps = Stamps::new(n, Some(2), Some(3), Some(4));
+                remembering.remember(key(n), stamps, version, FileSummary::default());
+            }
+        };
+        let mut cache = InferenceCache::load(dir.path(), &roots);
+        learn(&mut cache, 0..100, 1);
+        assert!(cache.learned.memory.is_empty() && cache.learned.spill.is_some(), "spilled");
+        cache.save(|| (0..200).map(key)).unwrap();
+        learn(&mut cache, 50..150, 2);
+        let _ = found(&mut cache, &[], 1, false);
+        assert_eq!(cache.known.entries.len(), 100, "a lookup takes the spill into memory");
+        learn(&mut cache, 100..200, 3);
+        cache.save(|| (0..200).map(key)).unwrap();
+        let mut loaded = InferenceCache::load(dir.path(), &roots);
+        let mut versions = vec![0; 200];
+        let all: Vec<u64> = (0..200).map(key).collect();
+        let wanted = |low: u64, high: u64, into: &mut Vec<Wanted>| {
+            let within = all.iter().enumerate().filter(|(_, k)| (low..=high).contains(*k));
+            into.extend(within.map(|(n, &key)| Wanted { key, number: n as u32 }));
+        };
+        loaded.find(3, wanted, false, |n, entry, _| {
+            assert_eq!(entry.stamps.size(), u64::from(n));
+            versions[n as usize] = entry.prefix_hash;
+        });
+        let expected: Vec<u64> = (0..200).map(|n| [1, 2, 3, 3][n / 50]).collect();
+        assert_eq!(versions, expected);
     }
 
     /// The name must not change with the Rust release (std's `DefaultHasher` may): a new name
