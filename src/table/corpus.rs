@@ -617,15 +617,7 @@ impl Corpus {
             warnings.extend(renamed_warnings(&store, &format_data, max).await);
             data.push(Arc::new(format_data));
         }
-        // Every file the cache remembers is one of the formats' now (transcript or not).
-        let kept = || {
-            data.iter().flat_map(|d| {
-                (0..d.files.len())
-                    .map(|i| d.files.key(i))
-                    .chain(d.not_transcripts.iter().map(|(f, _)| path_key(f.canonical())))
-            })
-        };
-        match cache.save(kept) {
+        match cache.save() {
             Ok(()) => {}
             Err(crate::error::Error::Write { path, source }) => {
                 warnings.push(format!("{}: cache not saved: {source}", crate::text::escape::path(&path)));

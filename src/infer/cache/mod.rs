@@ -309,6 +309,9 @@ pub struct InferenceCache {
     path: Option<PathBuf>,
     known: KnownFiles,
     learned: Learned,
+    /// The keys of the files the cache knew that the last lookup of every file of a corpus did
+    /// not find (deleted or moved), in order: the next save leaves them out.
+    gone: Vec<u64>,
     /// The shapes the known files name, and those of files read since.
     shapes: SignatureTable,
     changed: bool,
@@ -351,7 +354,7 @@ impl InferenceCache {
             }
         };
         let learned = Learned { spill_dir: path.parent().map(Path::to_path_buf), ..Learned::default() };
-        Self { path: Some(path), known, learned, shapes, changed: false, remembers: true }
+        Self { path: Some(path), known, learned, gone: Vec::new(), shapes, changed: false, remembers: true }
     }
 
     /// The default place: `$TXQ_CACHE_DIR`, else the user's cache directory (`~/.cache/txq`);
@@ -393,7 +396,7 @@ impl InferenceCache {
         self.known.entries.add(&mut learned);
         let known = &mut self.known;
         let formats = &known.formats;
-        let (mut unwanted, mut gone) = (false, Vec::new());
+        let mut gone = Vec::new();
         let mut walk = Walk::new(&mut known.file, &known.entries, None).peekable();
         let mut part: Vec<Wanted> = Vec::new();
         let parts = parts.max(1);
@@ -416,11 +419,8 @@ impl InferenceCache {
                     }
                     next += 1;
                 }
-                if next == at {
-                    unwanted = true;
-                    if let Walked::Memory(entry) = walked {
-                        gone.push(entry.key);
-                    }
+                if next == at && every_file {
+                    gone.push(entry.key);
                 }
             }
         }
@@ -430,9 +430,12 @@ impl InferenceCache {
             known.file = None;
             self.changed = true;
         }
-        if every_file && unwanted {
-            self.changed = true;
-            known.entries.entries.retain(|e| gone.binary_search(&e.key).is_err());
+        if every_file {
+            if !gone.is_empty() {
+                self.changed = true;
+                known.entries.entries.retain(|e| gone.binary_search(&e.key).is_err());
+            }
+            self.gone = gone;
         }
     }
 
@@ -466,14 +469,13 @@ impl InferenceCache {
         (&mut self.shapes, Remembering { learned, format })
     }
 
-    /// Writes the cache if anything changed: the entries of `files` (the keys of canonical
-    /// paths), to a temporary file, renamed into place (and removed again when anything fails),
+    /// Writes the cache if anything changed (its entries less those of the files [`find`] found
+    /// gone), to a temporary file, renamed into place (and removed again when anything fails),
     /// which is then the cache's file. A cache that cannot be written is not an error; the next
     /// query reads the files again.
-    pub(crate) fn save<I: Iterator<Item = u64>>(
-        &mut self,
-        files: impl FnOnce() -> I,
-    ) -> crate::error::Result<()> {
+    ///
+    /// [`find`]: InferenceCache::find
+    pub(crate) fn save(&mut self) -> crate::error::Result<()> {
         self.changed |= !self.learned.is_empty();
         self.known.entries.add(&mut self.learned.memory);
         let (Some(path), true) = (&self.path, self.changed) else { return Ok(()) };
@@ -483,13 +485,11 @@ impl InferenceCache {
         // Named after the cache file and the process: two saves at once never share one.
         let name = path.file_stem().unwrap_or_default().to_string_lossy();
         let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
-        let mut files: Vec<u64> = files().collect();
-        files.sort_unstable();
         let known = &mut self.known;
         let formats = known.formats.clone();
         let written = std::fs::File::create(&tmp).and_then(|file| {
             let mut file = std::io::BufWriter::new(file);
-            let keep = |key| files.binary_search(&key).is_ok();
+            let keep = |key| self.gone.binary_search(&key).is_err();
             let spill = &mut self.learned.spill;
             let mut each = |visit: &mut dyn FnMut(&FileEntry)| {
                 let spilled = spill.as_mut().map(|s| s.entries(formats.len()));
@@ -510,6 +510,7 @@ impl InferenceCache {
             std::fs::File::open(path).ok().and_then(|file| layout::open(file, &mut self.shapes))
         {
             *known = KnownFiles::of_file(file);
+            self.gone = Vec::new();
             if let Some(spill) = &mut self.learned.spill {
                 spill.clear();
             }
@@ -584,7 +585,7 @@ mod tests {
         for parts in [1, 2, 7] {
             assert_eq!(found(&mut cache, &keys, parts, false), expected, "in memory, {parts} parts");
         }
-        cache.save(|| keys[..400].iter().copied()).unwrap();
+        cache.save().unwrap();
         assert_eq!(cache.known.entries.len(), 0, "saved: the entries are the file's");
         let mut loaded = InferenceCache::load(dir.path(), &[dir.path().to_path_buf()]);
         for parts in [1, 3, 64] {
@@ -593,7 +594,7 @@ mod tests {
         // Every other file is gone: the cache forgets them when saved.
         let kept: Vec<u64> = keys.iter().step_by(2).copied().collect();
         let _ = found(&mut loaded, &kept, 5, true);
-        loaded.save(|| kept.iter().copied()).unwrap();
+        loaded.save().unwrap();
         let mut again = InferenceCache::load(dir.path(), &[dir.path().to_path_buf()]);
         let left: Vec<(u32, u64)> = (0..200).map(|n| (n as u32, kept[n])).collect();
         assert_eq!(found(&mut again, &kept, 4, false), left);
@@ -617,12 +618,12 @@ mod tests {
         let mut cache = InferenceCache::load(dir.path(), &roots);
         learn(&mut cache, 0..100, 1);
         assert!(cache.learned.memory.is_empty() && cache.learned.spill.is_some(), "spilled");
-        cache.save(|| (0..200).map(key)).unwrap();
+        cache.save().unwrap();
         learn(&mut cache, 50..150, 2);
         let _ = found(&mut cache, &[], 1, false);
         assert_eq!(cache.known.entries.len(), 100, "a lookup takes the spill into memory");
         learn(&mut cache, 100..200, 3);
-        cache.save(|| (0..200).map(key)).unwrap();
+        cache.save().unwrap();
         let mut loaded = InferenceCache::load(dir.path(), &roots);
         let mut versions = vec![0; 200];
         let all: Vec<u64> = (0..200).map(key).collect();
