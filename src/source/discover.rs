@@ -41,8 +41,8 @@ impl Discovery {
         for (format, files) in self.files.iter().enumerate() {
             bytes(&[&(format as u64).to_le_bytes()]);
             for i in 0..files.len() {
-                bytes(&files.path_parts(i));
-                bytes(&files.canonical_parts(i));
+                bytes(&files.path_parts(i).get());
+                bytes(&files.canonical_parts(i).get());
                 for value in files.stamps(i) {
                     bytes(&[&value.map_or([0xff; 9], |v| {
                         let mut b = [0u8; 9];
@@ -507,7 +507,8 @@ fn walk_order(a: &[&[u8]; 2], b: &[&[u8]; 2]) -> std::cmp::Ordering {
 /// that compresses an idle file writes the copy before it removes the plain one, and inflates the
 /// copy again to append to it, so the plain file is the newer).
 pub(crate) fn plain_beside(files: &SourceFiles) -> Vec<(usize, PathBuf)> {
-    let compressed = |i: usize| crate::format::is_compressed(Path::new(name_of(files.path_parts(i)[1])));
+    let compressed =
+        |i: usize| crate::format::is_compressed(Path::new(name_of(files.path_parts(i).get()[1])));
     // Only the few compressed files' plain paths are wanted: no set of every path is made.
     let wanted: HashMap<u64, (usize, PathBuf), PathHasher> = (0..files.len())
         .filter(|&i| compressed(i))
@@ -521,7 +522,7 @@ pub(crate) fn plain_beside(files: &SourceFiles) -> Vec<(usize, PathBuf)> {
     }
     let mut found: Vec<(usize, PathBuf)> = (0..files.len())
         .filter(|&i| !compressed(i))
-        .filter_map(|i| wanted.get(&super::files::parts_key(files.path_parts(i))))
+        .filter_map(|i| wanted.get(&super::files::parts_key(files.path_parts(i).get())))
         .cloned()
         .collect();
     found.sort_unstable_by_key(|(i, _)| *i);
@@ -537,7 +538,7 @@ pub(crate) fn copy_of(files: &SourceFiles, copies: Option<crate::format::Copies>
     // The copies are few: their names are looked for among the kept files.
     let mut wanted: HashMap<std::ffi::OsString, Vec<usize>> = HashMap::new();
     for i in 0..files.len() {
-        let [dir, _] = files.path_parts(i);
+        let dir = files.path_parts(i).dir();
         if under(dir, rule.copy)
             && let Some(name) = crate::format::claimed_name(&files.path(i))
         {
@@ -549,7 +550,7 @@ pub(crate) fn copy_of(files: &SourceFiles, copies: Option<crate::format::Copies>
     }
     let mut found = Vec::new();
     for i in 0..files.len() {
-        let [dir, _] = files.path_parts(i);
+        let dir = files.path_parts(i).dir();
         if !under(dir, rule.kept) || under(dir, rule.copy) {
             continue;
         }

@@ -1,8 +1,9 @@
 //! The files found: a [`SourceFile`], and the lists of them kept compactly ([`SourceFiles`]):
 //! each directory once, every name in one shared arena, a file's size and stamps packed in one
-//! fixed row of 32 bytes; a file becomes a [`SourceFile`] when it is used. A million files are
-//! about seventy-five bytes each here (the row and a name of some forty bytes), not the four
-//! hundred that a path and its metadata take as separate allocations.
+//! fixed row of 32 bytes, a name holding a UUID (a session's id, as most transcripts' names
+//! do) with the UUID in its 16 bytes; a file becomes a [`SourceFile`] when it is used. A million
+//! files are about fifty-five bytes each here (the row and a `<uuid>.jsonl` name in 23 bytes),
+//! not the four hundred that a path and its metadata take as separate allocations.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -162,6 +163,8 @@ struct Row {
     /// Where its name starts in the arena: also the file's identity among the rows of one
     /// arena, which the canonical paths of files reached through a symlink are kept by.
     name_at: u32,
+    /// The bytes of its name in the arena, with [`Row::PACKED_NAME`] set when they are packed
+    /// ([`pack_name`]).
     name_len: u16,
     /// Which other formats' rules also claim the file, by discovery's number for that list (0
     /// for none; there are at most as many lists as sets of formats).
@@ -172,6 +175,7 @@ impl Row {
     const ASIDE: u32 = u32::MAX;
     const NO_INODE: u32 = u32::MAX;
     const NO_CHANGE: i32 = i32::MIN;
+    const PACKED_NAME: u16 = 1 << 15;
 
     /// The row of a file with `stamps`, and whether they do not fit it (then kept aside, and the
     /// row marked [`Row::ASIDE`]).
@@ -246,23 +250,124 @@ impl Names {
         Stamps { size: u64::from(row.size), modified: row.modified, inode, changed }
     }
 
-    fn name(&self, row: &Row) -> &[u8] {
-        &self.bytes[row.name_at as usize..row.name_at as usize + row.name_len as usize]
+    fn name(&self, row: &Row) -> Name<'_> {
+        let len = usize::from(row.name_len & !Row::PACKED_NAME);
+        let kept = &self.bytes[row.name_at as usize..row.name_at as usize + len];
+        if row.name_len & Row::PACKED_NAME == 0 {
+            return Name::Kept(kept);
+        }
+        let mut made = [0u8; PACKED_NAME_MAX];
+        let len = unpack_name(kept, &mut made);
+        Name::Made(made, len as u8)
     }
 
-    /// A file's path or its canonical path, in the two parts it is kept in (the second empty
-    /// for a canonical path kept whole).
-    fn parts(&self, row: &Row, canonical: bool) -> [&[u8]; 2] {
+    /// A file's path or its canonical path, in the two parts it is kept in (the name empty for
+    /// a canonical path kept whole).
+    fn parts(&self, row: &Row, canonical: bool) -> PathParts<'_> {
         let dir = &self.dirs[row.dir as usize];
         if canonical {
             if let Some(whole) = self.canonical.get(&row.name_at) {
-                return [whole, &[]];
+                return PathParts { dir: whole, name: Name::Kept(&[]) };
             }
             if let Some(dir) = &dir.canonical {
-                return [dir, self.name(row)];
+                return PathParts { dir, name: self.name(row) };
             }
         }
-        [&dir.path, self.name(row)]
+        PathParts { dir: &dir.path, name: self.name(row) }
+    }
+}
+
+/// The longest name that is packed ([`pack_name`]): its bytes, made again, fit on the stack.
+const PACKED_NAME_MAX: usize = 255;
+
+/// The bytes of a UUID in its canonical text: 8-4-4-4-12 lowercase hexadecimal digits.
+const UUID_TEXT: usize = 36;
+
+/// Where the first UUID in its canonical text (lowercase) is in `name`.
+fn uuid_in(name: &[u8]) -> Option<usize> {
+    let is_uuid = |text: &[u8]| {
+        text.iter().enumerate().all(|(i, &b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => matches!(b, b'0'..=b'9' | b'a'..=b'f'),
+        })
+    };
+    (0..=name.len().checked_sub(UUID_TEXT)?).find(|&at| is_uuid(&name[at..at + UUID_TEXT]))
+}
+
+/// `name` packed into `out` when it holds a UUID in its canonical text (as most transcripts'
+/// names do: a session's id, with a prefix or an extension): the UUID's place, the bytes before
+/// it, its 16 bytes, the bytes after it, 23 bytes for a 42-byte `<uuid>.jsonl`. `false` (and
+/// nothing written) for any other name, or one longer than [`PACKED_NAME_MAX`].
+fn pack_name(name: &[u8], out: &mut Vec<u8>) -> bool {
+    let Some(at) = uuid_in(name).filter(|_| name.len() <= PACKED_NAME_MAX) else { return false };
+    let digit = |b: u8| if b.is_ascii_digit() { b - b'0' } else { b - b'a' + 10 };
+    out.push(at as u8);
+    out.extend_from_slice(&name[..at]);
+    let hex = name[at..at + UUID_TEXT].iter().copied().filter(|&b| b != b'-');
+    let mut pair = hex.map(digit);
+    while let (Some(high), Some(low)) = (pair.next(), pair.next()) {
+        out.push(high << 4 | low);
+    }
+    out.extend_from_slice(&name[at + UUID_TEXT..]);
+    true
+}
+
+/// The name [`pack_name`] packed as `packed`, into `out`: its length.
+fn unpack_name(packed: &[u8], out: &mut [u8; PACKED_NAME_MAX]) -> usize {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let at = usize::from(packed[0]);
+    let (before, rest) = packed[1..].split_at(at);
+    let (uuid, after) = rest.split_at(16);
+    out[..at].copy_from_slice(before);
+    let mut i = at;
+    for (n, byte) in uuid.iter().enumerate() {
+        if matches!(n, 4 | 6 | 8 | 10) {
+            out[i] = b'-';
+            i += 1;
+        }
+        out[i] = DIGITS[usize::from(byte >> 4)];
+        out[i + 1] = DIGITS[usize::from(byte & 15)];
+        i += 2;
+    }
+    out[i..i + after.len()].copy_from_slice(after);
+    i + after.len()
+}
+
+/// A file's name: borrowed from the arena, or made again from its packed bytes.
+#[derive(Clone, Copy)]
+enum Name<'a> {
+    Kept(&'a [u8]),
+    Made([u8; PACKED_NAME_MAX], u8),
+}
+
+impl std::ops::Deref for Name<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Name::Kept(bytes) => bytes,
+            Name::Made(bytes, len) => &bytes[..usize::from(*len)],
+        }
+    }
+}
+
+/// A file's path in the two parts it is kept in: its directory with the separator (or a whole
+/// path), and its name.
+#[derive(Clone, Copy)]
+pub(crate) struct PathParts<'a> {
+    dir: &'a [u8],
+    name: Name<'a>,
+}
+
+impl<'a> PathParts<'a> {
+    /// The directory, with its separator.
+    pub(crate) fn dir(&self) -> &'a [u8] {
+        self.dir
+    }
+
+    /// The two parts.
+    pub(crate) fn get(&self) -> [&[u8]; 2] {
+        [self.dir, &self.name]
     }
 }
 
@@ -362,10 +467,15 @@ impl SourceFilesBuilder {
     ) -> Option<Pushed> {
         let (dir_bytes, name) = split(path);
         let name_at = u32::try_from(self.names.bytes.len()).ok()?;
-        let name_len = u16::try_from(name.len()).ok()?;
+        let name_len = u16::try_from(name.len()).ok().filter(|&len| len & Row::PACKED_NAME == 0)?;
         name_at.checked_add(u32::from(name_len))?;
         let dir = self.dir(dir_bytes, matches!(canonical, Canonical::OfDirectory));
-        self.names.bytes.extend_from_slice(name);
+        let name_len = if pack_name(name, &mut self.names.bytes) {
+            (self.names.bytes.len() - name_at as usize) as u16 | Row::PACKED_NAME
+        } else {
+            self.names.bytes.extend_from_slice(name);
+            name_len
+        };
         let stamps = Stamps::new(size, modified, inode, changed);
         let (row, aside) = Row::packed(stamps, dir, name_at, name_len);
         if aside {
@@ -387,7 +497,8 @@ impl SourceFilesBuilder {
 
     fn set_canonical(&mut self, row: &Row, whole: &Path) {
         let whole = whole.as_os_str().as_encoded_bytes();
-        let [a, b] = self.names.parts(row, true);
+        let parts = self.names.parts(row, true);
+        let [a, b] = parts.get();
         if a.len() + b.len() != whole.len() || !whole.starts_with(a) || !whole.ends_with(b) {
             self.names.canonical.insert(row.name_at, whole.into());
         }
@@ -403,13 +514,13 @@ impl SourceFilesBuilder {
     }
 
     /// The path of a row pushed, in its two parts.
-    pub(crate) fn path_parts(&self, row: &Pushed) -> [&[u8]; 2] {
+    pub(crate) fn path_parts(&self, row: &Pushed) -> PathParts<'_> {
         self.names.parts(&row.0, false)
     }
 
     /// The hash of the canonical path of a row pushed ([`path_key`]).
     pub(crate) fn key(&self, row: &Pushed) -> u64 {
-        parts_key(self.names.parts(&row.0, true))
+        parts_key(self.names.parts(&row.0, true).get())
     }
 }
 
@@ -460,10 +571,10 @@ impl SourceFiles {
     pub fn get(&self, i: usize) -> SourceFile {
         let row = &self.rows[i];
         let stamps = self.names.stamps(row);
-        let path = path_of(self.names.parts(row, false));
+        let path = path_of(self.names.parts(row, false).get());
         let other = self.names.canonical.contains_key(&row.name_at)
             || self.names.dirs[row.dir as usize].canonical.is_some();
-        let canonical = other.then(|| path_of(self.names.parts(row, true)));
+        let canonical = other.then(|| path_of(self.names.parts(row, true).get()));
         SourceFile::found(path, canonical, stamps.size(), stamps.modified(), stamps.inode(), stamps.changed())
     }
 
@@ -474,16 +585,16 @@ impl SourceFiles {
 
     /// The path of file `i`.
     pub fn path(&self, i: usize) -> PathBuf {
-        path_of(self.names.parts(&self.rows[i], false))
+        path_of(self.names.parts(&self.rows[i], false).get())
     }
 
     /// The path of file `i` in its two parts (its directory with the separator, its name).
-    pub(crate) fn path_parts(&self, i: usize) -> [&[u8]; 2] {
+    pub(crate) fn path_parts(&self, i: usize) -> PathParts<'_> {
         self.names.parts(&self.rows[i], false)
     }
 
     /// The canonical path of file `i` in two parts (the second empty when it is kept whole).
-    pub(crate) fn canonical_parts(&self, i: usize) -> [&[u8]; 2] {
+    pub(crate) fn canonical_parts(&self, i: usize) -> PathParts<'_> {
         self.names.parts(&self.rows[i], true)
     }
 
@@ -520,7 +631,7 @@ impl SourceFiles {
 
     /// The hash of the canonical path of file `i` ([`path_key`]).
     pub(crate) fn key(&self, i: usize) -> u64 {
-        parts_key(self.names.parts(&self.rows[i], true))
+        parts_key(self.names.parts(&self.rows[i], true).get())
     }
 
     /// The files `kept` (indexes, in the order given), over the same arena.
@@ -565,7 +676,10 @@ impl SourceFilesBuilder {
             let [a, b] = parts;
             if below <= a.len() { [&a[below..], b] } else { [&[], b.get(below - a.len()..).unwrap_or(b)] }
         }
-        rows.sort_unstable_by(|x, y| order(&cut(self.path_parts(x), below), &cut(self.path_parts(y), below)));
+        rows.sort_unstable_by(|x, y| {
+            let (x, y) = (self.path_parts(x), self.path_parts(y));
+            order(&cut(x.get(), below), &cut(y.get(), below))
+        });
     }
 }
 
@@ -642,7 +756,7 @@ mod tests {
             assert_eq!((back.modified, back.inode, back.changed), (file.modified, file.inode, file.changed));
             assert_eq!(list.key(i), super::path_key(file.canonical()));
             assert_eq!(list.path(i), file.path);
-            assert_eq!(path_of(list.canonical_parts(i)), file.canonical());
+            assert_eq!(path_of(list.canonical_parts(i).get()), file.canonical());
             assert_eq!(list.stamps(i), [Some(file.size), file.modified, file.inode, file.changed]);
         }
     }
@@ -662,6 +776,81 @@ mod tests {
         assert_eq!(list.get(0).canonical(), real);
         assert_eq!(list.get(0).path, dir.path().join("link/a.jsonl"));
         assert_eq!(list.key(0), super::path_key(&real));
+    }
+
+    /// A name holding a UUID in its canonical text is kept in fewer bytes and made again the
+    /// same; every other name is kept as it is; the path, key and order of each file are those
+    /// of its name as found.
+    #[test]
+    #[cfg(unix)]
+    fn names_with_a_uuid_are_packed_and_come_back_the_same() {
+        let uuid = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+        let long_before = "x".repeat(PACKED_NAME_MAX - UUID_TEXT);
+        let packed: Vec<Vec<u8>> = [
+            format!("{uuid}.jsonl"),
+            uuid.to_string(),
+            format!("rollout-2026-11-30T09-00-00-{uuid}.jsonl"),
+            format!("{uuid}-{uuid}.jsonl"),
+            format!("{long_before}{uuid}"),
+            format!("9{uuid}"),
+        ]
+        .into_iter()
+        .map(String::into_bytes)
+        .chain([[b"\xff\xfe-".as_slice(), uuid.as_bytes(), b"\x80"].concat()])
+        .collect();
+        let kept: Vec<Vec<u8>> = [
+            uuid.to_uppercase(),
+            uuid.replace('f', "g"),
+            uuid.replacen('-', "_", 1),
+            uuid[1..].to_string(),
+            format!("{long_before}x{uuid}"),
+            "session.jsonl".to_string(),
+            String::new(),
+        ]
+        .into_iter()
+        .map(String::into_bytes)
+        .collect();
+        for name in &packed {
+            let mut out = Vec::new();
+            assert!(pack_name(name, &mut out), "{:?} is packed", String::from_utf8_lossy(name));
+            assert_eq!(out.len(), name.len() + 1 - 20, "{:?}", String::from_utf8_lossy(name));
+            let mut made = [0u8; PACKED_NAME_MAX];
+            let len = unpack_name(&out, &mut made);
+            assert_eq!(&made[..len], name.as_slice());
+        }
+        for name in &kept {
+            let mut out = Vec::new();
+            assert!(!pack_name(name, &mut out) && out.is_empty(), "{:?}", String::from_utf8_lossy(name));
+        }
+        // Through a list: paths, keys and the sort of paths as found.
+        use std::os::unix::ffi::OsStrExt;
+        let paths: Vec<PathBuf> = packed
+            .iter()
+            .chain(&kept)
+            .filter(|name| !name.is_empty())
+            .map(|name| Path::new("/d").join(std::ffi::OsStr::from_bytes(name)))
+            .collect();
+        let files: Vec<SourceFile> = paths
+            .iter()
+            .map(|p| SourceFile::new(p.clone(), p.clone(), 1, Some(2), Some(3), Some(2)))
+            .collect();
+        let list = SourceFiles::of(files);
+        assert_eq!(list.len(), paths.len());
+        let unpacked: usize = paths.iter().map(|p| p.file_name().unwrap().len()).sum();
+        assert_eq!(list.names.bytes.len(), unpacked - 19 * packed.len(), "each packed name is 19 bytes less");
+        for (i, path) in paths.iter().enumerate() {
+            assert_eq!(&list.path(i), path);
+            assert_eq!(list.get(i).canonical(), path.as_path());
+            assert_eq!(list.key(i), path_key(path));
+        }
+        let mut builder = SourceFilesBuilder::default();
+        let mut rows: Vec<Pushed> =
+            paths.iter().map(|p| builder.push(p, Canonical::Is(p), 1, None, None, None).unwrap()).collect();
+        builder.sort(&mut rows, 3, |a, b| a.concat().cmp(&b.concat()));
+        let sorted: Vec<Vec<u8>> = rows.iter().map(|r| builder.path_parts(r).get().concat()).collect();
+        let mut expected: Vec<Vec<u8>> = paths.iter().map(|p| p.as_os_str().as_bytes().to_vec()).collect();
+        expected.sort();
+        assert_eq!(sorted, expected);
     }
 
     #[test]
