@@ -403,7 +403,7 @@ impl<R: BufRead> Reader<R> {
     }
 
     /// Whether every byte was read.
-    pub(super) fn is_done(&mut self) -> bool {
+    fn is_done(&mut self) -> bool {
         self.left == 0 && self.input.fill_buf().is_ok_and(|rest| rest.is_empty())
     }
 }

@@ -1,7 +1,7 @@
 //! What a run learns of files before its cache is saved, kept on disk rather than in memory: each
 //! entry is written as it is learned to an unnamed temporary file beside the cache (a record as
 //! in the cache file, its shapes numbered in the run's table), and memory keeps only its key and
-//! where it is, 16 bytes a file where an entry takes a hundred. The file has no name, so it is
+//! where it is, 8 bytes a file where an entry takes a hundred. The file has no name, so it is
 //! gone when the run ends, however it ends.
 
 use super::FileEntry;
@@ -11,27 +11,31 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-/// The bits of a [`Place`]'s `at` that hold the offset (a terabyte); those above hold the length
-/// (16 MiB: an entry longer, none is, stays in memory).
-const OFFSET_BITS: u32 = 40;
-
 /// What is encoded before it is written.
 const WRITE_BYTES: usize = 1 << 20;
 
-/// Where one entry is: its key, then its offset and length packed in `at`.
-#[derive(Debug, Clone, Copy)]
-struct Place {
-    key: u64,
-    at: u64,
-}
+/// What is read of the spill for one entry at first (most take fifty bytes); more when it is
+/// longer.
+const READ_BYTES: usize = 256;
+
+/// Where one entry is: the high 32 bits of its key, then its offset in the spill (4 GiB of
+/// entries, seventy million files; an entry past them stays in memory). Sorted, places are in
+/// the order of their keys but among those of the same high bits (a few in a million), which
+/// are put in order as they are read ([`Entries`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Place(u64);
 
 impl Place {
-    fn offset(self) -> u64 {
-        self.at & ((1 << OFFSET_BITS) - 1)
+    fn new(key: u64, offset: u32) -> Place {
+        Place(key >> 32 << 32 | u64::from(offset))
     }
 
-    fn len(self) -> usize {
-        (self.at >> OFFSET_BITS) as usize
+    fn key_high(self) -> u64 {
+        self.0 >> 32
+    }
+
+    fn offset(self) -> u64 {
+        self.0 & u64::from(u32::MAX)
     }
 }
 
@@ -44,8 +48,7 @@ pub(crate) struct Spill {
     pending: Writer,
     /// The bytes written to the file.
     written: u64,
-    /// Where each entry is, in the order written until they are read back; then in the order
-    /// of their keys, one each (the last written of a key).
+    /// Where each entry is, in the order written until they are read back; then sorted.
     places: Vec<Place>,
     sorted: bool,
     /// Whether a write or a read failed: what it held is lost (its files are read again by the
@@ -74,12 +77,11 @@ impl Spill {
         }
         let start = self.pending.0.len();
         self.pending.record(&entry, |id| id);
-        let (offset, len) = (self.written + start as u64, (self.pending.0.len() - start) as u64);
-        if offset >> OFFSET_BITS != 0 || len >> (64 - OFFSET_BITS) != 0 {
+        let Ok(offset) = u32::try_from(self.written + start as u64) else {
             self.pending.0.truncate(start);
             return Err(entry);
-        }
-        self.places.push(Place { key: entry.key, at: offset | len << OFFSET_BITS });
+        };
+        self.places.push(Place::new(entry.key, offset));
         self.sorted = false;
         if self.pending.0.len() >= WRITE_BYTES {
             self.write_pending();
@@ -131,18 +133,11 @@ impl Spill {
     pub(crate) fn entries(&mut self, formats: usize) -> Entries<'_> {
         self.write_pending();
         if !self.sorted {
-            // By key, then by when written: the last of a key is kept.
-            self.places.sort_unstable_by_key(|p| (p.key, p.at & ((1 << OFFSET_BITS) - 1)));
-            self.places.dedup_by(|later, kept| {
-                let same = later.key == kept.key;
-                if same {
-                    *kept = *later;
-                }
-                same
-            });
+            self.places.sort_unstable();
             self.sorted = true;
         }
-        Entries { spill: self, next: 0, formats, bytes: Vec::new(), lists: Default::default() }
+        let bytes = Vec::with_capacity(READ_BYTES);
+        Entries { spill: self, next: 0, formats, bytes, lists: Default::default(), ready: Vec::new() }
     }
 }
 
@@ -153,18 +148,52 @@ pub(crate) struct Entries<'a> {
     formats: usize,
     bytes: Vec<u8>,
     lists: [Vec<(SignatureId, u64)>; 2],
+    /// The entries of the places of one key's high bits, in the order of their keys, last first.
+    ready: Vec<FileEntry>,
 }
 
 impl Entries<'_> {
+    /// The entry written at `place`: [`READ_BYTES`] read, then twice as many until it is whole
+    /// (or the spill ends).
     fn read(&mut self, place: Place) -> Option<FileEntry> {
-        self.bytes.resize(place.len(), 0);
-        let file = &mut self.spill.file;
-        file.seek(SeekFrom::Start(place.offset())).ok()?;
-        file.read_exact(&mut self.bytes).ok()?;
-        let mut input = Reader { input: self.bytes.as_slice(), left: self.bytes.len() as u64 };
-        let [whole, tail] = &mut self.lists;
-        let entry = input.record(|n| SignatureId::try_from(n).ok(), self.formats, [whole, tail])?;
-        (entry.key == place.key && input.is_done()).then_some(entry)
+        let at = place.offset();
+        let left = self.spill.written.checked_sub(at)?;
+        let mut want = READ_BYTES as u64;
+        loop {
+            let take = want.min(left) as usize;
+            self.bytes.resize(take, 0);
+            let file = &mut self.spill.file;
+            file.seek(SeekFrom::Start(at)).ok()?;
+            file.read_exact(&mut self.bytes).ok()?;
+            let mut input = Reader { input: self.bytes.as_slice(), left: take as u64 };
+            let [whole, tail] = &mut self.lists;
+            match input.record(|n| SignatureId::try_from(n).ok(), self.formats, [whole, tail]) {
+                Some(entry) if entry.key >> 32 == place.key_high() => return Some(entry),
+                Some(_) => return None,
+                None if (take as u64) < left => want *= 2,
+                None => return None,
+            }
+        }
+    }
+
+    /// Reads the entries of the places from `self.next` of the same key's high bits into
+    /// `ready`, in the order of their keys, the last written of a key alone.
+    fn read_group(&mut self) -> Option<()> {
+        let places = &self.spill.places;
+        let first = *places.get(self.next)?;
+        let end =
+            self.next + places[self.next..].iter().take_while(|p| p.key_high() == first.key_high()).count();
+        let mut group = Vec::with_capacity(end - self.next);
+        for n in self.next..end {
+            group.push(self.read(self.spill.places[n])?);
+        }
+        self.next = end;
+        // Stable: of a key, the last written is last, and the one kept.
+        group.sort_by_key(|e| e.key);
+        group.reverse();
+        group.dedup_by_key(|e| e.key);
+        self.ready = group;
+        Some(())
     }
 }
 
@@ -172,13 +201,11 @@ impl Iterator for Entries<'_> {
     type Item = FileEntry;
 
     fn next(&mut self) -> Option<FileEntry> {
-        let place = *self.spill.places.get(self.next)?;
-        self.next += 1;
-        let entry = self.read(place);
-        if entry.is_none() {
+        if self.ready.is_empty() && self.next < self.spill.places.len() && self.read_group().is_none() {
             self.spill.fail();
+            self.ready.clear();
         }
-        entry
+        self.ready.pop()
     }
 }
 
@@ -189,11 +216,17 @@ mod tests {
     use crate::source::files::Stamps;
     use std::sync::Arc;
 
+    /// An entry of `key`; one of a key that ends in 5 names a hundred shapes (longer than
+    /// what is read of an entry at first).
     fn entry(key: u64, lines: u64, table: &mut SignatureTable) -> FileEntry {
-        let shape =
-            table.intern(TypeSignature { name: format!("t{}", key % 3).into(), fields: Arc::default() });
+        let shapes: Vec<(SignatureId, u64)> = (0..if key % 10 == 5 { 100 } else { 1 })
+            .map(|n| {
+                let name = format!("t{}-{n}", key % 3).into();
+                (table.intern(TypeSignature { name, fields: Arc::default() }), lines + n)
+            })
+            .collect();
         let mut summary = FileSummary::default();
-        summary.set_shapes(&[(shape, lines)], &[], table);
+        summary.set_shapes(&shapes, &[], table);
         summary.lines = lines;
         let stamps = Stamps::new(key, Some(key + 1), None, Some(key + 2));
         FileEntry { key, format: (key % 2) as u32, stamps, prefix_hash: key ^ 5, summary }
@@ -210,7 +243,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut spill = Spill::new(&dir.path().join("made")).expect("a spill");
         let mut table = SignatureTable::default();
-        let keys: Vec<u64> = (0..60_000u64).map(|n| n.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 1).collect();
+        // Keys over the whole range, and some that share their high 32 bits, written out of order.
+        let shared = (0..40u64).map(|n| 0x1234_5678 << 32 | (n * 7919) % 40);
+        let keys: Vec<u64> =
+            (0..60_000u64).map(|n| n.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 1).chain(shared).collect();
         for &key in &keys {
             spill.push(entry(key, 1, &mut table)).unwrap();
         }
@@ -231,6 +267,9 @@ mod tests {
             assert!(read == expected, "walk {walk}");
         }
         assert!(spill.written > WRITE_BYTES as u64, "more than one buffer was written");
+        let mut out = Writer(Vec::new());
+        out.record(&entry(5, 1, &mut table), |id| id);
+        assert!(out.0.len() > READ_BYTES, "an entry longer than a first read");
         spill.clear();
         assert!(spill.is_empty());
         assert_eq!(spill.entries(2).count(), 0);
