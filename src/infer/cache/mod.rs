@@ -238,11 +238,16 @@ struct Learned {
 }
 
 impl Learned {
-    fn push(&mut self, entry: FileEntry) {
+    /// The spill, made at its first use.
+    fn spill(&mut self) -> Option<&mut spill::Spill> {
         if let Some(dir) = self.spill_dir.take() {
             self.spill = spill::Spill::new(&dir);
         }
-        let entry = match &mut self.spill {
+        self.spill.as_mut()
+    }
+
+    fn push(&mut self, entry: FileEntry) {
+        let entry = match self.spill() {
             Some(spill) => match spill.push(entry) {
                 Ok(()) => return,
                 Err(entry) => entry,
@@ -253,10 +258,7 @@ impl Learned {
     }
 
     fn reserve(&mut self, more: usize) {
-        if let Some(dir) = self.spill_dir.take() {
-            self.spill = spill::Spill::new(&dir);
-        }
-        match &mut self.spill {
+        match self.spill() {
             Some(spill) => spill.reserve(more),
             None => self.memory.reserve_exact(more),
         }
