@@ -335,6 +335,10 @@ fn unpack_name(packed: &[u8], out: &mut [u8; PACKED_NAME_MAX]) -> usize {
 
 /// A file's name: borrowed from the arena, or made again from its packed bytes.
 #[derive(Clone, Copy)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "made on the stack at each use and never stored; boxed, a million uses would allocate a million times"
+)]
 enum Name<'a> {
     Kept(&'a [u8]),
     Made([u8; PACKED_NAME_MAX], u8),

@@ -244,7 +244,7 @@ mod tests {
         let mut spill = Spill::new(&dir.path().join("made")).expect("a spill");
         let mut table = SignatureTable::default();
         // Keys over the whole range, and some that share their high 32 bits, written out of order.
-        let shared = (0..40u64).map(|n| 0x1234_5678 << 32 | (n * 7919) % 40);
+        let shared = (0..40u64).map(|n| (0x1234_5678 << 32) | ((n * 7919) % 40));
         let keys: Vec<u64> =
             (0..60_000u64).map(|n| n.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 1).chain(shared).collect();
         for &key in &keys {
