@@ -152,3 +152,42 @@ fn saving_the_cache_removes_older_layouts_and_keeps_newer_ones() {
         .collect();
     assert_eq!(names, vec!["inference-v8-0123.bin", "notes.txt"]);
 }
+
+/// What a first run learns is written aside until it is saved, and nothing of that is left in
+/// the cache's directory; files named after a UUID (kept packed) keep their names in every
+/// answer, cold, as the cache is filled, and warm.
+#[test]
+fn a_first_run_leaves_only_its_cache_and_uuid_names_come_back_whole() {
+    let (dir, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut names = Vec::new();
+    for n in 0..300u32 {
+        let uuid = format!("{n:08x}-0a1b-4c2d-8e3f-{:012x}", u64::from(n) * 0x9e37_79b9);
+        names.push(match n % 3 {
+            0 => format!("{uuid}.jsonl"),
+            1 => format!("run_{uuid}-part.jsonl"),
+            _ => format!("run_{}.jsonl", uuid.to_uppercase()),
+        });
+    }
+    for (n, name) in names.iter().enumerate() {
+        let body = format!("{START}\n{{\"type\":\"usage\",\"data\":{{\"input_tokens\":{n}}}}}\n");
+        std::fs::write(dir.path().join(name), body).unwrap();
+    }
+    let sql = "select file, sum(input_tokens) as n from usage group by file order by file";
+    // The file as found: the searched path (`.`) joined with its name.
+    let mut expected: Vec<(String, usize)> =
+        names.iter().enumerate().map(|(n, name)| (format!("./{name}"), n)).collect();
+    expected.sort();
+    let expected: String = std::iter::once("file,n\n".to_string())
+        .chain(expected.iter().map(|(file, n)| format!("{file},{n}\n")))
+        .collect();
+    let no_cache = crate::util::command(dir.path())
+        .args(["-q", "--no-cache", "--format", "csv", "-e", sql, "."])
+        .output()
+        .expect("txq runs");
+    assert!(String::from_utf8_lossy(&no_cache.stdout) == expected, "cold");
+    assert!(run_with_cache(dir.path(), cache.path(), sql) == expected, "filling the cache");
+    let left = cache_files(cache.path());
+    assert_eq!(left.len(), 1, "only the cache file is left: {left:?}");
+    assert!(run_with_cache(dir.path(), cache.path(), sql) == expected, "warm");
+    assert_eq!(cache_files(cache.path()), left);
+}
