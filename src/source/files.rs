@@ -261,6 +261,24 @@ impl Names {
         Name::Made(made, len as u8)
     }
 
+    /// The order of two rows' names' bytes. Two names packed with the same bytes before their
+    /// UUID are in the order of what follows in their packed bytes (the UUID's 16 bytes are in
+    /// the order of its hexadecimal text, then the same bytes after it): no name is made again.
+    fn compare_names(&self, a: &Row, b: &Row) -> std::cmp::Ordering {
+        let kept = |row: &Row| {
+            let len = usize::from(row.name_len & !Row::PACKED_NAME);
+            &self.bytes[row.name_at as usize..row.name_at as usize + len]
+        };
+        if a.name_len & b.name_len & Row::PACKED_NAME != 0 {
+            let (x, y) = (kept(a), kept(b));
+            let at = usize::from(x[0]);
+            if x[0] == y[0] && x[1..=at] == y[1..=at] {
+                return x[1 + at..].cmp(&y[1 + at..]);
+            }
+        }
+        (*self.name(a)).cmp(&*self.name(b))
+    }
+
     /// A file's path or its canonical path, in the two parts it is kept in (the name empty for
     /// a canonical path kept whole).
     fn parts(&self, row: &Row, canonical: bool) -> PathParts<'_> {
@@ -669,7 +687,10 @@ impl SourceFiles {
 }
 
 impl SourceFilesBuilder {
-    /// Sorts `rows` by `order` of their paths less their first `below` bytes.
+    /// Sorts `rows` by `order` of their paths less their first `below` bytes. `order` must
+    /// order two paths of one directory as the bytes of their names (as a walk does): those
+    /// are compared by name alone, without making a packed name again where the packed bytes
+    /// tell ([`Names::compare_names`]).
     pub(crate) fn sort(
         &self,
         rows: &mut [Pushed],
@@ -680,7 +701,11 @@ impl SourceFilesBuilder {
             let [a, b] = parts;
             if below <= a.len() { [&a[below..], b] } else { [&[], b.get(below - a.len()..).unwrap_or(b)] }
         }
+        let names = &self.names;
         rows.sort_unstable_by(|x, y| {
+            if x.0.dir == y.0.dir && below <= names.dirs[x.0.dir as usize].path.len() {
+                return names.compare_names(&x.0, &y.0);
+            }
             let (x, y) = (self.path_parts(x), self.path_parts(y));
             order(&cut(x.get(), below), &cut(y.get(), below))
         });
@@ -855,6 +880,48 @@ mod tests {
         let mut expected: Vec<Vec<u8>> = paths.iter().map(|p| p.as_os_str().as_bytes().to_vec()).collect();
         expected.sort();
         assert_eq!(sorted, expected);
+    }
+
+    /// Rows sort as their paths' bytes, packed names compared by their packed bytes where
+    /// those tell: random UUIDs alone, with a prefix, with suffixes that differ, and names kept
+    /// as found, in two directories.
+    #[test]
+    #[cfg(unix)]
+    fn rows_of_packed_names_sort_as_their_paths() {
+        use std::os::unix::ffi::OsStrExt;
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut hex = |n: usize| {
+            (0..n)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    b"0123456789abcdef"[(state % 16) as usize] as char
+                })
+                .collect::<String>()
+        };
+        let mut paths = Vec::new();
+        for n in 0..400 {
+            let uuid = format!("{}-{}-{}-{}-{}", hex(8), hex(4), hex(4), hex(4), hex(12));
+            let same_start = format!("{}-{}-{}-{}-{}", "00000000", "0000", hex(1).repeat(4), hex(4), hex(12));
+            let name = match n % 5 {
+                0 => format!("{uuid}.jsonl"),
+                1 => format!("run_{uuid}.jsonl"),
+                2 => format!("{same_start}.json{}", hex(1)),
+                3 => format!("{uuid}"),
+                _ => format!("plain-{}.jsonl", hex(6)),
+            };
+            let dir = if n % 7 == 0 { "/d/a/" } else { "/d/" };
+            paths.push(PathBuf::from(format!("{dir}{name}")));
+        }
+        let mut builder = SourceFilesBuilder::default();
+        let mut rows: Vec<Pushed> =
+            paths.iter().map(|p| builder.push(p, Canonical::Is(p), 1, None, None, None).unwrap()).collect();
+        builder.sort(&mut rows, 3, |a, b| a.concat().cmp(&b.concat()));
+        let sorted: Vec<Vec<u8>> = rows.iter().map(|r| builder.path_parts(r).get().concat()).collect();
+        let mut expected: Vec<Vec<u8>> = paths.iter().map(|p| p.as_os_str().as_bytes().to_vec()).collect();
+        expected.sort();
+        assert!(sorted == expected);
     }
 
     #[test]
