@@ -908,7 +908,7 @@ mod tests {
                 0 => format!("{uuid}.jsonl"),
                 1 => format!("run_{uuid}.jsonl"),
                 2 => format!("{same_start}.json{}", hex(1)),
-                3 => format!("{uuid}"),
+                3 => uuid.clone(),
                 _ => format!("plain-{}.jsonl", hex(6)),
             };
             let dir = if n % 7 == 0 { "/d/a/" } else { "/d/" };
