@@ -807,6 +807,21 @@ mod tests {
         assert_eq!(list.key(0), super::path_key(&real));
     }
 
+    /// Rows of `paths` (all below `/d/`), sorted by a builder as their paths' bytes, are in the
+    /// order of those bytes.
+    #[cfg(unix)]
+    fn assert_sorted_as_paths(paths: &[PathBuf]) {
+        use std::os::unix::ffi::OsStrExt;
+        let mut builder = SourceFilesBuilder::default();
+        let mut rows: Vec<Pushed> =
+            paths.iter().map(|p| builder.push(p, Canonical::Is(p), 1, None, None, None).unwrap()).collect();
+        builder.sort(&mut rows, 3, |a, b| a.concat().cmp(&b.concat()));
+        let sorted: Vec<Vec<u8>> = rows.iter().map(|r| builder.path_parts(r).get().concat()).collect();
+        let mut expected: Vec<Vec<u8>> = paths.iter().map(|p| p.as_os_str().as_bytes().to_vec()).collect();
+        expected.sort();
+        assert!(sorted == expected, "sorted as their paths");
+    }
+
     /// A name holding a UUID in its canonical text is kept in fewer bytes and made again the
     /// same; every other name is kept as it is; the path, key and order of each file are those
     /// of its name as found.
@@ -872,14 +887,7 @@ mod tests {
             assert_eq!(list.get(i).canonical(), path.as_path());
             assert_eq!(list.key(i), path_key(path));
         }
-        let mut builder = SourceFilesBuilder::default();
-        let mut rows: Vec<Pushed> =
-            paths.iter().map(|p| builder.push(p, Canonical::Is(p), 1, None, None, None).unwrap()).collect();
-        builder.sort(&mut rows, 3, |a, b| a.concat().cmp(&b.concat()));
-        let sorted: Vec<Vec<u8>> = rows.iter().map(|r| builder.path_parts(r).get().concat()).collect();
-        let mut expected: Vec<Vec<u8>> = paths.iter().map(|p| p.as_os_str().as_bytes().to_vec()).collect();
-        expected.sort();
-        assert_eq!(sorted, expected);
+        assert_sorted_as_paths(&paths);
     }
 
     /// Rows sort as their paths' bytes, packed names compared by their packed bytes where
@@ -888,7 +896,6 @@ mod tests {
     #[test]
     #[cfg(unix)]
     fn rows_of_packed_names_sort_as_their_paths() {
-        use std::os::unix::ffi::OsStrExt;
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut hex = |n: usize| {
             (0..n)
@@ -914,14 +921,7 @@ mod tests {
             let dir = if n % 7 == 0 { "/d/a/" } else { "/d/" };
             paths.push(PathBuf::from(format!("{dir}{name}")));
         }
-        let mut builder = SourceFilesBuilder::default();
-        let mut rows: Vec<Pushed> =
-            paths.iter().map(|p| builder.push(p, Canonical::Is(p), 1, None, None, None).unwrap()).collect();
-        builder.sort(&mut rows, 3, |a, b| a.concat().cmp(&b.concat()));
-        let sorted: Vec<Vec<u8>> = rows.iter().map(|r| builder.path_parts(r).get().concat()).collect();
-        let mut expected: Vec<Vec<u8>> = paths.iter().map(|p| p.as_os_str().as_bytes().to_vec()).collect();
-        expected.sort();
-        assert!(sorted == expected);
+        assert_sorted_as_paths(&paths);
     }
 
     #[test]
