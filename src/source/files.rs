@@ -250,9 +250,14 @@ impl Names {
         Stamps { size: u64::from(row.size), modified: row.modified, inode, changed }
     }
 
-    fn name(&self, row: &Row) -> Name<'_> {
+    /// A row's name as kept in the arena: packed or not.
+    fn kept(&self, row: &Row) -> &[u8] {
         let len = usize::from(row.name_len & !Row::PACKED_NAME);
-        let kept = &self.bytes[row.name_at as usize..row.name_at as usize + len];
+        &self.bytes[row.name_at as usize..row.name_at as usize + len]
+    }
+
+    fn name(&self, row: &Row) -> Name<'_> {
+        let kept = self.kept(row);
         if row.name_len & Row::PACKED_NAME == 0 {
             return Name::Kept(kept);
         }
@@ -265,12 +270,8 @@ impl Names {
     /// UUID are in the order of what follows in their packed bytes (the UUID's 16 bytes are in
     /// the order of its hexadecimal text, then the same bytes after it): no name is made again.
     fn compare_names(&self, a: &Row, b: &Row) -> std::cmp::Ordering {
-        let kept = |row: &Row| {
-            let len = usize::from(row.name_len & !Row::PACKED_NAME);
-            &self.bytes[row.name_at as usize..row.name_at as usize + len]
-        };
         if a.name_len & b.name_len & Row::PACKED_NAME != 0 {
-            let (x, y) = (kept(a), kept(b));
+            let (x, y) = (self.kept(a), self.kept(b));
             let at = usize::from(x[0]);
             if x[0] == y[0] && x[1..=at] == y[1..=at] {
                 return x[1 + at..].cmp(&y[1 + at..]);
