@@ -94,7 +94,7 @@ fn a_childs_count_without_a_turn_context_takes_the_model_its_info_names() {
     let count = |ts: &str, last: (i64, i64), total: (i64, i64), model: &str| {
         let usage = |(input, output): (i64, i64)| {
             format!(
-                r#"{{"input_tokens":{input},"cached_input_tokens":0,"output_tokens":{output},"total_tokens":{}}}"#,
+                r#"{{"input_tokens":{input},"cached_input_tokens":0,"output_tokens":{output},"reasoning_output_tokens":0,"total_tokens":{}}}"#,
                 input + output
             )
         };
@@ -142,4 +142,58 @@ fn a_childs_count_without_a_turn_context_takes_the_model_its_info_names() {
             "child Some(\"parent\") Some(\"gpt-5.1-codex-mini\") 50 10",
         ]
     );
+}
+
+/// A re-emitted count whose totals cannot all be read (a figure as text, null, missing, negative,
+/// beyond a count's range, or no totals at all) is no call: each is listed in `errors`, and the
+/// count before it stays the baseline, so the next count with totals only bills its difference
+/// from that count, not its whole running total again.
+#[test]
+fn a_damaged_re_emitted_count_bills_no_call_and_the_baseline_stands() {
+    let home = tempfile::tempdir().unwrap();
+    let day = home.path().join(".codex/sessions/2026/05/12");
+    std::fs::create_dir_all(&day).unwrap();
+    let figures = r#""input_tokens":1000,"cached_input_tokens":400,"output_tokens":200,"reasoning_output_tokens":50,"total_tokens":1200"#;
+    let count = |ts: &str, totals: &str| {
+        format!(
+            r#"{{"timestamp":"2026-05-12T08:{ts}.000Z","type":"event_msg","payload":{{"type":"token_count","info":{{{totals}}}}}}}"#
+        )
+    };
+    let totals = |figures: &str| format!(r#""total_token_usage":{{{figures}}}"#);
+    let damaged = [
+        figures.replace(r#""input_tokens":1000"#, r#""input_tokens":"1000""#),
+        figures.replace(r#""cached_input_tokens":400"#, r#""cached_input_tokens":null"#),
+        figures.replace(r#""output_tokens":200,"#, ""),
+        figures.replace(r#""reasoning_output_tokens":50"#, r#""reasoning_output_tokens":-50"#),
+        figures.replace(r#""total_tokens":1200"#, r#""total_tokens":1099511627776"#),
+    ];
+    let mut lines = vec![
+        r#"{"timestamp":"2026-05-12T08:00:00.000Z","type":"session_meta","payload":{"id":"t","cwd":"/p"}}"#.to_string(),
+        r#"{"timestamp":"2026-05-12T08:00:00.000Z","type":"turn_context","payload":{"model":"gpt-5.2"}}"#.to_string(),
+        count("01:00", &totals(figures)),
+    ];
+    for (nth, figures) in damaged.iter().enumerate() {
+        lines.push(count(&format!("02:0{nth}"), &totals(figures)));
+    }
+    lines.push(count("03:00", r#""model_context_window":272000"#));
+    let next = r#""input_tokens":1500,"cached_input_tokens":600,"output_tokens":300,"reasoning_output_tokens":80,"total_tokens":1800"#;
+    lines.push(count("04:00", &totals(next)));
+    std::fs::write(day.join("rollout-2026-05-12T08-00-00-t.jsonl"), lines.join("\n") + "\n").unwrap();
+    let sql = "select input_tokens, cache_read_tokens, output_tokens, reasoning_tokens, line from calls order by line";
+    let got: Vec<String> = rows(home.path(), &[home.path().to_path_buf()], &[], sql)
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {} {} {}",
+                r["input_tokens"], r["cache_read_tokens"], r["output_tokens"], r["reasoning_tokens"], r["line"]
+            )
+        })
+        .collect();
+    assert_eq!(got, ["1000 400 200 50 3", "500 200 100 30 10"]);
+    let sql = "select line from codex.errors order by line";
+    let damaged_lines: Vec<u64> = rows(home.path(), &[home.path().to_path_buf()], &[], sql)
+        .iter()
+        .map(|r| r["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(damaged_lines, [4, 5, 6, 7, 8, 9], "each damaged count is listed once");
 }

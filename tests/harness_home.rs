@@ -129,3 +129,46 @@ fn a_rupu_transcript_among_claude_sessions_is_read_as_rupu_by_its_content() {
     let sessions = rows(home.path(), &path, &[], "select count(*) as n from claude.sessions");
     assert_eq!(sessions[0]["n"], expected_sessions(&expected, "claude").len());
 }
+
+/// A link to a folder of the same home (`ln -s sessions/2026/09/03 ~/.codex/latest`, and the same
+/// in Claude's and Gemini's homes) loses no transcript: a file is claimed, and named, by its real
+/// path, whichever path the walk meets first, and nothing is said of the links.
+#[test]
+fn a_folder_symlink_inside_a_harness_home_loses_no_transcript() {
+    let (home, expected) = generated_home(&HarnessOptions { keep_rows: true, ..HarnessOptions::default() });
+    let first_dir = |dir: &std::path::Path, depth: usize| -> std::path::PathBuf {
+        let mut at = dir.to_path_buf();
+        for _ in 0..depth {
+            let mut dirs: Vec<_> = std::fs::read_dir(&at)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.is_dir())
+                .collect();
+            dirs.sort();
+            at = dirs.into_iter().next().expect("a folder");
+        }
+        at.strip_prefix(dir).unwrap().to_path_buf()
+    };
+    for (harness, below, depth) in [(".codex", "sessions", 3), (".claude", "projects", 1), (".gemini", "tmp", 1)] {
+        let root = home.path().join(harness);
+        let target = std::path::Path::new(below).join(first_dir(&root.join(below), depth));
+        std::os::unix::fs::symlink(&target, root.join("latest")).unwrap();
+    }
+    let mut want: Vec<String> =
+        ["claude", "codex", "gemini"].iter().flat_map(|harness| expected_calls(&expected, harness)).collect();
+    want.sort();
+    // The home given, and each harness's home given: walks that meet the links.
+    let harness_homes: Vec<_> = [".claude", ".config/claude", ".codex", ".gemini"].iter().map(|h| home.path().join(h)).collect();
+    for paths in [vec![home.path().to_path_buf()], harness_homes] {
+        let got = rows(home.path(), &paths, &[], CALLS);
+        assert_eq!(calls_of(home.path(), &got), want, "{paths:?}");
+    }
+    let out = crate::util::command(home.path())
+        .args(["--no-cache", "-e", "select count(*) from calls"])
+        .arg(home.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("latest"), "nothing said of the links: {stderr}");
+}

@@ -339,3 +339,31 @@ fn a_repeated_key_is_read_by_its_first_value_in_every_column_table_and_function(
     let flows = query(dir.path(), "select ctx['run_id'] as run_id from net_flow");
     assert_eq!(flows[0]["run_id"], "a");
 }
+
+/// A config or prices file that is a device, a directory or larger than its limit is refused
+/// with a clear error and exit code 2, and never read (`/dev/zero` grew to 7 GB before).
+#[test]
+fn a_config_or_prices_file_that_is_a_device_or_too_large_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let large = dir.path().join("large.toml");
+    std::fs::write(&large, format!("# {}\n", "x".repeat(2 << 20))).unwrap();
+    let cases: [(&str, &Path, &str); 4] = [
+        ("TXQ_CONFIG", Path::new("/dev/zero"), "not a regular file: a character device"),
+        ("TXQ_CONFIG", &large, "larger than 1 MiB"),
+        ("TXQ_PRICES", Path::new("/dev/zero"), "not a regular file: a character device"),
+        ("TXQ_PRICES", dir.path(), "not a regular file: a directory"),
+    ];
+    for (variable, path, why) in cases {
+        let out = crate::util::command(dir.path())
+            .args(["-e", "select 1"])
+            .arg(dir.path())
+            .env(variable, path)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{variable}={}: {stderr}", path.display());
+        assert!(stderr.contains(why), "{variable}={}: {stderr}", path.display());
+        assert!(out.stdout.is_empty());
+    }
+}

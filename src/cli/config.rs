@@ -52,13 +52,19 @@ pub fn config_path() -> Option<PathBuf> {
     Some(base.join("txq").join("config.toml"))
 }
 
+/// The most a config file may hold: 1 MiB.
+const CONFIG_LIMIT: u64 = 1 << 20;
+
 impl Config {
     /// The config file at `path`; none when there is no file there (a file named by
     /// `$TXQ_CONFIG` must be there).
     fn read(path: &Path, named: bool) -> Result<Config, Error> {
-        let text = match std::fs::read_to_string(path) {
+        use crate::text::settings_file::{Unreadable, read};
+        let text = match read(path, CONFIG_LIMIT) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => return Ok(Config::default()),
+            Err(Unreadable::Io(e)) if e.kind() == std::io::ErrorKind::NotFound && !named => {
+                return Ok(Config::default());
+            }
             Err(e) => return Err(Error::Usage(format!("config file {}: {e}", path.display()))),
         };
         toml::from_str(&text).map_err(|e| {

@@ -118,6 +118,9 @@ pub async fn run(args: Args) -> Result<(), Error> {
     }
     let prices = crate::sql::prices::PriceList::chosen(args.prices.as_deref())
         .map_err(|e| Error::Usage(format!("--prices: {e}")))?;
+    for warning in prices.iter().flat_map(|list| &list.warnings) {
+        let _ = writeln!(std::io::stderr(), "txq: warning: {}", crate::text::escape::message(warning));
+    }
     if let Some(Command::Prices) = &args.command {
         let stdout = std::io::stdout();
         return prices::print(prices.as_ref(), args.format, &mut std::io::BufWriter::new(stdout.lock()));

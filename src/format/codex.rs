@@ -5,7 +5,7 @@
 
 use super::build::{event, field, line_field, named};
 use super::{
-    ContextColumn, ContextSource, Contribution, Copies, Envelope, EventSpec, ExportUnits, FieldsAt,
+    Absent, ContextColumn, ContextSource, Contribution, Copies, Envelope, EventSpec, ExportUnits, FieldsAt,
     FileMatch, Format, Kind, Naming, Normalized, TypeRule,
 };
 use Kind::{Bool, Count, Int, Json, Str, Timestamp};
@@ -89,61 +89,82 @@ pub fn format() -> Format {
     }
 }
 
-/// The `TokenUsage` fields of `info.<which>_token_usage`, as columns `<prefix><field>`.
+/// The `TokenUsage` fields of `info.<which>_token_usage`, as columns `<which>_<field>`: every
+/// figure Codex always writes is required where the usage is (missing or null is damage, so that
+/// a count whose figures cannot all be read is no evidence of a call), and the cache writes,
+/// written from 0.145 on, are 0 when absent.
 fn usage(which: &'static str) -> Vec<super::FieldSpec> {
-    let spec = |key: &'static str, name: &'static str, about: &'static str| named(key, name, Count, about);
+    let figure = |key: &'static str, name: &'static str, absent: Absent, about: &'static str| super::FieldSpec {
+        absent,
+        ..named(key, name, Count, about)
+    };
+    let required = Absent::Required;
     match which {
         "total" => vec![
-            spec(
+            figure(
                 "info.total_token_usage.input_tokens",
                 "total_input_tokens",
+                required,
                 "prompt tokens, cached included",
             ),
-            spec(
+            figure(
                 "info.total_token_usage.cached_input_tokens",
                 "total_cached_input_tokens",
+                required,
                 "prompt tokens read from the cache",
             ),
-            spec(
+            figure(
                 "info.total_token_usage.cache_write_input_tokens",
                 "total_cache_write_input_tokens",
-                "prompt tokens written to the cache (Codex 0.145 and later)",
+                Absent::Int(0),
+                "prompt tokens written to the cache (Codex 0.145 and later; 0 when absent)",
             ),
-            spec(
+            figure(
                 "info.total_token_usage.output_tokens",
                 "total_output_tokens",
+                required,
                 "generated tokens, reasoning included",
             ),
-            spec(
+            figure(
                 "info.total_token_usage.reasoning_output_tokens",
                 "total_reasoning_output_tokens",
+                required,
                 "reasoning tokens (part of output)",
             ),
-            spec("info.total_token_usage.total_tokens", "total_tokens", "input + output"),
+            figure("info.total_token_usage.total_tokens", "total_tokens", required, "input + output"),
         ],
         _ => vec![
-            spec("info.last_token_usage.input_tokens", "last_input_tokens", "prompt tokens, cached included"),
-            spec(
+            figure(
+                "info.last_token_usage.input_tokens",
+                "last_input_tokens",
+                required,
+                "prompt tokens, cached included",
+            ),
+            figure(
                 "info.last_token_usage.cached_input_tokens",
                 "last_cached_input_tokens",
+                required,
                 "prompt tokens read from the cache",
             ),
-            spec(
+            figure(
                 "info.last_token_usage.cache_write_input_tokens",
                 "last_cache_write_input_tokens",
-                "prompt tokens written to the cache (Codex 0.145 and later)",
+                Absent::Int(0),
+                "prompt tokens written to the cache (Codex 0.145 and later; 0 when absent)",
             ),
-            spec(
+            figure(
                 "info.last_token_usage.output_tokens",
                 "last_output_tokens",
+                required,
                 "generated tokens, reasoning included",
             ),
-            spec(
+            figure(
                 "info.last_token_usage.reasoning_output_tokens",
                 "last_reasoning_output_tokens",
+                required,
                 "reasoning tokens (part of output)",
             ),
-            spec("info.last_token_usage.total_tokens", "last_total_tokens", "input + output"),
+            figure("info.last_token_usage.total_tokens", "last_total_tokens", required, "input + output"),
         ],
     }
 }
@@ -151,6 +172,15 @@ fn usage(which: &'static str) -> Vec<super::FieldSpec> {
 fn events() -> Vec<EventSpec> {
     let mut token_count = vec![
         field("info", Json, "the counts, as JSON text; null on a count of rate limits only"),
+        super::FieldSpec {
+            absent: Absent::Required,
+            ..named(
+                "info.total_token_usage",
+                "total_token_usage",
+                Json,
+                "the running totals, as JSON text; required where `info` is",
+            )
+        },
         named(
             "info.last_token_usage",
             "last_token_usage",
@@ -355,22 +385,30 @@ macro_rules! threads {
 
 /// The calls: each token_count with info whose totals moved from the previous one of the file
 /// (a re-emitted count is not a call; totals that drop start a new baseline), unless a parent
-/// thread has a count with the same totals (a child's replay of its parent's history). Figures
-/// from last_token_usage, else the totals less the baseline; the model of the latest turn_context,
-/// else of the latest count that names one.
+/// thread has a count with the same totals (a child's replay of its parent's history). A count
+/// whose totals cannot all be read (a figure missing, null, of the wrong type or out of range:
+/// listed in `errors`) is no evidence of a call, and the count before it stays the baseline.
+/// Figures from last_token_usage where all of its figures can be read, else the totals less the
+/// baseline; the model of the latest turn_context, else of the latest count that names one.
 const CALLS: &str = concat!(
     "WITH ",
     threads!(),
     ", counts AS (
-  SELECT file, line, timestamp, coalesce(turn_model, count_model) AS turn_model, last_token_usage,
-         coalesce(total_input_tokens, 0) AS t_in, coalesce(total_cached_input_tokens, 0) AS t_cached,
-         coalesce(total_cache_write_input_tokens, 0) AS t_write, coalesce(total_output_tokens, 0) AS t_out,
-         coalesce(total_reasoning_output_tokens, 0) AS t_reasoning, coalesce(total_tokens, 0) AS t_total,
-         coalesce(last_input_tokens, 0) AS l_in, coalesce(last_cached_input_tokens, 0) AS l_cached,
-         coalesce(last_cache_write_input_tokens, 0) AS l_write, coalesce(last_output_tokens, 0) AS l_out,
-         coalesce(last_reasoning_output_tokens, 0) AS l_reasoning
+  SELECT file, line, timestamp, coalesce(turn_model, count_model) AS turn_model,
+         starts_with(last_token_usage, '{') AND last_input_tokens IS NOT NULL
+           AND last_cached_input_tokens IS NOT NULL AND last_cache_write_input_tokens IS NOT NULL
+           AND last_output_tokens IS NOT NULL AND last_reasoning_output_tokens IS NOT NULL
+           AND last_total_tokens IS NOT NULL AS has_last,
+         total_input_tokens AS t_in, total_cached_input_tokens AS t_cached,
+         total_cache_write_input_tokens AS t_write, total_output_tokens AS t_out,
+         total_reasoning_output_tokens AS t_reasoning, total_tokens AS t_total,
+         last_input_tokens AS l_in, last_cached_input_tokens AS l_cached,
+         last_cache_write_input_tokens AS l_write, last_output_tokens AS l_out,
+         last_reasoning_output_tokens AS l_reasoning
   FROM codex.token_count
-  WHERE info IS NOT NULL
+  WHERE info IS NOT NULL AND total_input_tokens IS NOT NULL AND total_cached_input_tokens IS NOT NULL
+    AND total_cache_write_input_tokens IS NOT NULL AND total_output_tokens IS NOT NULL
+    AND total_reasoning_output_tokens IS NOT NULL AND total_tokens IS NOT NULL
 ), steps AS (
   SELECT c.*, t.session_id, t.parent_session_id, t.model_provider,
          lag(t_in) OVER w AS p_in, lag(t_cached) OVER w AS p_cached, lag(t_write) OVER w AS p_write,
@@ -390,15 +428,15 @@ const CALLS: &str = concat!(
 )
 SELECT 'codex' AS harness, m.session_id, m.parent_session_id, m.timestamp AS ts,
        coalesce(m.model_provider, 'openai') AS provider, m.turn_model AS model,
-       CASE WHEN starts_with(m.last_token_usage, '{') THEN m.l_in
+       CASE WHEN m.has_last THEN m.l_in
             WHEN m.dropped OR m.p_in IS NULL THEN m.t_in ELSE m.t_in - m.p_in END AS input_tokens,
-       CASE WHEN starts_with(m.last_token_usage, '{') THEN m.l_cached
+       CASE WHEN m.has_last THEN m.l_cached
             WHEN m.dropped OR m.p_in IS NULL THEN m.t_cached ELSE m.t_cached - m.p_cached END AS cache_read_tokens,
-       CASE WHEN starts_with(m.last_token_usage, '{') THEN m.l_write
+       CASE WHEN m.has_last THEN m.l_write
             WHEN m.dropped OR m.p_in IS NULL THEN m.t_write ELSE m.t_write - m.p_write END AS cache_write_tokens,
-       CASE WHEN starts_with(m.last_token_usage, '{') THEN m.l_out
+       CASE WHEN m.has_last THEN m.l_out
             WHEN m.dropped OR m.p_in IS NULL THEN m.t_out ELSE m.t_out - m.p_out END AS output_tokens,
-       CASE WHEN starts_with(m.last_token_usage, '{') THEN m.l_reasoning
+       CASE WHEN m.has_last THEN m.l_reasoning
             WHEN m.dropped OR m.p_in IS NULL THEN m.t_reasoning ELSE m.t_reasoning - m.p_reasoning END
          AS reasoning_tokens,
        m.file, m.line

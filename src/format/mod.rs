@@ -407,11 +407,13 @@ pub(crate) enum MarkerPart {
 pub(crate) enum Absent {
     /// Unknown: SQL null.
     Null,
-    /// Never missing: a missing key or null is damage, read as null and listed in `errors`.
+    /// Never missing: a missing key or null is damage, read as null and listed in `errors`. A
+    /// key of a nested object is required where that object is: with the object absent, it is
+    /// null, and no damage of its own.
     Required,
     /// A boolean flag omitted when it has this value.
     Bool(bool),
-    /// A count omitted when it has this value.
+    /// A count omitted when it has this value; written as null, it is damage.
     Int(i64),
 }
 

@@ -180,6 +180,9 @@ impl Builder {
             match (self, absent, raw) {
                 (Builder::Bool(b), Absent::Bool(v), None) => b.append_value(v),
                 (Builder::Int(b), Absent::Int(v), None) => b.append_value(v),
+                (builder, Absent::Int(v), Some(_)) => {
+                    return builder.reject(format!("expected {}, found null ({v} when absent)", kind.describe()));
+                }
                 (builder, Absent::Required, raw) => {
                     let found = if raw.is_some() { "null" } else { "no value" };
                     return builder
@@ -566,7 +569,13 @@ impl RowDecoder {
                 }
                 ColumnSource::Field { key, absent, derive: None, .. } => {
                     let raw = fields.and_then(|f| f.get(key));
-                    if let Err(why) = builder.field(&column.kind, raw, *absent) {
+                    // A required key of a nested object is required where that object is: with
+                    // the object absent, the key is unknown, not damaged.
+                    let absent = match (*absent, *reads, fields) {
+                        (Absent::Required, Reads::Object(_), None) => Absent::Null,
+                        (absent, ..) => absent,
+                    };
+                    if let Err(why) = builder.field(&column.kind, raw, absent) {
                         problems.push(NulledValue { column: column.name.clone(), why });
                     }
                 }
@@ -599,7 +608,7 @@ fn object_index(paths: &mut Vec<(bool, Vec<String>)>, on_line: bool, path: &[Str
 }
 
 /// Parses the nested object `at` of a line into `parsed` (and its parents before it), once: a
-/// key that is absent, or not an object, leaves it `None`.
+/// key that is absent, null, or not an object, leaves it `None`.
 fn resolve<'a>(
     objects: &[(String, Reads)],
     parsed: &mut [Option<Option<RawObject<'a>>>],
@@ -619,6 +628,8 @@ fn resolve<'a>(
         Reads::Line => line_keys.and_then(|f| f.get(key)),
         Reads::Fields | Reads::Carried(_) => fields.and_then(|f| f.get(key)),
     };
+    // A null object is no object: the keys under it are absent, and none is required.
+    let raw = raw.filter(|raw| Shape::of(raw) != Shape::Null);
     parsed[at] = Some(raw.and_then(|raw| crate::json::parse_object(raw).ok()));
 }
 

@@ -180,6 +180,9 @@ pub fn discover_listed(
         let walk = walkdir::WalkDir::new(root).follow_links(true);
         // Without a symlink, a walk reaches each file once.
         let mut symlinked = false;
+        // The depths of the linked folders the walk is in, outermost first.
+        let mut in_links: Vec<usize> = Vec::new();
+        let mut real_root: Option<PathBuf> = None;
         for entry in walk {
             let entry = match entry {
                 Ok(entry) => entry,
@@ -189,6 +192,12 @@ pub fn discover_listed(
                 }
             };
             symlinked |= entry.path_is_symlink();
+            while in_links.last().is_some_and(|&depth| depth >= entry.depth()) {
+                in_links.pop();
+            }
+            if entry.path_is_symlink() && entry.file_type().is_dir() {
+                in_links.push(entry.depth());
+            }
             if !entry.file_type().is_file() {
                 // A FIFO named like a transcript would block the read that opened it: it is
                 // never opened, and said so.
@@ -200,7 +209,24 @@ pub fn discover_listed(
                 }
                 continue;
             }
-            let candidates = claimer.candidates(entry.path());
+            // A file reached through a link is claimed, and named, by the path the walk reaches
+            // it by without links, when its real path is below the root's (a link to a folder
+            // of the same home); else by the path the walk met.
+            let linked = entry.path_is_symlink() || !in_links.is_empty();
+            let real = linked.then(|| std::fs::canonicalize(entry.path()).ok()).flatten();
+            let path = match &real {
+                Some(real) => {
+                    let real_root = real_root.get_or_insert_with(|| {
+                        std::fs::canonicalize(root).unwrap_or_else(|_| root.clone())
+                    });
+                    match real.strip_prefix(&*real_root) {
+                        Ok(below) => root.join(below),
+                        Err(_) => entry.path().to_path_buf(),
+                    }
+                }
+                None => entry.path().to_path_buf(),
+            };
+            let candidates = claimer.candidates(&path);
             if let Some((&i, others)) = candidates.split_first() {
                 let meta = match entry.metadata() {
                     Ok(m) => m,
@@ -211,16 +237,9 @@ pub fn discover_listed(
                 };
                 // A file that is no symlink is its directory's canonical path and its name (one
                 // canonicalisation a directory, not one a file).
-                if entry.path_is_symlink() {
-                    let canonical =
-                        std::fs::canonicalize(entry.path()).unwrap_or_else(|_| entry.path().to_path_buf());
-                    found.push(
-                        (i, others),
-                        entry.path(),
-                        Canonical::Is(&canonical),
-                        &meta,
-                        &mut out.warnings,
-                    );
+                if linked {
+                    let canonical = real.unwrap_or_else(|| entry.path().to_path_buf());
+                    found.push((i, others), &path, Canonical::Is(&canonical), &meta, &mut out.warnings);
                 } else {
                     found.push((i, others), entry.path(), Canonical::OfDirectory, &meta, &mut out.warnings);
                 }

@@ -2,5 +2,6 @@
 //! as people write them.
 
 pub mod escape;
+pub mod settings_file;
 pub(crate) mod size;
 pub(crate) mod words;

@@ -10,7 +10,8 @@
 //! them; 2 compressed in `sessions/`; 3 archived; 4 archived compressed, with a damaged line;
 //! 5 a plain rollout beside an older, shorter `.zst` of itself (the plain one counts); 6 the
 //! same name in `sessions/` and, older and shorter, in `archived_sessions/` (the `sessions/`
-//! copy counts); 7 the damaged lines. The others draw re-emits, null infos, archiving and
+//! copy counts); 7 the damaged lines. With damage, 1 and 7 also repeat their first counts with
+//! a figure of the totals damaged (no call: the count before stays the baseline). The others draw re-emits, null infos, archiving and
 //! compression at random.
 
 use std::io;
@@ -82,6 +83,9 @@ pub(super) fn write(dir: &Path, opts: &HarnessOptions, tally: &mut impl HarnessT
             let at = rollout.lines.len() / 2;
             let half = first_half(&rollout.lines[at].text());
             rollout.lines.insert(at, Line::Corrupt(half));
+        }
+        if opts.damage && (index == TOTALS_ONLY || index == DAMAGED) {
+            rollout.damage_re_emits();
         }
         if opts.damage && index == DAMAGED {
             let tail = rollout
@@ -312,6 +316,36 @@ impl Rollout {
         payload["rate_limits"] = Value::Null;
         line.set("payload", payload);
         self.lines.push(line);
+    }
+
+    /// After each of the first counts, the same count again with one figure of its totals
+    /// damaged in turn (text, null, missing, negative, beyond a count's range, the totals gone):
+    /// no call, and the count before it stays the baseline.
+    fn damage_re_emits(&mut self) {
+        let counts: Vec<usize> = (0..self.lines.len()).filter(|&at| is_count(&self.lines[at])).collect();
+        let damages = DAMAGED_TOTALS.len().min(counts.len());
+        for (nth, &at) in counts[..damages].iter().enumerate().rev() {
+            let mut line = self.lines[at].clone();
+            let mut payload = line.get("payload").cloned().unwrap_or_default();
+            let totals = &mut payload["info"]["total_token_usage"];
+            let figure = ["input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens"]
+                [nth % 5];
+            match DAMAGED_TOTALS[nth] {
+                "text" => totals[figure] = json!(totals[figure].to_string()),
+                "null" => totals[figure] = Value::Null,
+                "missing" => {
+                    totals.as_object_mut().map(|t| t.remove(figure));
+                }
+                "negative" => totals[figure] = json!(-1),
+                "beyond" => totals[figure] = json!(1_i64 << 40),
+                _ => {
+                    payload["info"].as_object_mut().map(|i| i.remove("total_token_usage"));
+                }
+            }
+            payload["rate_limits"] = Value::Null;
+            line.set("payload", payload);
+            self.lines.insert(at + 1, line);
+        }
     }
 
     fn null_count(&mut self) {
@@ -557,6 +591,9 @@ impl Rollout {
         }
     }
 }
+
+/// How the damaged re-emits of [`Rollout::damage_re_emits`] damage their totals, in turn.
+const DAMAGED_TOTALS: &[&str] = &["text", "null", "missing", "negative", "beyond", "no totals"];
 
 fn is_count(line: &Line) -> bool {
     line.str("type") == Some("event_msg")

@@ -17,7 +17,10 @@
 //!   the parent's) is not the child's calls. Otherwise a `token_count` with non-null `info` is a
 //!   call when its `total_token_usage` moved from the previous one in the same file (replayed
 //!   ones included); a re-emitted count with unchanged totals is not a call, and totals that
-//!   drop (any figure lower) start a new baseline. Its figures are `last_token_usage`, or where a
+//!   drop (any figure lower) start a new baseline. A count whose totals cannot all be read (a
+//!   figure missing, null, not a whole number from 0 to 2^32 − 1; the cache writes may be
+//!   absent) is a damaged line and no call, and the count before it stays the baseline. Its
+//!   figures are `last_token_usage` where all of them can be read, or where a
 //!   line has totals only the difference from the previous totals (from zero at the start of the
 //!   file or after a drop): input = `input_tokens` (cached included), cache read =
 //!   `cached_input_tokens`, cache write = `cache_write_input_tokens` (0 when absent), output =
@@ -479,17 +482,19 @@ impl HarnessExpected {
                 ("turn_context", _) => model = text(payload, "model"),
                 ("event_msg", "token_count") if !payload["info"].is_null() => {
                     let info = &payload["info"];
-                    let totals = Usage::of(&info["total_token_usage"]);
+                    let Some(totals) = Usage::read(&info["total_token_usage"]) else {
+                        // Totals that cannot all be read: damage, and no call.
+                        self.errors.push((path.to_string(), number));
+                        continue;
+                    };
                     let moved = previous != Some(totals);
                     let baseline = previous.filter(|before| !totals.dropped_from(before)).unwrap_or_default();
                     previous = Some(totals);
                     if !moved || line.is_replayed() {
                         continue;
                     }
-                    let usage = match info.get("last_token_usage") {
-                        Some(last) if last.is_object() => Usage::of(last),
-                        _ => totals.minus(&baseline),
-                    };
+                    let usage = info.get("last_token_usage").and_then(Usage::read);
+                    let usage = usage.unwrap_or_else(|| totals.minus(&baseline));
                     let call = tally.call(harness, ts, &model, usage.figures(), path, number);
                     tally.calls.push(call);
                 }
@@ -653,7 +658,10 @@ fn prefer(slots: &mut BTreeMap<(String, String), ClaudeBlock>, key: (String, Str
     }
 }
 
-/// A Codex `TokenUsage`, absent figures 0.
+/// The largest token count a transcript may hold (2^32 − 1), as the accounting rules say.
+const MAX_COUNT: i64 = (1 << 32) - 1;
+
+/// A Codex `TokenUsage`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Usage {
     input: i64,
@@ -665,15 +673,25 @@ struct Usage {
 }
 
 impl Usage {
-    fn of(usage: &Value) -> Self {
-        Self {
-            input: number_of(usage, "input_tokens"),
-            cached: number_of(usage, "cached_input_tokens"),
-            cache_write: number_of(usage, "cache_write_input_tokens"),
-            output: number_of(usage, "output_tokens"),
-            reasoning: number_of(usage, "reasoning_output_tokens"),
-            total: number_of(usage, "total_tokens"),
-        }
+    /// Its figures, when every one can be read: each a whole number from 0 to a count's largest,
+    /// none missing or null but the cache writes (0 when absent).
+    fn read(usage: &Value) -> Option<Self> {
+        let figure = |key: &str| {
+            let value = usage.get(key)?;
+            value.as_i64().filter(|v| (0..=MAX_COUNT).contains(v))
+        };
+        let cache_write = match usage.get("cache_write_input_tokens") {
+            None => 0,
+            Some(_) => figure("cache_write_input_tokens")?,
+        };
+        Some(Self {
+            input: figure("input_tokens")?,
+            cached: figure("cached_input_tokens")?,
+            cache_write,
+            output: figure("output_tokens")?,
+            reasoning: figure("reasoning_output_tokens")?,
+            total: figure("total_tokens")?,
+        })
     }
 
     fn parts(&self) -> [i64; 6] {

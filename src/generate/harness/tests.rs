@@ -137,6 +137,17 @@ fn stamp(session: &mut ExpectedSession, ts: Option<&str>) {
     }
 }
 
+/// Whether a Codex `TokenUsage` can be read: every figure a whole count, and none missing but
+/// the cache writes.
+fn readable_usage(usage: &Value) -> bool {
+    usage.as_object().is_some_and(|figures| {
+        figures.iter().all(|(_, v)| v.as_i64().is_some_and(|v| (0..1_i64 << 32).contains(&v)))
+            && ["input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens"]
+                .iter()
+                .all(|key| figures.contains_key(*key))
+    })
+}
+
 fn n(value: &Value, key: &str) -> i64 {
     value.get(key).and_then(Value::as_i64).unwrap_or(0)
 }
@@ -427,6 +438,10 @@ fn read_codex(
             }
             if line["type"] == "event_msg" && payload["type"] == "token_count" && !payload["info"].is_null() {
                 let info = &payload["info"];
+                if !readable_usage(&info["total_token_usage"]) {
+                    reading.errors.push((path.to_string(), index as u64 + 1));
+                    continue;
+                }
                 let totals = numbers(&info["total_token_usage"]);
                 let replayed = parent_totals.contains(&info["total_token_usage"]);
                 let previous = before.replace(totals);
@@ -436,7 +451,7 @@ fn read_codex(
                 let base = previous
                     .filter(|p| p.iter().zip(totals).all(|(then, now)| now >= *then))
                     .unwrap_or([0; 6]);
-                let figures = if info["last_token_usage"].is_object() {
+                let figures = if readable_usage(&info["last_token_usage"]) {
                     numbers(&info["last_token_usage"])
                 } else {
                     [0, 1, 2, 3, 4, 5].map(|k| totals[k] - base[k])
@@ -806,6 +821,7 @@ fn the_default_home_has_every_codex_trap() {
             .iter()
             .flatten()
             .filter(|l| l["payload"]["type"] == "token_count" && l["payload"]["info"].is_object())
+            .filter(|l| readable_usage(&l["payload"]["info"]["total_token_usage"]))
             .map(|l| n(&l["payload"]["info"]["total_token_usage"], "total_tokens"))
             .collect();
         reemit |= totals.windows(2).any(|w| w[0] == w[1]);
@@ -842,7 +858,18 @@ fn the_default_home_has_every_codex_trap() {
     assert!(tools.iter().any(|t| t.ok && t.tool == "exec_command") && tools.iter().any(|t| !t.ok));
     let damaged: BTreeSet<&str> =
         expected.errors.iter().filter(|(p, _)| p.starts_with(".codex/")).map(|(p, _)| p.as_str()).collect();
-    assert!(damaged.iter().any(|p| p.ends_with(".zst")) && damaged.len() == 2);
+    // The archived compressed rollout, the damaged one, and the totals-only one with its damaged
+    // re-emitted counts.
+    assert!(damaged.iter().any(|p| p.ends_with(".zst")) && damaged.len() == 3, "{damaged:?}");
+    let damaged_counts = expected
+        .errors
+        .iter()
+        .filter(|(p, _)| p.starts_with(".codex/"))
+        .filter(|(p, line)| {
+            all[p][*line as usize - 1].as_ref().is_some_and(|l| l["payload"]["type"] == "token_count")
+        })
+        .count();
+    assert!(damaged_counts >= 7, "re-emitted counts with damaged totals: {damaged_counts}");
     assert!(expected.cut_off.iter().any(|p| p.starts_with(".codex/")));
 }
 

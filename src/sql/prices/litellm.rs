@@ -20,22 +20,25 @@ const PRICE_KEYS: [&str; 4] = [
 /// The entry LiteLLM's file begins with, which describes the keys and is no model.
 const SAMPLE_SPEC: &str = "sample_spec";
 
-/// The file's entries in its order; a model named twice is read as its last entry (as LiteLLM
-/// reads its own file, which has had such duplicates), in the place of its first.
-pub(super) fn parse(text: &str) -> Result<Vec<Entry>, String> {
+/// The file's entries in its order, and the models it names twice: such a model is read as its
+/// last entry (as LiteLLM reads its own file, which has had such duplicates), in the place of its
+/// first.
+pub(super) fn parse(text: &str) -> Result<(Vec<Entry>, Vec<String>), String> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let objects = deserializer
         .deserialize_map(InOrder)
         .and_then(|objects| deserializer.end().map(|()| objects))
         .map_err(|e| format!("not a LiteLLM price file: {e}"))?;
-    objects
+    let (objects, twice) = objects;
+    let entries = objects
         .into_iter()
         .filter(|(model, _)| model != SAMPLE_SPEC)
         .map(|(model, value)| match value {
             Value::Object(keys) => entry(model, &keys),
             _ => Err(format!("the entry of {model} is not an object")),
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((entries, twice))
 }
 
 /// One model's entry: the prices it gives, per million tokens, with the lowest long-context
@@ -102,7 +105,7 @@ pub(super) fn per_million(per_token: f64) -> f64 {
 struct InOrder;
 
 impl<'de> Visitor<'de> for InOrder {
-    type Value = Vec<(String, Value)>;
+    type Value = (Vec<(String, Value)>, Vec<String>);
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("an object keyed by model id")
@@ -110,17 +113,23 @@ impl<'de> Visitor<'de> for InOrder {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut entries: Vec<(String, Value)> = Vec::new();
+        let mut twice: Vec<String> = Vec::new();
         let mut at: HashMap<String, usize> = HashMap::new();
         while let Some(model) = map.next_key::<String>()? {
             let value: Value = map.next_value()?;
             match at.get(&model) {
-                Some(&i) => entries[i].1 = value,
+                Some(&i) => {
+                    if !twice.contains(&model) {
+                        twice.push(model);
+                    }
+                    entries[i].1 = value;
+                }
                 None => {
                     at.insert(model.clone(), entries.len());
                     entries.push((model, value));
                 }
             }
         }
-        Ok(entries)
+        Ok((entries, twice))
     }
 }

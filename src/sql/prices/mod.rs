@@ -100,7 +100,12 @@ impl Entry {
 pub(crate) struct PriceList {
     pub(crate) source: String,
     pub(crate) entries: Vec<Entry>,
+    /// What reading the list noticed and let pass (a model a LiteLLM file names twice).
+    pub(crate) warnings: Vec<String>,
 }
+
+/// The most a prices file may hold: 16 MiB (the built-in list is a few KiB).
+const PRICES_LIMIT: u64 = 16 << 20;
 
 impl PriceList {
     /// The list built into txq.
@@ -111,9 +116,8 @@ impl PriceList {
     /// The built-in list with a prices file laid over it (see [`Self::overlaid`]).
     pub(crate) fn from_file(path: &Path) -> crate::error::Result<Self> {
         let source = crate::text::escape::path(path);
-        let text = std::fs::read_to_string(path).map_err(|e| crate::error::Error::Input {
-            file: source.clone(),
-            why: format!("cannot read: {e}"),
+        let text = crate::text::settings_file::read(path, PRICES_LIMIT).map_err(|e| {
+            crate::error::Error::Input { file: source.clone(), why: format!("cannot read: {e}") }
         })?;
         let built_in = Self::embedded()?;
         built_in.overlaid(&Self::parse(&source, &text)?)
@@ -135,10 +139,18 @@ impl PriceList {
     pub(crate) fn parse(source: &str, text: &str) -> crate::error::Result<Self> {
         let invalid = |why: String| crate::error::Error::Input { file: source.to_string(), why };
         let body = text.trim_start_matches('\u{feff}').trim_start();
-        let entries = if body.starts_with(['{', '[']) { litellm::parse(body) } else { csv::parse(text) }
-            .map_err(invalid)?;
+        let (entries, twice) = if body.starts_with(['{', '[']) {
+            litellm::parse(body)
+        } else {
+            csv::parse(text).map(|entries| (entries, Vec::new()))
+        }
+        .map_err(invalid)?;
         check(&entries).map_err(invalid)?;
-        Ok(Self { source: source.to_string(), entries })
+        let warnings = twice
+            .iter()
+            .map(|model| format!("{source}: {model} is priced twice; its last entry is taken"))
+            .collect();
+        Ok(Self { source: source.to_string(), entries, warnings })
     }
 
     /// This list with `over`'s entries laid over it by model: a model of `over` this list has
@@ -158,7 +170,8 @@ impl PriceList {
         let known: BTreeSet<&str> = self.entries.iter().map(|e| e.model.as_str()).collect();
         entries.extend(over.entries.iter().filter(|e| !known.contains(e.model.as_str())).cloned());
         check(&entries).map_err(|why| crate::error::Error::Input { file: over.source.clone(), why })?;
-        Ok(Self { source: format!("{} over {}", over.source, self.source), entries })
+        let warnings = self.warnings.iter().chain(&over.warnings).cloned().collect();
+        Ok(Self { source: format!("{} over {}", over.source, self.source), entries, warnings })
     }
 
     /// The list as the rows of the `prices` table.
@@ -183,8 +196,12 @@ impl PriceList {
     }
 }
 
-/// Every entry names a model, no price is negative, and a long-context price comes with the
-/// threshold it applies above.
+/// The highest price txq takes, in USD per million tokens: a thousand times the dearest model's
+/// (so that a sum over billions of tokens stays a finite number).
+pub(crate) const MAX_PRICE: f64 = 1e6;
+
+/// Every entry names a model, each price is a number from 0 to [`MAX_PRICE`], and a long-context
+/// price comes with the threshold it applies above.
 fn check(entries: &[Entry]) -> Result<(), String> {
     for (row, entry) in entries.iter().enumerate() {
         let model = &entry.model;
@@ -192,8 +209,15 @@ fn check(entries: &[Entry]) -> Result<(), String> {
             return Err(format!("entry {} names no model", row + 1));
         }
         for (name, price) in PRICE_COLUMNS.iter().zip(entry.prices) {
-            if price.is_some_and(|p| p < 0.0 || !p.is_finite()) {
-                return Err(format!("{name} of {model} is negative"));
+            match price {
+                Some(p) if p.is_nan() => return Err(format!("{name} of {model} is not a number")),
+                Some(p) if p < 0.0 => return Err(format!("{name} of {model} is negative")),
+                Some(p) if p > MAX_PRICE => {
+                    return Err(format!(
+                        "{name} of {model} is {p:e} USD per million tokens: beyond any price (at most {MAX_PRICE:e})"
+                    ));
+                }
+                _ => {}
             }
         }
         if entry.long_context_above.is_none()

@@ -217,6 +217,37 @@ fn bad_litellm_files_say_what_is_wrong() {
     assert!(refused("p.json", "[1, 2]").starts_with("not a LiteLLM price file: invalid type: sequence"));
 }
 
+/// A price too high for any sum to stay finite is refused as such, not called negative, and one
+/// past f64's range (1e303 a token) is refused too, never read as infinite.
+#[test]
+fn prices_beyond_any_price_are_refused_as_such() {
+    for price in ["1e303", "1e300", "1.5"] {
+        let why = refused("p.json", &format!(r#"{{"m": {{"input_cost_per_token": {price}}}}}"#));
+        assert!(why.contains("input of m is") && why.contains("beyond any price"), "{price}: {why}");
+        assert!(!why.contains("negative"), "{why}");
+    }
+    let header = "model,provider,input,output,cached_input,cache_write,price_date,note\n";
+    for price in ["inf", "1e307"] {
+        let why = refused("p.csv", &format!("{header}m,x,{price},2,0.1,,2026-01-01,\n"));
+        assert!(why.contains("beyond any price") || why.contains("the columns are"), "{price}: {why}");
+    }
+    assert!(refused("p.csv", &format!("{header}m,x,NaN,2,0.1,,2026-01-01,\n")).contains("m"));
+    assert_eq!(json(r#"{"m": {"input_cost_per_token": 1}}"#).entries[0].prices[0], Some(1e6), "the highest taken");
+}
+
+/// A model a LiteLLM file names twice takes its last entry, and is said once.
+#[test]
+fn a_model_priced_twice_in_a_litellm_file_is_said() {
+    let list = PriceList::parse(
+        "p.json",
+        r#"{"m": {"input_cost_per_token": 1e-06}, "n": {}, "m": {"input_cost_per_token": 2e-06}, "m": {"input_cost_per_token": 3e-06}}"#,
+    )
+    .unwrap();
+    assert_eq!(list.entries.len(), 2);
+    assert_eq!(list.entries[0].prices[0], Some(3.0));
+    assert_eq!(list.warnings, ["p.json: m is priced twice; its last entry is taken"]);
+}
+
 #[test]
 fn bad_csv_files_say_what_is_wrong() {
     let header = "model,provider,input,output,cached_input,cache_write,price_date,note\n";
