@@ -454,3 +454,63 @@ fn a_compressed_transcript_that_grows_gives_only_its_new_rows_with_their_turn() 
     let (code, rest, stderr) = followed.interrupt();
     assert_eq!((code, rest.len()), (Some(0), 0), "no row twice: {rest:?} {stderr}");
 }
+
+/// A Codex function call with `call_id`, as a rollout line.
+fn codex_call(call_id: &str) -> String {
+    format!(
+        r#"{{"timestamp":"2026-09-03T07:00:00.000Z","type":"response_item","payload":{{"arguments":"{{}}","call_id":"{call_id}","name":"exec_command","type":"function_call"}}}}"#
+    )
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn follow_prints_no_row_again_after_a_rollout_is_archived_or_compressed() {
+    // Codex moves a rollout to archived_sessions/ and compresses an idle one to `.zst`, removing
+    // the plain file: the transcript is the one already read, and only lines added since are rows.
+    let home = tempfile::tempdir().unwrap();
+    let out = txq(
+        &["generate", "--out", home.path().to_str().unwrap(), "--harness", "codex", "--runs", "3"],
+        home.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sql = "select file, line, call_id from codex.function_call";
+    let whole = |dir: &Path| {
+        let out = txq(&["-q", "--no-cache", "--format", "ndjson", "-e", sql, ".codex"], dir);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        parse_ndjson(&out.stdout)
+    };
+    let there = whole(home.path());
+    let plain = there.iter().map(|r| text(r, "file")).find(|f| f.ends_with(".jsonl"));
+    let plain = home.path().join(plain.expect("a plain rollout with a call"));
+    let mut followed = Followed::start(home.path(), &["--follow", "--format", "ndjson", "-e", sql, ".codex"]);
+    followed.next_lines(there.len(), "the calls there");
+
+    // Archived: moved, the same file; a call appended there is the one row.
+    let archived = home.path().join(".codex/archived_sessions").join(plain.file_name().unwrap());
+    std::fs::create_dir_all(archived.parent().unwrap()).unwrap();
+    std::fs::rename(&plain, &archived).unwrap();
+    let line = lines_in(&archived) + 1;
+    append(&archived, &format!("{}\n", codex_call("call_after_archive")));
+    let row = parse_ndjson(&followed.next_lines(1, "the call after the move").join("\n")).pop().unwrap();
+    assert_eq!((text(&row, "call_id"), int(&row, "line")), ("call_after_archive".into(), Some(line)));
+    assert_eq!(text(&row, "file"), relative_to(home.path(), &archived));
+    assert!(whole(home.path()).contains(&row), "as a whole read has it: {row:?}");
+
+    // Compressed, with one call more, and the plain file removed: that call is the one row.
+    let mut bytes = std::fs::read(&archived).unwrap();
+    bytes.extend_from_slice(format!("{}\n", codex_call("call_after_compress")).as_bytes());
+    let compressed = archived.with_extension("jsonl.zst");
+    std::fs::write(&compressed, zstd::encode_all(&bytes[..], 3).unwrap()).unwrap();
+    std::fs::remove_file(&archived).unwrap();
+    let row = parse_ndjson(&followed.next_lines(1, "the call after compression").join("\n")).pop().unwrap();
+    assert_eq!((text(&row, "call_id"), int(&row, "line")), ("call_after_compress".into(), Some(line + 1)));
+    assert_eq!(text(&row, "file"), relative_to(home.path(), &compressed));
+
+    let (code, rest, stderr) = followed.interrupt();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(rest.is_empty(), "no row printed again: {rest:?}");
+}
+
+fn relative_to(dir: &Path, file: &Path) -> String {
+    file.strip_prefix(dir).unwrap().to_str().unwrap().to_string()
+}
