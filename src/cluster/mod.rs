@@ -1,11 +1,17 @@
 //! txq on an Apache DataFusion Ballista cluster: one environment for the client, the scheduler
 //! and the executors (txq's codecs, the process's object stores, the JSON functions), the
 //! client's session over a cluster (`--cluster df://HOST:PORT`), and the problems the
-//! executors' scans met, fetched back from the scheduler for the statement's warnings.
+//! executors' scans met, fetched back from the scheduler for the statement's warnings. Every
+//! channel carries the cluster's secret when there is one ([`secret`]), and a cluster runs only
+//! txq's reading statements ([`guard`]).
 
 mod codec;
 mod corpora;
+mod executor;
+mod guard;
 pub mod process;
+mod scheduler;
+pub mod secret;
 
 pub use codec::{TxqLogicalCodec, TxqPhysicalCodec};
 
@@ -20,7 +26,14 @@ use datafusion::execution::session_state::SessionState;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_proto::protobuf::LogicalPlanNode;
+use secret::Secret;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// The variable that sets how long the client waits for the scheduler's first answer.
+pub const TIMEOUT_VARIABLE: &str = "TXQ_CLUSTER_TIMEOUT";
+/// How long the client waits for the scheduler's first answer when `TXQ_CLUSTER_TIMEOUT` is not set.
+pub const DEFAULT_TIMEOUT_SECONDS: u64 = 10;
 
 /// The session settings of every process of a cluster: Ballista's, with txq's codecs.
 pub fn session_config() -> SessionConfig {
@@ -62,28 +75,104 @@ pub fn session_state(config: SessionConfig) -> Result<SessionState> {
     Ok(state)
 }
 
+/// `config` with every channel a Ballista client opens from it carrying `secret`.
+fn with_secret(config: SessionConfig, secret: Option<&Secret>) -> SessionConfig {
+    match secret {
+        Some(secret) => config.with_ballista_override_create_grpc_client_endpoint(secret.endpoint_override()),
+        None => config,
+    }
+}
+
+/// A scheduler's session: [`session_state`], and only txq's reading statements planned in it
+/// ([`guard::ReadOnly`]), whatever a client sent.
+fn scheduler_session_state(config: SessionConfig) -> Result<SessionState> {
+    let mut state = session_state(config)?;
+    state.add_analyzer_rule(Arc::new(guard::ReadOnly));
+    Ok(state)
+}
+
+/// Whether a scheduler answers at `url` (`http://HOST:PORT`) within `timeout`, the call
+/// carrying `secret`: why not, when it does not (or refuses the secret).
+async fn answers(url: &str, secret: Option<&Secret>, timeout: Duration) -> std::result::Result<(), String> {
+    let seconds = timeout.as_secs_f64();
+    let probe = async {
+        let endpoint = tonic::transport::Endpoint::from_shared(url.to_string())
+            .map_err(|e| e.to_string())?
+            .connect_timeout(timeout)
+            .timeout(timeout);
+        let endpoint = match secret {
+            Some(secret) => (secret.endpoint_override())(endpoint).map_err(|e| e.to_string())?,
+            None => endpoint,
+        };
+        let channel =
+            endpoint.connect().await.map_err(|e| format!("no scheduler answers ({})", source_of(&e)))?;
+        let probe = GetJobMetricsParams { job_id: "txq-probe".into() };
+        match SchedulerGrpcClient::new(channel).get_job_metrics(probe).await {
+            Err(status) if status.code() == tonic::Code::Unauthenticated => Err(match secret {
+                Some(_) => format!(
+                    "the scheduler refused this process's secret: give it the cluster's ({})",
+                    secret::SECRET_VARIABLE
+                ),
+                None => format!(
+                    "the scheduler needs the cluster's secret: set {} or {}",
+                    secret::SECRET_VARIABLE,
+                    secret::SECRET_FILE_VARIABLE
+                ),
+            }),
+            // A job of that name is not there: the scheduler answered.
+            Ok(_) => Ok(()),
+            Err(status) if status.code() == tonic::Code::NotFound => Ok(()),
+            Err(status) if status.code() == tonic::Code::Cancelled => {
+                Err(format!("no scheduler answers within {seconds} s"))
+            }
+            Err(status) => Err(format!("no scheduler answers ({})", status.message())),
+        }
+    };
+    match tokio::time::timeout(timeout, probe).await {
+        Ok(answered) => answered,
+        Err(_) => Err(format!("no scheduler answers within {seconds} s")),
+    }
+}
+
+/// How long the client waits for the scheduler's first answer: `TXQ_CLUSTER_TIMEOUT` seconds.
+fn client_timeout() -> crate::error::Result<Duration> {
+    match std::env::var(TIMEOUT_VARIABLE) {
+        Err(_) => Ok(Duration::from_secs(DEFAULT_TIMEOUT_SECONDS)),
+        Ok(text) => text
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map(Duration::from_secs_f64)
+            .ok_or_else(|| crate::error::Error::Usage(format!("{TIMEOUT_VARIABLE}={text}: not a number of seconds"))),
+    }
+}
+
 /// `ctx` (a session over a corpus, its tables and functions registered) made to run its
 /// statements on the cluster whose scheduler is at `url` (`df://HOST:PORT`): planned here,
 /// sent as a logical plan, split into stages by the scheduler, run by its executors.
 pub async fn connect(ctx: SessionContext, url: &str) -> crate::error::Result<SessionContext> {
     let scheduler = scheduler_address(url)?;
-    let unreachable = |why: String| crate::error::Error::Cluster { url: url.to_string(), why };
-    // Said now, not at the first statement.
-    let connecting = SchedulerGrpcClient::connect(scheduler.clone());
-    match tokio::time::timeout(std::time::Duration::from_secs(10), connecting).await {
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => return Err(unreachable(format!("no scheduler answers ({})", source_of(&e)))),
-        Err(_) => return Err(unreachable("no scheduler answers within 10 s".into())),
-    }
+    let secret = Secret::of_environment()?;
+    // Said now, not at the first statement: a scheduler not there, one that takes the
+    // connection and never answers, one that refuses the secret.
+    let timeout = client_timeout()?;
+    answers(&scheduler, secret.as_ref(), timeout)
+        .await
+        .map_err(|why| crate::error::Error::Cluster { url: url.to_string(), why })?;
     let state = ctx.state();
     // Ballista's upgrade keeps only its own functions: the session's are registered again.
     let functions: Vec<_> = state.scalar_functions().values().cloned().collect();
     // The session's catalog is kept: a default one made afresh would hold none of its tables.
     let config = with_codecs(state.config().clone())
         .with_create_default_catalog_and_schema(false)
-        .with_extension(Arc::new(Scheduler(scheduler.clone())));
+        .with_extension(Arc::new(Scheduler { url: scheduler.clone(), secret: secret.clone() }));
+    let config = with_secret(config, secret.as_ref());
     let state = SessionStateBuilder::new_from_existing(state).with_config(config).build();
-    let state = state.upgrade_for_ballista(scheduler).map_err(crate::error::Error::Sql)?;
+    let mut state = state.upgrade_for_ballista(scheduler).map_err(crate::error::Error::Sql)?;
+    // Refused here, before the scheduler refuses them: what writes, and tables not txq's.
+    state.add_analyzer_rule(Arc::new(guard::ReadOnly));
+    *state.table_factories_mut() = guard::refusing_factories(state.table_factories());
     let ctx = SessionContext::new_with_state(state);
     for function in functions {
         ctx.register_udf(function.as_ref().clone());
@@ -121,12 +210,18 @@ pub(crate) async fn problems_of_job(
     let Some(job) = plan.downcast_ref::<DistributedQueryExec<LogicalPlanNode>>() else {
         return Ok(Vec::new());
     };
-    let url = ctx.state().config().get_extension::<Scheduler>().map(|s| s.0.clone());
-    let (Some(job_id), Some(url)) = (job.job_id(), url) else { return Ok(Vec::new()) };
+    let scheduler = ctx.state().config().get_extension::<Scheduler>();
+    let (Some(job_id), Some(scheduler)) = (job.job_id(), scheduler) else { return Ok(Vec::new()) };
     let failed = |e: &dyn std::fmt::Display| {
         DataFusionError::Execution(format!("the warnings of the statement's job could not be fetched: {e}"))
     };
-    let mut scheduler = SchedulerGrpcClient::connect(url).await.map_err(|e| failed(&e))?;
+    let mut endpoint = tonic::transport::Endpoint::from_shared(scheduler.url.clone())
+        .map_err(|e| failed(&e))?
+        .connect_timeout(client_timeout().map_err(|e| failed(&e))?);
+    if let Some(secret) = &scheduler.secret {
+        endpoint = (secret.endpoint_override())(endpoint).map_err(|e| failed(&e))?;
+    }
+    let mut scheduler = SchedulerGrpcClient::new(endpoint.connect().await.map_err(|e| failed(&e))?);
     let metrics = scheduler
         .get_job_metrics(GetJobMetricsParams { job_id: job_id.to_string() })
         .await
@@ -149,6 +244,10 @@ pub(crate) async fn problems_of_job(
     Ok(problems)
 }
 
-/// The address of the scheduler a session over a cluster sends its statements to.
+/// The scheduler a session over a cluster sends its statements to: its address, and the secret
+/// its calls carry.
 #[derive(Debug)]
-struct Scheduler(String);
+struct Scheduler {
+    url: String,
+    secret: Option<Secret>,
+}
