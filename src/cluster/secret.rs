@@ -53,7 +53,7 @@ impl Secret {
     }
 
     /// `text` (from `whence`, for the message) as a secret, surrounding white space left out.
-    fn of_text(text: &str, whence: &str) -> crate::error::Result<Secret> {
+    pub fn of_text(text: &str, whence: &str) -> crate::error::Result<Secret> {
         let secret = text.trim();
         let refused = |why: &str| crate::error::Error::Usage(format!("{whence}: {why}"));
         if !secret.bytes().all(|b| b.is_ascii_graphic()) {
