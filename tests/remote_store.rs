@@ -1,7 +1,9 @@
 //! Transcripts in an object store: a generated corpus put in an S3-compatible server on loopback
 //! (s3s-fs, which checks signatures), read over `s3://` by the real binary in every way a local
 //! path is (`-e`, `txq query`, the shell, export), and each figure checked against the
-//! generator's tally and the same statement over the local copy.
+//! generator's tally and the same statement over the local copy; and a store that misbehaves
+//! (an object replaced between listing and reading, a key no store path names, an endpoint that
+//! never answers, an error body of many lines) gives a clear warning or error, never a wrong count.
 
 use crate::s3::server;
 use crate::util::{Generated, Output, command, int, parse_ndjson, text};
@@ -76,8 +78,14 @@ impl Uploaded {
 
 /// The real binary with the server's endpoint and keys in its environment.
 fn s3_txq(args: &[&str], cwd: &Path) -> Output {
+    s3_txq_with(args, cwd, &[])
+}
+
+/// [`s3_txq`], with `env` over the server's variables (another endpoint, a timeout).
+fn s3_txq_with(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
     let out = command(cwd)
         .envs(server().env())
+        .envs(env.iter().copied())
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
@@ -366,4 +374,98 @@ fn an_export_reads_from_a_store_and_writes_into_one_as_into_a_folder() {
     assert_eq!(overwrite.code, 0, "{}", overwrite.stderr);
     let replaced = keys("parquet/a");
     assert_eq!((tables(&replaced), replaced.len()), (tables(&files), files.len()));
+}
+
+/// The usage lines of `file`, and its bytes with one more of them at the end.
+fn with_one_more_usage_line(file: &Path) -> Vec<u8> {
+    let mut bytes = std::fs::read(file).unwrap();
+    let line =
+        bytes.split(|&b| b == b'\n').find(|l| l.windows(7).any(|w| w == b"\"usage\"")).unwrap().to_vec();
+    bytes.extend_from_slice(&line);
+    bytes.push(b'\n');
+    bytes
+}
+
+#[test]
+fn an_object_replaced_between_listing_and_reading_is_read_as_it_now_is() {
+    // The listing sees one version; by the first read of it, another (one usage line longer) is
+    // there. Read as the listed size's first bytes of the new one, it counted the old lines.
+    let c = uploaded("replaced");
+    let run_file = c.rupu.expected.runs[1].file.clone();
+    let bytes = with_one_more_usage_line(&c.rupu.dir.path().join(&run_file));
+    let name = Path::new(&run_file).file_name().unwrap().to_str().unwrap().to_string();
+    let key = object_store::path::Path::parse(format!("team/rupu/{run_file}")).unwrap();
+    let proxy = server().replacing_proxy(&name, move || {
+        let store = server().bucket("replaced");
+        crate::util::runtime().block_on(async {
+            use object_store::ObjectStoreExt;
+            store.put(&key, bytes.into()).await.unwrap();
+        });
+    });
+    let out = s3_txq_with(
+        &["--no-cache", "--format", "csv", "-e", "select count(*) n from rupu.usage", &c.remote()],
+        c.rupu.dir.path(),
+        &[("AWS_ENDPOINT_URL", &proxy)],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let usage = c.rupu.expected.events_by_type["usage"];
+    assert_eq!(out.stdout, format!("n\n{}\n", usage + 1), "{}", out.stderr);
+}
+
+#[test]
+fn an_object_key_no_store_path_names_is_left_out_and_the_rest_of_the_prefix_is_read() {
+    // A key with a control character (as `..`, `.` or `//` would) failed the listing of every
+    // object under the prefix: exit 2, nothing read.
+    let c = uploaded("oddkeys");
+    let odd = format!("team/rupu/{}/run_odd\tkey.jsonl", c.rupu.expected.transcripts_dir);
+    let first = std::fs::read(c.rupu.dir.path().join(&c.rupu.expected.runs[1].file)).unwrap();
+    server().put_as_file("oddkeys", &odd, &first);
+    let out = s3_txq(
+        &["--no-cache", "--format", "csv", "-e", "select count(*) n from rupu.usage", &c.remote()],
+        c.rupu.dir.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let usage = c.rupu.expected.events_by_type["usage"];
+    assert_eq!(out.stdout, format!("n\n{usage}\n"), "{}", out.stderr);
+    assert!(!out.stderr.contains("cannot list"), "{}", out.stderr);
+}
+
+#[test]
+fn a_store_that_never_answers_ends_the_run_with_a_clear_error_within_the_store_timeout() {
+    // An endpoint that takes the connection and says nothing: the wait is TXQ_STORE_TIMEOUT's
+    // (half a second here), then exit 2 naming the place, as for any place that cannot be read.
+    let dir = tempfile::tempdir().unwrap();
+    let silent = crate::s3::silent_endpoint();
+    let place = "s3://silent/team";
+    let out = s3_txq_with(
+        &["--no-cache", "-e", "select 1", place],
+        dir.path(),
+        &[("AWS_ENDPOINT_URL", &silent), ("TXQ_STORE_TIMEOUT", "0.5")],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains(place) && out.stderr.contains("cannot list"), "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    // A timeout that is no number of seconds is refused, naming the variable.
+    let out = s3_txq_with(&["--no-cache", "-e", "select 1", place], dir.path(), &[("TXQ_STORE_TIMEOUT", "soon")]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("TXQ_STORE_TIMEOUT=soon"), "{}", out.stderr);
+}
+
+#[test]
+fn a_stores_error_body_of_many_lines_is_a_warning_of_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "<?xml version=\"1.0\"?>\n<Error>\n  <Code>AccessDenied</Code>\n  <Message>no\u{1b}[31m reading</Message>\n</Error>\n";
+    let endpoint = crate::s3::refusing_endpoint("team/run_1.jsonl", 100, body);
+    let out = s3_txq_with(
+        &["--no-cache", "--format", "csv", "-e", "select count(*) n from rupu.events", "s3://refusing/team"],
+        dir.path(),
+        &[("AWS_ENDPOINT_URL", &endpoint), ("TXQ_STORE_TIMEOUT", "5")],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let warnings: Vec<&str> = out.stderr.lines().filter(|l| l.contains("s3://refusing/team/run_1.jsonl")).collect();
+    assert!(!warnings.is_empty(), "{}", out.stderr);
+    for line in out.stderr.lines() {
+        assert!(line.starts_with("txq: "), "every line of stderr is one of txq's: {}", out.stderr);
+    }
+    assert!(warnings.iter().any(|w| w.contains("<Code>AccessDenied</Code> <Message>no\\x1b[31m reading")), "{}", out.stderr);
 }

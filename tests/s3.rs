@@ -1,6 +1,8 @@
 //! An S3-compatible server on loopback for the tests: s3s-fs in this process, checking request
 //! signatures as S3 does, its buckets folders of a temporary directory; and the environment
-//! that points a txq process (or this one) at it.
+//! that points a txq process (or this one) at it. Beside it, the stores that misbehave: a proxy
+//! to it that replaces an object when its first read arrives, an endpoint that accepts
+//! connections and never answers, and one that lists an object and refuses to give it.
 
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path as StorePath;
@@ -111,4 +113,116 @@ impl S3Server {
     pub fn make_bucket(&self, bucket: &str) {
         let _ = std::fs::create_dir_all(self._root.path().join(bucket));
     }
+
+    /// Puts `bytes` under `key` by writing the file the server keeps it as: for a key that
+    /// object_store refuses to name (a control character in it).
+    pub fn put_as_file(&self, bucket: &str, key: &str, bytes: &[u8]) {
+        let file = self._root.path().join(bucket).join(key);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, bytes).unwrap();
+    }
+
+    /// The endpoint of a proxy to this server that, when the first request naming `name` (an
+    /// object's read) arrives, runs `replace` before passing it on.
+    pub fn replacing_proxy(&self, name: &str, replace: impl FnOnce() + Send + 'static) -> String {
+        let upstream = self.addr;
+        let name = name.as_bytes().to_vec();
+        let replace = std::sync::Arc::new(std::sync::Mutex::new(Some(replace)));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(mut client) = client else { continue };
+                let Ok(mut server) = std::net::TcpStream::connect(upstream) else { continue };
+                let (mut client_back, mut server_back) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut server_back, &mut client_back);
+                });
+                let (name, replace) = (name.clone(), replace.clone());
+                std::thread::spawn(move || {
+                    use std::io::{Read, Write};
+                    let mut buffer = vec![0u8; 64 * 1024];
+                    while let Ok(n) = client.read(&mut buffer) {
+                        if n == 0 {
+                            break;
+                        }
+                        let bytes = &buffer[..n];
+                        if bytes.starts_with(b"GET ") && bytes.windows(name.len()).any(|w| w == name) {
+                            let once = replace.lock().unwrap().take();
+                            if let Some(replace) = once {
+                                replace();
+                            }
+                        }
+                        if server.write_all(bytes).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = server.shutdown(std::net::Shutdown::Write);
+                });
+            }
+        });
+        endpoint
+    }
+}
+
+/// The endpoint of a store that accepts connections and never answers on them.
+pub fn silent_endpoint() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for connection in listener.incoming() {
+            held.extend(connection.ok());
+        }
+    });
+    endpoint
+}
+
+/// The endpoint of a store whose every listing holds one object, `key` of `size` bytes, and
+/// which answers every read of it with status 403 and `body`.
+pub fn refusing_endpoint(key: &str, size: usize, body: &str) -> String {
+    use std::io::{BufRead, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let listing = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult><KeyCount>1</KeyCount>\
+         <IsTruncated>false</IsTruncated><Contents><Key>{key}</Key>\
+         <LastModified>2026-11-01T00:00:00.000Z</LastModified><ETag>\"0123\"</ETag><Size>{size}</Size>\
+         </Contents></ListBucketResult>"
+    );
+    let body = body.to_string();
+    std::thread::spawn(move || {
+        for connection in listener.incoming() {
+            let Ok(connection) = connection else { continue };
+            let (listing, body) = (listing.clone(), body.clone());
+            std::thread::spawn(move || {
+                let mut writer = connection.try_clone().unwrap();
+                let mut reader = std::io::BufReader::new(connection);
+                loop {
+                    let mut head = Vec::new();
+                    loop {
+                        let mut line = String::new();
+                        match reader.read_line(&mut line) {
+                            Ok(0) | Err(_) => return,
+                            Ok(_) if line == "\r\n" => break,
+                            Ok(_) => head.push(line),
+                        }
+                    }
+                    let listed = head.first().is_some_and(|l| l.contains("list-type=2"));
+                    let (status, text) = match listed {
+                        true => ("200 OK", &listing),
+                        false => ("403 Forbidden", &body),
+                    };
+                    let response = format!(
+                        "HTTP/1.1 {status}\r\ncontent-type: application/xml\r\ncontent-length: {}\r\n\r\n{text}",
+                        text.len()
+                    );
+                    if writer.write_all(response.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    endpoint
 }

@@ -1,11 +1,13 @@
 //! Reading a file block by block through the object-store layer, so that a local path and a
 //! remote store (`s3://`) are read by the same code; the scans and the inference pass read the
 //! files of this machine's store on their own thread. A compressed file (`*.zst`) is read as its
-//! decompressed bytes, inflated block by block as it streams.
+//! decompressed bytes, inflated block by block as it streams. An object is read as the version
+//! its listing saw, or, replaced before its first block, as the version there now, whole; one
+//! replaced while it is read stops the read with an error that says so.
 
 use crate::source::files::SourceFile;
 use bytes::Bytes;
-use object_store::{ObjectStore, ObjectStoreExt, path::Path as StorePath};
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, path::Path as StorePath};
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
@@ -48,6 +50,16 @@ struct Inflate {
     damage: Option<String>,
 }
 
+impl Version {
+    /// Whether the answer `meta` is of another version than the one listed with `size` bytes:
+    /// another e_tag, or (a listing without e_tags, as some S3-compatible stores give) another
+    /// size.
+    fn is_not(&self, meta: &object_store::ObjectMeta, size: u64) -> bool {
+        let stamp = super::remote::version_stamp(meta);
+        meta.size != size || self.listed.is_some_and(|listed| stamp != Some(listed))
+    }
+}
+
 /// Where a [`BlockReader`] reads from.
 enum Source {
     /// The file, open, when the store is [`local_store`]: it is read on the caller's thread, since
@@ -56,8 +68,18 @@ enum Source {
     /// their own thread"). Nor does it need an object-store path, which cannot name a file whose
     /// path is not UTF-8.
     Local(std::fs::File),
-    /// Any other store, through the object-store layer.
-    Store { store: Arc<dyn ObjectStore>, location: StorePath },
+    /// Any other store, through the object-store layer; for an object, the version read.
+    Store { store: Arc<dyn ObjectStore>, location: StorePath, version: Option<Version> },
+}
+
+/// Which version of an object a read reads.
+#[derive(Debug)]
+struct Version {
+    /// The stamp of the version its listing saw ([`super::remote::version_stamp`]), for an object.
+    listed: Option<u64>,
+    /// The e_tag of the version the blocks given so far are of: each later block is asked for on
+    /// that condition (`If-Match`).
+    e_tag: Option<String>,
 }
 
 impl BlockReader {
@@ -86,12 +108,14 @@ impl BlockReader {
                     true => super::remote::registry().store(&place.store).map_err(std::io::Error::other)?,
                     false => store,
                 };
-                Source::Store { store, location: place.key }
+                let version = Some(Version { listed: file.changed, e_tag: None });
+                Source::Store { store, location: place.key, version }
             }
             _ if local => Source::Local(std::fs::File::open(file.canonical())?),
             _ => Source::Store {
                 location: StorePath::from_absolute_path(file.canonical()).map_err(std::io::Error::other)?,
                 store,
+                version: None,
             },
         };
         let inflate = match compressed {
@@ -105,7 +129,14 @@ impl BlockReader {
     pub(crate) async fn read_range(&self, range: std::ops::Range<u64>) -> Result<Bytes, object_store::Error> {
         match &self.source {
             Source::Local(file) => read_local(file, range),
-            Source::Store { store, location } => store.get_range(location, range).await,
+            Source::Store { store, location, version } => {
+                let e_tag = version.as_ref().and_then(|v| v.e_tag.clone());
+                let (block, meta) = get(store, location, e_tag, range).await?;
+                match version.as_ref().is_some_and(|v| v.e_tag.is_none() && v.is_not(&meta, self.size)) {
+                    true => Err(replaced(location, "since it was listed")),
+                    false => Ok(block),
+                }
+            }
         }
     }
 
@@ -136,24 +167,56 @@ impl BlockReader {
             return Ok(None);
         }
         let end = (self.offset + BLOCK_BYTES).min(self.size);
-        let block = match &self.source {
+        let block = match &mut self.source {
             // A file cut shorter since it was found reads short.
             Source::Local(file) => read_local(file, self.offset..end)?,
-            Source::Store { store, location } => match store.get_range(location, self.offset..end).await {
-                Ok(block) => block,
-                // A file cut shorter since it was found (the local store refuses a range past
-                // the end): read what is there.
-                Err(e) => match store.head(location).await {
-                    Ok(meta) if meta.size < end => {
-                        self.size = meta.size;
-                        if self.offset >= self.size {
-                            return Ok(None);
+            Source::Store { store, location, version } => {
+                let e_tag = version.as_ref().and_then(|v| v.e_tag.clone());
+                match get(store, location, e_tag, self.offset..end).await {
+                    Ok((block, meta)) => {
+                        if let Some(version) = version.as_mut() {
+                            match &version.e_tag {
+                                None => {
+                                    let stamp = super::remote::version_stamp(&meta);
+                                    if version.is_not(&meta, self.size) {
+                                        if self.offset > 0 {
+                                            return Err(replaced(location, "since it was listed"));
+                                        }
+                                        // Replaced since it was listed, nothing of it read yet:
+                                        // read as it is now, whole (not the listed size's first
+                                        // bytes of it).
+                                        self.size = meta.size;
+                                        version.listed = stamp;
+                                    }
+                                    version.e_tag = meta.e_tag;
+                                }
+                                // A store that answers whatever If-Match asks: the answer's e_tag
+                                // says which version its bytes are of.
+                                Some(e_tag) if meta.e_tag.as_ref() != Some(e_tag) => {
+                                    return Err(replaced_while_read(location, self.offset, self.size));
+                                }
+                                Some(_) => {}
+                            }
                         }
-                        store.get_range(location, self.offset..self.size).await?
+                        block
                     }
-                    _ => return Err(e),
-                },
-            },
+                    Err(object_store::Error::Precondition { .. }) => {
+                        return Err(replaced_while_read(location, self.offset, self.size));
+                    }
+                    // A file cut shorter since it was found (the local store refuses a range past
+                    // the end): read what is there.
+                    Err(e) => match store.head(location).await {
+                        Ok(meta) if meta.size < end && version.is_none() => {
+                            self.size = meta.size;
+                            if self.offset >= self.size {
+                                return Ok(None);
+                            }
+                            store.get_range(location, self.offset..self.size).await.map_err(one_line)?
+                        }
+                        _ => return Err(e),
+                    },
+                }
+            }
         };
         // A file truncated since it was found ends early; read what is there.
         if block.is_empty() {
@@ -230,6 +293,50 @@ impl Inflate {
         }
         self.inflated += out.len() as u64;
         Ok((!out.is_empty()).then(|| Bytes::from(out)))
+    }
+}
+
+/// Reads `range` of `location`, on the condition that it is still the version of `e_tag` when
+/// given: its bytes, and the object's metadata (its whole size, its e_tag). An error's text is one
+/// line ([`one_line`]).
+async fn get(
+    store: &Arc<dyn ObjectStore>,
+    location: &StorePath,
+    e_tag: Option<String>,
+    range: std::ops::Range<u64>,
+) -> Result<(Bytes, object_store::ObjectMeta), object_store::Error> {
+    let options = GetOptions { if_match: e_tag, range: Some(GetRange::Bounded(range)), ..Default::default() };
+    let got = store.get_opts(location, options).await.map_err(one_line)?;
+    let meta = got.meta.clone();
+    Ok((got.bytes().await.map_err(one_line)?, meta))
+}
+
+/// The error of an object read that found it replaced by another version (`when`).
+fn replaced(location: &StorePath, when: &str) -> object_store::Error {
+    let why = format!("the object was replaced {when}: its e_tag changed; run again to read it as it is now");
+    object_store::Error::Precondition { path: location.to_string(), source: why.into() }
+}
+
+/// The error of an object replaced after `offset` of its `size` bytes were read.
+fn replaced_while_read(location: &StorePath, offset: u64, size: u64) -> object_store::Error {
+    replaced(location, &format!("while it was read (after {offset} of {size} bytes)"))
+}
+
+/// An object-store error whose text is one line: a store's error body (an S3 error's XML, say)
+/// may hold line breaks and other control characters, and a warning is one line.
+fn one_line(e: object_store::Error) -> object_store::Error {
+    use object_store::Error as E;
+    let line = |source: Box<dyn std::error::Error + Send + Sync>| super::remote::one_line(&source.to_string()).into();
+    match e {
+        E::Generic { store, source } => E::Generic { store, source: line(source) },
+        E::NotFound { path, source } => E::NotFound { path, source: line(source) },
+        E::Precondition { path, source } => E::Precondition { path, source: line(source) },
+        E::NotModified { path, source } => E::NotModified { path, source: line(source) },
+        E::PermissionDenied { path, source } => E::PermissionDenied { path, source: line(source) },
+        E::Unauthenticated { path, source } => E::Unauthenticated { path, source: line(source) },
+        E::AlreadyExists { path, source } => E::AlreadyExists { path, source: line(source) },
+        E::NotSupported { source } => E::NotSupported { source: line(source) },
+        other => other,
     }
 }
 

@@ -1,17 +1,31 @@
 //! Transcripts in object stores (`s3://bucket/prefix`, `gs://`, `az://`): what makes a path
 //! remote, the one registry of stores every session, scheduler and executor of a process reads
 //! through (each bucket's store made once, on first use, from the usual environment and, for
-//! S3, the AWS profile files), and the listing that discovery uses in place of a walk.
+//! S3, the AWS profile files), every wait on a store bounded by [`TIMEOUT_VARIABLE`], and the
+//! listing that discovery uses in place of a walk (an object whose key no store path can name
+//! left out with a warning, the rest listed).
 
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::object_store::ObjectStoreRegistry;
 use futures::StreamExt;
+use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::path::Path as StorePath;
-use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, RetryConfig};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 use url::Url;
+
+/// The variable that bounds every wait on a store, in seconds (`TXQ_STORE_TIMEOUT=10`, `0.5`): a
+/// request's answer, and all the retries of one that failed. docs/cli.md documents it.
+pub const TIMEOUT_VARIABLE: &str = "TXQ_STORE_TIMEOUT";
+
+/// How long a store is waited for when [`TIMEOUT_VARIABLE`] is not set.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a connection to a store may take at most (less when the timeout is shorter).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schemes of the stores txq reads: `s3://`, `gs://`, and Azure's `az://` (also `abfs://`
 /// and `abfss://`).
@@ -64,6 +78,19 @@ impl RemotePath {
 #[derive(Debug, Default)]
 pub struct StoreRegistry {
     stores: Mutex<HashMap<String, Arc<dyn ObjectStore>>>,
+    /// The stores made here that list a page at a time from any key on (S3, Google Cloud
+    /// Storage): a listing that meets a key no store path can name goes on around it.
+    pages: Mutex<HashMap<String, Pages>>,
+}
+
+/// A store that lists a page at a time, from any key on.
+#[derive(Clone)]
+struct Pages(Arc<dyn PaginatedListStore>);
+
+impl std::fmt::Debug for Pages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Pages")
+    }
 }
 
 /// The store of this machine's files, one per process ([`super::read`] reads its files on the
@@ -95,9 +122,17 @@ impl StoreRegistry {
         if let Some(store) = stores.get(&key) {
             return Ok(store.clone());
         }
-        let store = build(url)?;
+        let (store, pages) = build(url)?;
+        if let Some(pages) = pages {
+            self.pages.lock().unwrap_or_else(|e| e.into_inner()).insert(key.clone(), Pages(pages));
+        }
         stores.insert(key, store.clone());
         Ok(store)
+    }
+
+    /// The store of `url` as one that lists a page at a time, when it was made here and can.
+    fn pages(&self, url: &Url) -> Option<Arc<dyn PaginatedListStore>> {
+        self.pages.lock().unwrap_or_else(|e| e.into_inner()).get(&key_of(url)).map(|p| p.0.clone())
     }
 }
 
@@ -106,10 +141,12 @@ impl ObjectStoreRegistry for StoreRegistry {
         if url.scheme() == "file" {
             return None;
         }
+        self.pages.lock().unwrap_or_else(|e| e.into_inner()).remove(&key_of(url));
         self.stores.lock().unwrap_or_else(|e| e.into_inner()).insert(key_of(url), store)
     }
 
     fn deregister_store(&self, url: &Url) -> DfResult<Arc<dyn ObjectStore>> {
+        self.pages.lock().unwrap_or_else(|e| e.into_inner()).remove(&key_of(url));
         let removed = self.stores.lock().unwrap_or_else(|e| e.into_inner()).remove(&key_of(url));
         removed.ok_or_else(|| DataFusionError::Execution(format!("no object store for {url}")))
     }
@@ -121,23 +158,40 @@ impl ObjectStoreRegistry for StoreRegistry {
 
 /// A store for `url` from the environment: S3 from `AWS_*` (and, without keys in it, the
 /// profile of `AWS_PROFILE` in `~/.aws/credentials` and `~/.aws/config`), Google Cloud Storage
-/// from `GOOGLE_*`, Azure from `AZURE_*`.
-fn build(url: &Url) -> Result<Arc<dyn ObjectStore>, object_store::Error> {
+/// from `GOOGLE_*`, Azure from `AZURE_*`; each waiting for an answer at most [`TIMEOUT_VARIABLE`]
+/// seconds, retries included. With it, the same store as one that lists a page at a time.
+type Built = (Arc<dyn ObjectStore>, Option<Arc<dyn PaginatedListStore>>);
+
+fn build(url: &Url) -> Result<Built, object_store::Error> {
+    use object_store::ClientConfigKey::{ConnectTimeout, Timeout};
     let bucket = url.host_str().unwrap_or_default();
+    let timeout = store_timeout()?;
+    let (request, connect) = (millis(timeout), millis(timeout.min(CONNECT_TIMEOUT)));
+    let retry = RetryConfig { retry_timeout: timeout, ..RetryConfig::default() };
     Ok(match url.scheme() {
         "s3" | "s3a" => {
+            use object_store::aws::AmazonS3ConfigKey::Client;
             let mut builder = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
             for (key, value) in profile::settings() {
                 builder = builder.with_config(key, value);
             }
-            Arc::new(builder.build()?)
+            let builder = builder.with_config(Client(Timeout), request).with_config(Client(ConnectTimeout), connect);
+            let store = Arc::new(builder.with_retry(retry).build()?);
+            (store.clone(), Some(store))
         }
-        "gs" => Arc::new(
-            object_store::gcp::GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket).build()?,
-        ),
-        "az" | "abfs" | "abfss" => Arc::new(
-            object_store::azure::MicrosoftAzureBuilder::from_env().with_container_name(bucket).build()?,
-        ),
+        "gs" => {
+            use object_store::gcp::GoogleConfigKey::Client;
+            let builder = object_store::gcp::GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket);
+            let builder = builder.with_config(Client(Timeout), request).with_config(Client(ConnectTimeout), connect);
+            let store = Arc::new(builder.with_retry(retry).build()?);
+            (store.clone(), Some(store))
+        }
+        "az" | "abfs" | "abfss" => {
+            use object_store::azure::AzureConfigKey::Client;
+            let builder = object_store::azure::MicrosoftAzureBuilder::from_env().with_container_name(bucket);
+            let builder = builder.with_config(Client(Timeout), request).with_config(Client(ConnectTimeout), connect);
+            (Arc::new(builder.with_retry(retry).build()?), None)
+        }
         other => {
             return Err(object_store::Error::NotSupported {
                 source: format!("no object store for the scheme {other}://").into(),
@@ -146,12 +200,39 @@ fn build(url: &Url) -> Result<Arc<dyn ObjectStore>, object_store::Error> {
     })
 }
 
+/// How long a store is waited for: [`TIMEOUT_VARIABLE`] seconds, else [`DEFAULT_TIMEOUT`].
+fn store_timeout() -> Result<Duration, object_store::Error> {
+    let Some(value) = std::env::var_os(TIMEOUT_VARIABLE) else { return Ok(DEFAULT_TIMEOUT) };
+    let text = value.to_string_lossy();
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|seconds| *seconds > 0.0)
+        .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+        .ok_or_else(|| object_store::Error::Generic {
+            store: "txq",
+            source: format!(
+                "{TIMEOUT_VARIABLE}={}: not a number of seconds above 0 (give 30, or 0.5)",
+                crate::text::escape::text(&text)
+            )
+            .into(),
+        })
+}
+
+/// A duration as the store's settings take it (`1500ms`).
+fn millis(duration: Duration) -> String {
+    format!("{}ms", duration.as_millis().max(1))
+}
+
 /// What a remote place given holds: the objects under it (or the one object it names).
 #[derive(Debug)]
 pub struct Listing {
     pub objects: Vec<ObjectMeta>,
     /// The place names one object, not a prefix.
     pub is_object: bool,
+    /// What was left out, one warning each: an object whose key no store path can name (a
+    /// segment `..` or `.`, an empty one of `//`, a control character).
+    pub warnings: Vec<String>,
 }
 
 /// Lists every remote place among `paths`, at once; an error names the place and why it cannot
@@ -165,20 +246,32 @@ pub async fn list_all(paths: &[PathBuf]) -> crate::error::Result<HashMap<PathBuf
 /// The objects under one remote place, by key; the place itself when it is one object.
 async fn list(path: &Path) -> crate::error::Result<Listing> {
     let unreachable = |why: String| crate::error::Error::Path { path: path.to_path_buf(), why };
+    let cannot_list = |e: object_store::Error| unreachable(format!("cannot list: {}", short(&e)));
     let place = RemotePath::parse(path).map_err(unreachable)?;
     let store = registry().store(&place.store).map_err(|e| unreachable(short(&e)))?;
     let prefix = (!place.key.as_ref().is_empty()).then_some(&place.key);
     let mut objects = Vec::new();
+    let mut warnings = Vec::new();
     let mut stream = store.list(prefix);
     while let Some(object) = stream.next().await {
-        objects.push(object.map_err(|e| unreachable(format!("cannot list: {}", short(&e))))?);
+        match object {
+            Ok(object) => objects.push(object),
+            // A key no store path can name fails its whole page: listed again around it.
+            Err(e @ object_store::Error::InvalidPath { .. }) => {
+                let Some(pages) = registry().pages(&place.store) else { return Err(cannot_list(e)) };
+                (objects, warnings) = list_around_odd_keys(pages.as_ref(), &place).await.map_err(cannot_list)?;
+                break;
+            }
+            Err(e) => return Err(cannot_list(e)),
+        }
     }
     if objects.is_empty()
+        && warnings.is_empty()
         && let Some(key) = prefix
     {
         // Not a prefix of any object: maybe an object itself.
         match store.head(key).await {
-            Ok(object) => return Ok(Listing { objects: vec![object], is_object: true }),
+            Ok(object) => return Ok(Listing { objects: vec![object], is_object: true, warnings }),
             Err(object_store::Error::NotFound { .. }) => {
                 return Err(unreachable("no such object, and no object under it".into()));
             }
@@ -186,13 +279,77 @@ async fn list(path: &Path) -> crate::error::Result<Listing> {
         }
     }
     objects.sort_by(|a, b| a.location.as_ref().cmp(b.location.as_ref()));
-    Ok(Listing { objects, is_object: false })
+    Ok(Listing { objects, is_object: false, warnings })
+}
+
+/// How many keys a page of a listing asks for (S3's most).
+const PAGE_KEYS: usize = 1000;
+
+/// The objects under `place` listed a page at a time, each whose key no store path can name left
+/// out and named in a warning. A page holding such a key fails whole, and names the first: pages
+/// half as long are asked for until one ends before it, then the listing goes on after it.
+async fn list_around_odd_keys(
+    pages: &dyn PaginatedListStore,
+    place: &RemotePath,
+) -> Result<(Vec<ObjectMeta>, Vec<String>), object_store::Error> {
+    let prefix = (!place.key.as_ref().is_empty()).then(|| format!("{}/", place.key));
+    let (mut objects, mut warnings) = (Vec::<ObjectMeta>::new(), Vec::new());
+    let mut after: Option<String> = None;
+    let mut keys = PAGE_KEYS;
+    loop {
+        let options = PaginatedListOptions { offset: after.clone(), max_keys: Some(keys), ..Default::default() };
+        match pages.list_paginated(prefix.as_deref(), options).await {
+            Ok(page) => {
+                let more = page.page_token.is_some();
+                for object in page.result.objects {
+                    let key = object.location.to_string();
+                    // A key ending in `/` is named without it: asked for after it, it comes again.
+                    match after.as_deref() == Some(key.as_str()) {
+                        true => after = Some(format!("{key}/")),
+                        false => after = Some(key),
+                    }
+                    if objects.last().is_none_or(|last| last.location != object.location) {
+                        objects.push(object);
+                    }
+                }
+                if !more {
+                    return Ok((objects, warnings));
+                }
+            }
+            Err(object_store::Error::InvalidPath { source }) => {
+                let odd = match &source {
+                    object_store::path::Error::EmptySegment { path }
+                    | object_store::path::Error::BadSegment { path, .. } => path.clone(),
+                    _ => return Err(object_store::Error::InvalidPath { source }),
+                };
+                if keys > 1 {
+                    keys /= 2;
+                    continue;
+                }
+                let named = format!("{}://{}/{odd}", place.store.scheme(), place.store.host_str().unwrap_or_default());
+                warnings.push(format!(
+                    "{}: not read: no object store path names this key (a segment `.` or `..`, an empty one, or a control character)",
+                    crate::text::escape::text(&named)
+                ));
+                after = Some(odd);
+                keys = PAGE_KEYS;
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// An object-store error in one line, without the request's whole dump.
 pub fn short(e: &object_store::Error) -> String {
     let text = e.to_string();
-    text.lines().next().unwrap_or_default().to_string()
+    one_line(text.lines().next().unwrap_or_default())
+}
+
+/// A store's text (an error, with the body its server sent) as one line: each run of white space,
+/// line breaks included, one space, and any other control character escaped.
+pub(crate) fn one_line(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    crate::text::escape::text(&words.join(" ")).into_owned()
 }
 
 /// A stamp of an object's version for the inference cache, from its e_tag (or version): a
