@@ -444,6 +444,7 @@ fn a_store_that_never_answers_ends_the_run_with_a_clear_error_within_the_store_t
     );
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains(place) && out.stderr.contains("cannot list"), "{}", out.stderr);
+    assert!(out.stderr.contains("no answer within 0.5 s (TXQ_STORE_TIMEOUT"), "{}", out.stderr);
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     // A timeout that is no number of seconds is refused, naming the variable.
     let out = s3_txq_with(&["--no-cache", "-e", "select 1", place], dir.path(), &[("TXQ_STORE_TIMEOUT", "soon")]);

@@ -339,10 +339,30 @@ async fn list_around_odd_keys(
     }
 }
 
-/// An object-store error in one line, without the request's whole dump.
+/// An object-store error in one line, without the request's whole dump; a wait that ran out
+/// says how long it was and what sets it.
 pub fn short(e: &object_store::Error) -> String {
     let text = e.to_string();
-    one_line(text.lines().next().unwrap_or_default())
+    let line = one_line(text.lines().next().unwrap_or_default());
+    match (timed_out(e), store_timeout()) {
+        (true, Ok(timeout)) => {
+            format!("{line}: no answer within {} s ({TIMEOUT_VARIABLE} sets how long)", timeout.as_secs_f64())
+        }
+        _ => line,
+    }
+}
+
+/// Whether a request of `e` was given up on for a wait that ran out.
+fn timed_out(e: &object_store::Error) -> bool {
+    use object_store::client::{HttpError, HttpErrorKind};
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(error) = source {
+        if error.downcast_ref::<HttpError>().is_some_and(|h| matches!(h.kind(), HttpErrorKind::Timeout)) {
+            return true;
+        }
+        source = error.source();
+    }
+    false
 }
 
 /// A store's text (an error, with the body its server sent) as one line: each run of white space,
