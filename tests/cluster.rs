@@ -269,7 +269,7 @@ fn statements_on_a_two_executor_cluster_equal_the_local_run() {
     use rexpect::session::{Options, spawn_with_options};
     let home = tempfile::tempdir().unwrap();
     let mut shell = command(c.rupu.dir.path());
-    shell.envs(server().env()).env("TERM", "xterm").env("HOME", home.path());
+    shell.envs(server().env()).env("TXQ_CLUSTER_SECRET", SECRET).env("TERM", "xterm").env("HOME", home.path());
     shell.env("TXQ_HISTORY", home.path().join("history"));
     shell.args(["--no-cache", "--cluster", &cluster.url(), &remote]);
     let options = Options::new().timeout_ms(Some(60_000)).strip_ansi_escape_codes(true);
