@@ -168,8 +168,10 @@ fn a_damaged_re_emitted_count_bills_no_call_and_the_baseline_stands() {
         figures.replace(r#""total_tokens":1200"#, r#""total_tokens":1099511627776"#),
     ];
     let mut lines = vec![
-        r#"{"timestamp":"2026-05-12T08:00:00.000Z","type":"session_meta","payload":{"id":"t","cwd":"/p"}}"#.to_string(),
-        r#"{"timestamp":"2026-05-12T08:00:00.000Z","type":"turn_context","payload":{"model":"gpt-5.2"}}"#.to_string(),
+        r#"{"timestamp":"2026-05-12T08:00:00.000Z","type":"session_meta","payload":{"id":"t","cwd":"/p"}}"#
+            .to_string(),
+        r#"{"timestamp":"2026-05-12T08:00:00.000Z","type":"turn_context","payload":{"model":"gpt-5.2"}}"#
+            .to_string(),
         count("01:00", &totals(figures)),
     ];
     for (nth, figures) in damaged.iter().enumerate() {
@@ -185,7 +187,11 @@ fn a_damaged_re_emitted_count_bills_no_call_and_the_baseline_stands() {
         .map(|r| {
             format!(
                 "{} {} {} {} {}",
-                r["input_tokens"], r["cache_read_tokens"], r["output_tokens"], r["reasoning_tokens"], r["line"]
+                r["input_tokens"],
+                r["cache_read_tokens"],
+                r["output_tokens"],
+                r["reasoning_tokens"],
+                r["line"]
             )
         })
         .collect();

@@ -139,17 +139,16 @@ fn a_folder_symlink_inside_a_harness_home_loses_no_transcript() {
     let first_dir = |dir: &std::path::Path, depth: usize| -> std::path::PathBuf {
         let mut at = dir.to_path_buf();
         for _ in 0..depth {
-            let mut dirs: Vec<_> = std::fs::read_dir(&at)
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .filter(|p| p.is_dir())
-                .collect();
+            let mut dirs: Vec<_> =
+                std::fs::read_dir(&at).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
             dirs.sort();
             at = dirs.into_iter().next().expect("a folder");
         }
         at.strip_prefix(dir).unwrap().to_path_buf()
     };
-    for (harness, below, depth) in [(".codex", "sessions", 3), (".claude", "projects", 1), (".gemini", "tmp", 1)] {
+    for (harness, below, depth) in
+        [(".codex", "sessions", 3), (".claude", "projects", 1), (".gemini", "tmp", 1)]
+    {
         let root = home.path().join(harness);
         let target = std::path::Path::new(below).join(first_dir(&root.join(below), depth));
         std::os::unix::fs::symlink(&target, root.join("latest")).unwrap();
@@ -158,7 +157,8 @@ fn a_folder_symlink_inside_a_harness_home_loses_no_transcript() {
         ["claude", "codex", "gemini"].iter().flat_map(|harness| expected_calls(&expected, harness)).collect();
     want.sort();
     // The home given, and each harness's home given: walks that meet the links.
-    let harness_homes: Vec<_> = [".claude", ".config/claude", ".codex", ".gemini"].iter().map(|h| home.path().join(h)).collect();
+    let harness_homes: Vec<_> =
+        [".claude", ".config/claude", ".codex", ".gemini"].iter().map(|h| home.path().join(h)).collect();
     for paths in [vec![home.path().to_path_buf()], harness_homes] {
         let got = rows(home.path(), &paths, &[], CALLS);
         assert_eq!(calls_of(home.path(), &got), want, "{paths:?}");

@@ -505,7 +505,15 @@ fn a_claude_only_home_says_which_sections_have_no_data_and_hostile_names_stay_te
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("0badc0de-0000-4000-8000-000000000001.jsonl"), hostile_line(hostile) + "\n")
         .unwrap();
+    // A right-to-left override in a model name reversed the page's text after it.
+    let reversing = "gpt-\u{202e}lave\u{2066}";
+    let line = hostile_line(reversing)
+        .replace("msg_hostile", "msg_reversing")
+        .replace("-000000000001", "-000000000002");
+    std::fs::write(folder.join("0badc0de-0000-4000-8000-000000000002.jsonl"), line + "\n").unwrap();
     let html = report(home.path(), home.path(), &[]);
+    assert!(!html.contains('\u{202e}') && !html.contains('\u{2066}'), "no bidi control is written raw");
+    assert!(html.contains("gpt-\\u{202e}lave\\u{2066}"), "it is written visibly, as on a terminal");
     for section in [
         "agent_spend",
         "reeval_tool_failures",
@@ -524,8 +532,8 @@ fn a_claude_only_home_says_which_sections_have_no_data_and_hostile_names_stay_te
     let escaped = "&lt;img src=x onerror=alert(1)&gt;&lt;/script&gt;&lt;script&gt;alert(2)&lt;/script&gt;";
     assert!(html.contains(escaped), "the name is shown as text");
     let unpriced = page_table(&html, "unpriced_models").unwrap();
-    assert_eq!(unpriced.len(), 1);
-    assert_eq!(unpriced[0]["model"].as_deref(), Some(hostile));
+    assert_eq!(unpriced.len(), 2);
+    assert!(unpriced.iter().any(|row| row["model"].as_deref() == Some(hostile)), "{unpriced:?}");
     assert!(html.matches("<figure class=\"chart\"").count() >= 7, "the spend and cache charts are there");
 }
 

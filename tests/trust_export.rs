@@ -497,3 +497,74 @@ fn an_export_written_before_folders_were_named_safely_is_appended_to_only_where_
         );
     }
 }
+
+/// `txq export` run where no file may grow past `bytes` (as on a disk that fills): writes fail
+/// with "file too large" rather than the signal that would end the process.
+fn export_on_a_full_disk(cwd: &Path, args: &[&str], bytes: u64) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let mut command = crate::util::command(cwd);
+    command.arg("export").args(args).stdin(std::process::Stdio::null());
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command.output().unwrap()
+}
+
+/// An export that hit a full disk left its staging folder behind: a fresh export leaves nothing
+/// beside OUT, an append nothing inside it, and the export there before is still whole.
+#[test]
+fn an_export_that_fills_the_disk_leaves_no_staging_folder() {
+    let corpus =
+        crate::util::Generated::new(&txq::generate::RupuOptions { seed: 5, runs: 40, ..Default::default() });
+    let parent = tempfile::tempdir().unwrap();
+    let out = parent.path().join("out");
+    let transcripts = corpus.transcripts();
+    let (out_arg, from) = (out.to_str().unwrap(), transcripts.to_str().unwrap());
+    let failed = export_on_a_full_disk(parent.path(), &["--out", out_arg, from], 16 << 10);
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(!failed.status.success(), "{stderr}");
+    assert!(stderr.contains("txq: error"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(parent.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "nothing beside OUT: {left:?}");
+
+    let done = txq(&["-q", "export", "--out", out_arg, from], parent.path());
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let before = snapshot(&out, &[]);
+    // A run more, appended on the full disk.
+    let more = corpus.dir.path().join("more/.rupu/transcripts");
+    std::fs::create_dir_all(&more).unwrap();
+    for entry in std::fs::read_dir(&transcripts).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, more.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let extra = run_transcript(
+        "01JZZZZZZZZZZZZZZZZZZZZZZZ",
+        &vec!["note".to_string(); 2000],
+        "claude-sonnet-4-6",
+        true,
+    );
+    std::fs::write(more.join("run_01JZZZZZZZZZZZZZZZZZZZZZZZ.jsonl"), extra).unwrap();
+    let failed = export_on_a_full_disk(
+        parent.path(),
+        &["--append", "--out", out_arg, more.to_str().unwrap()],
+        4 << 10,
+    );
+    assert!(!failed.status.success(), "{}", String::from_utf8_lossy(&failed.stderr));
+    let staging: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".txq-staging-"))
+        .collect();
+    assert!(staging.is_empty(), "no staging folder: {staging:?}");
+    assert_eq!(snapshot(&out, &[]), before, "the export before is whole");
+}

@@ -177,7 +177,11 @@ impl Runner<'_> {
                     }
                 }
                 Problem::UnreadableFile { file, why } => {
-                    self.warn(err, format!("{}: not read: {why}", crate::text::escape::path(file)));
+                    let path = crate::text::escape::path(file);
+                    match why.starts_with(crate::source::read::READ_IN_PART) {
+                        true => self.warn(err, format!("{path}: {why}")),
+                        false => self.warn(err, format!("{path}: not read: {why}")),
+                    }
                 }
             }
         }

@@ -88,7 +88,11 @@ pub(super) async fn append(
     let staging_name = PathBuf::from(format!("{STAGING}{generation}"));
     let staging = Root::new(out.create_dir_all(&staging_name)?);
     let job = Job { engine, tables: &chosen, partition_by, generation, root: &staging };
-    job.write(&to_write, progress, &held).await?;
+    // An append that fails (a full disk) leaves no staging folder (the next one would remove it).
+    if let Err(e) = job.write(&to_write, progress, &held).await {
+        let _ = out.remove_dir_all(&staging_name);
+        return Err(e);
+    }
     if !redo_files.is_empty() {
         for table in &chosen {
             for file in data_files(&out, &table.folder())? {

@@ -292,14 +292,23 @@ async fn fresh(
     let job =
         Job { engine, tables: &chosen, partition_by: options.partition_by, generation: 1, root: &partial };
     let to_write: Vec<&Unit> = units.iter().collect();
-    job.write(&to_write, progress, &HashSet::new()).await?;
-    for table in &chosen {
-        manifest.record_table(table);
+    let written = match job.write(&to_write, progress, &HashSet::new()).await {
+        Ok(()) => {
+            for table in &chosen {
+                manifest.record_table(table);
+            }
+            for unit in &units {
+                manifest.record(record(unit, 1));
+            }
+            manifest.write(&partial)
+        }
+        Err(e) => Err(e),
+    };
+    // An export that fails (a full disk) leaves nothing of its own beside OUT.
+    if let Err(e) = written {
+        let _ = parent.remove_dir_all(&partial_name);
+        return Err(e);
     }
-    for unit in &units {
-        manifest.record(record(unit, 1));
-    }
-    manifest.write(&partial)?;
     let out_name = Path::new(&out_name);
     if std::fs::symlink_metadata(&options.out).is_ok() {
         let old_name = beside(out_name.as_os_str(), "old");

@@ -94,9 +94,8 @@ pub fn format() -> Format {
 /// a count whose figures cannot all be read is no evidence of a call), and the cache writes,
 /// written from 0.145 on, are 0 when absent.
 fn usage(which: &'static str) -> Vec<super::FieldSpec> {
-    let figure = |key: &'static str, name: &'static str, absent: Absent, about: &'static str| super::FieldSpec {
-        absent,
-        ..named(key, name, Count, about)
+    let figure = |key: &'static str, name: &'static str, absent: Absent, about: &'static str| {
+        super::FieldSpec { absent, ..named(key, name, Count, about) }
     };
     let required = Absent::Required;
     match which {

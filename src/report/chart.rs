@@ -190,8 +190,10 @@ fn draw_bars(
     Ok(())
 }
 
-/// `text` cut to `at` characters, with an ellipsis when it was longer.
+/// `text` cut to `at` characters, with an ellipsis when it was longer, its controls and
+/// bidirectional overrides written visibly (as [`super::page::escape`] writes them).
 fn cut(text: &str, at: usize) -> String {
+    let text = crate::text::escape::text(text);
     match text.char_indices().nth(at) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_string(),
@@ -245,6 +247,8 @@ mod tests {
         assert_eq!(count(&svg, "circle"), 0);
         assert!(!svg.contains("<script"), "{svg}");
         assert!(svg.contains("&lt;script&gt;"), "{svg}");
+        let svg = bars(&["a\u{202e}b".to_string()], &[Some(1.0)], "bytes", 0).unwrap();
+        assert!(!svg.contains('\u{202e}') && svg.contains("a\\u{202e}b"), "{svg}");
     }
 
     #[test]

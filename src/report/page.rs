@@ -60,8 +60,11 @@ pub fn render(report: &Report) -> String {
     )
 }
 
-/// `text` safe in HTML text and in a quoted attribute.
+/// `text` safe in HTML text and in a quoted attribute, with the characters a terminal is not
+/// given raw (controls, and the bidirectional overrides and isolates that would reorder the text
+/// after them) written visibly as the terminal output writes them (`\u{202e}`).
 pub fn escape(text: &str) -> String {
+    let text = crate::text::escape::text(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -558,6 +561,12 @@ mod tests {
             escape("<script>alert('x') & \"y\"</script>"),
             "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;"
         );
+    }
+
+    /// A model name with a right-to-left override reversed the text after it on the page.
+    #[test]
+    fn bidi_overrides_and_controls_are_written_visibly_not_raw() {
+        assert_eq!(escape("gpt\u{202e}<b>\u{2066}x\n"), "gpt\\u{202e}&lt;b&gt;\\u{2066}x\\n");
     }
 
     #[test]

@@ -181,7 +181,8 @@ impl Builder {
                 (Builder::Bool(b), Absent::Bool(v), None) => b.append_value(v),
                 (Builder::Int(b), Absent::Int(v), None) => b.append_value(v),
                 (builder, Absent::Int(v), Some(_)) => {
-                    return builder.reject(format!("expected {}, found null ({v} when absent)", kind.describe()));
+                    return builder
+                        .reject(format!("expected {}, found null ({v} when absent)", kind.describe()));
                 }
                 (builder, Absent::Required, raw) => {
                     let found = if raw.is_some() { "null" } else { "no value" };

@@ -530,6 +530,9 @@ async fn scan_files(
             tokio::task::consume_budget().await;
         }
         splitter.finish(&mut |line| read_line(line, &mut reader, &mut decoder, batch_size, &mut full));
+        if let Some(why) = blocks.cut_short() {
+            unreadable(why);
+        }
     }
     for (_, batch) in full {
         if !send(tx, batch, batch_size).await {

@@ -216,9 +216,8 @@ pub fn discover_listed(
             let real = linked.then(|| std::fs::canonicalize(entry.path()).ok()).flatten();
             let path = match &real {
                 Some(real) => {
-                    let real_root = real_root.get_or_insert_with(|| {
-                        std::fs::canonicalize(root).unwrap_or_else(|_| root.clone())
-                    });
+                    let real_root = real_root
+                        .get_or_insert_with(|| std::fs::canonicalize(root).unwrap_or_else(|_| root.clone()));
                     match real.strip_prefix(&*real_root) {
                         Ok(below) => root.join(below),
                         Err(_) => entry.path().to_path_buf(),

@@ -123,6 +123,9 @@ impl LineSplitter {
                 self.emit_whole(number, piece, emit);
             } else {
                 let mut joined = std::mem::take(&mut self.carry);
+                // Exactly what the line needs: a doubling of a long line's buffer could hold
+                // twice the limit.
+                joined.reserve_exact(piece.len());
                 joined.extend_from_slice(piece);
                 self.emit_whole(number, &joined, emit);
                 joined.clear();
@@ -140,10 +143,23 @@ impl LineSplitter {
             // count is not 0 after it).
             self.overflow = self.carry.len() as u64;
             self.carry.truncate(HEAD_BYTES);
+            // The line's bytes so far are let go, not only forgotten.
+            self.carry.shrink_to(HEAD_BYTES);
             self.overflow_more(rest);
         } else {
-            self.carry.extend_from_slice(rest);
+            self.hold(rest);
         }
+    }
+
+    /// Adds `bytes` to the line being held: its buffer grows by doubling, but never past the
+    /// limit (a doubling would hold up to twice the limit).
+    fn hold(&mut self, bytes: &[u8]) {
+        let needed = self.carry.len() + bytes.len();
+        if needed > self.carry.capacity() {
+            let grown = (self.carry.capacity() * 2).clamp(needed, self.max_line_bytes.max(needed));
+            self.carry.reserve_exact(grown - self.carry.len());
+        }
+        self.carry.extend_from_slice(bytes);
     }
 
     /// Counts more bytes of an over-long line, keeping its first ones for the report.
@@ -302,6 +318,25 @@ mod tests {
         assert!(splitter.carry.len() <= HEAD_BYTES, "held {} bytes", splitter.carry.len());
         assert_eq!(split(&[b"  "], 0), ["1!2:  "]);
         assert_eq!(split(&[b" ", b" "], 0), ["1!2:  "]);
+    }
+
+    /// A line over the limit cost about four times the limit: the held buffer doubled past it,
+    /// and kept its size once the line was known to be too long.
+    #[test]
+    fn a_long_line_is_held_in_no_more_than_the_limit_and_let_go_past_it() {
+        let limit = 1 << 20;
+        let mut splitter = LineSplitter::new(limit);
+        let block = vec![b'x'; 48 << 10];
+        let mut largest = 0;
+        for _ in 0..64 {
+            splitter.feed(&block, &mut |_| {});
+            largest = largest.max(splitter.carry.capacity());
+        }
+        assert!(largest <= limit, "held {largest} bytes for a limit of {limit}");
+        assert!(splitter.carry.capacity() <= 2 * HEAD_BYTES, "kept {} bytes", splitter.carry.capacity());
+        let mut lines = Vec::new();
+        splitter.feed(b"\n{}\n", &mut |line| lines.push(format!("{line:?}").len()));
+        assert_eq!(lines.len(), 2);
     }
 
     #[test]

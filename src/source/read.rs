@@ -14,6 +14,10 @@ use std::sync::Arc;
 /// How many bytes one read asks for.
 pub(crate) const BLOCK_BYTES: u64 = 4 << 20;
 
+/// What starts the why of a file read in part (cut shorter as it was read,
+/// [`BlockReader::cut_short`]): a warning says it as it is, not as a file not read.
+pub(crate) const READ_IN_PART: &str = "read in part: ";
+
 /// The store of this machine's files, one per process: its files are read on the reader's own
 /// thread (see [`BlockReader`]).
 pub use super::remote::local_store;
@@ -25,6 +29,8 @@ pub(crate) struct BlockReader {
     size: u64,
     /// The decompression of a compressed file's bytes.
     inflate: Option<Box<Inflate>>,
+    /// The size the file was found at, when it ended sooner as it was read (cut shorter since).
+    found_size: Option<u64>,
 }
 
 /// How much a block of a compressed file inflates to at most (the decompressed block handed on).
@@ -122,7 +128,7 @@ impl BlockReader {
             true => Some(Box::new(Inflate::new()?)),
             false => None,
         };
-        Ok(Self { source, offset, size: file.size, inflate })
+        Ok(Self { source, offset, size: file.size, inflate, found_size: None })
     }
 
     /// Reads `range` of the file's bytes as stored (a compressed file's compressed bytes) at once.
@@ -147,6 +153,16 @@ impl BlockReader {
         self.inflate.as_ref().and_then(|i| i.damage.as_deref())
     }
 
+    /// Why the read ended before the size the file was found at, once [`BlockReader::next_block`]
+    /// gave `None`: it was cut shorter since, and what was read is part of it.
+    pub(crate) fn cut_short(&self) -> Option<String> {
+        let found = self.found_size?;
+        Some(format!(
+            "{}cut from {found} to {} bytes as it was read: its rows are those of the bytes left; run the statement again",
+            READ_IN_PART, self.size
+        ))
+    }
+
     /// How many bytes the blocks given so far held (of a compressed file, inflated).
     pub(crate) fn given(&self) -> u64 {
         self.inflate.as_ref().map_or(self.offset, |i| i.inflated)
@@ -167,6 +183,7 @@ impl BlockReader {
             return Ok(None);
         }
         let end = (self.offset + BLOCK_BYTES).min(self.size);
+        let mut found = self.size;
         let block = match &mut self.source {
             // A file cut shorter since it was found reads short.
             Source::Local(file) => read_local(file, self.offset..end)?,
@@ -186,6 +203,7 @@ impl BlockReader {
                                         // read as it is now, whole (not the listed size's first
                                         // bytes of it).
                                         self.size = meta.size;
+                                        found = meta.size;
                                         version.listed = stamp;
                                     }
                                     version.e_tag = meta.e_tag;
@@ -219,6 +237,10 @@ impl BlockReader {
             }
         };
         // A file truncated since it was found ends early; read what is there.
+        if (block.len() as u64) < end.min(found) - self.offset {
+            self.found_size.get_or_insert(found);
+            self.size = self.offset + block.len() as u64;
+        }
         if block.is_empty() {
             self.offset = self.size;
             return Ok(None);
@@ -449,6 +471,40 @@ mod tests {
             let file = found(dir.path(), "flipped.jsonl.zst", &flipped);
             let (blocks, damage) = blocks(local_store(), &file);
             assert!(damage.is_some() || !blocks.is_empty());
+        }
+    }
+
+    /// A file cut shorter after it was found gave a part of its rows in silence: the read says
+    /// it was cut, through either store, and what it gives is what is left.
+    #[test]
+    fn a_file_cut_shorter_as_it_is_read_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = lines();
+        let left = BLOCK_BYTES as usize + 1000;
+        for store in stores() {
+            let file = found(dir.path(), "run_1.jsonl", &text);
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(file.canonical())
+                .unwrap()
+                .set_len(left as u64)
+                .unwrap();
+            futures::executor::block_on(async {
+                let mut reader = BlockReader::open(store, &file).unwrap();
+                let mut read = Vec::new();
+                while let Some(block) = reader.next_block().await.unwrap() {
+                    read.extend_from_slice(&block);
+                }
+                assert!(read == text[..left]);
+                let why = reader.cut_short().expect("the cut is said");
+                assert!(why.contains(&format!("cut from {} to {left} bytes", text.len())), "{why}");
+            });
+            let whole = found(dir.path(), "run_2.jsonl", &text);
+            futures::executor::block_on(async {
+                let mut reader = BlockReader::open(stores()[0].clone(), &whole).unwrap();
+                while reader.next_block().await.unwrap().is_some() {}
+                assert_eq!(reader.cut_short(), None);
+            });
         }
     }
 

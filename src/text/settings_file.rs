@@ -119,7 +119,9 @@ mod tests {
         assert!(matches!(read(dir.path(), 100), Err(Unreadable::NotAFile("a directory"))));
         #[cfg(unix)]
         assert!(matches!(read(Path::new("/dev/zero"), 100), Err(Unreadable::NotAFile("a character device"))));
-        assert!(matches!(read(&dir.path().join("none"), 100), Err(Unreadable::Io(e)) if e.kind() == std::io::ErrorKind::NotFound));
+        assert!(
+            matches!(read(&dir.path().join("none"), 100), Err(Unreadable::Io(e)) if e.kind() == std::io::ErrorKind::NotFound)
+        );
         std::fs::write(&file, [0xff, 0xfe]).unwrap();
         assert!(matches!(read(&file, 100), Err(Unreadable::NotText)));
     }

@@ -328,8 +328,13 @@ impl Rollout {
             let mut line = self.lines[at].clone();
             let mut payload = line.get("payload").cloned().unwrap_or_default();
             let totals = &mut payload["info"]["total_token_usage"];
-            let figure = ["input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens"]
-                [nth % 5];
+            let figure = [
+                "input_tokens",
+                "cached_input_tokens",
+                "output_tokens",
+                "reasoning_output_tokens",
+                "total_tokens",
+            ][nth % 5];
             match DAMAGED_TOTALS[nth] {
                 "text" => totals[figure] = json!(totals[figure].to_string()),
                 "null" => totals[figure] = Value::Null,

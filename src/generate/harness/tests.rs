@@ -142,9 +142,15 @@ fn stamp(session: &mut ExpectedSession, ts: Option<&str>) {
 fn readable_usage(usage: &Value) -> bool {
     usage.as_object().is_some_and(|figures| {
         figures.iter().all(|(_, v)| v.as_i64().is_some_and(|v| (0..1_i64 << 32).contains(&v)))
-            && ["input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens"]
-                .iter()
-                .all(|key| figures.contains_key(*key))
+            && [
+                "input_tokens",
+                "cached_input_tokens",
+                "output_tokens",
+                "reasoning_output_tokens",
+                "total_tokens",
+            ]
+            .iter()
+            .all(|key| figures.contains_key(*key))
     })
 }
 

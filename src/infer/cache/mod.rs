@@ -535,27 +535,85 @@ pub fn file_name(roots: &[PathBuf]) -> String {
     format!("inference-v{VERSION}-{:016x}.bin", hash.digest())
 }
 
-/// Removes the cache files of older layouts from `dir` (no txq reads them again); a newer
-/// txq's are left alone.
+/// Removes the cache files of older layouts from `dir` (no txq reads them again): only files
+/// named as an older txq named its own ([`older_layout`]); a newer txq's, and any other file
+/// (`inference-v4.keep`), are left alone.
 fn remove_older_layouts(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        // `inference-v4-<hash>.json`, or a temporary file `inference-v4.<pid>.tmp` (since v6:
-        // `inference-v6-<hash>.<pid>.tmp`) left behind by a process that was killed.
-        let version = name.to_str().and_then(|n| n.strip_prefix("inference-v")).and_then(|rest| {
-            let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
-            rest[..digits].parse::<u32>().ok()
-        });
-        if version.is_some_and(|v| v < VERSION) {
+        if name.to_str().is_some_and(older_layout) && entry.file_type().is_ok_and(|t| t.is_file()) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
 }
 
+/// Whether `name` is one an older layout's cache gave its files: `inference-v<N>` with N below
+/// [`VERSION`], then `.json` or `-<16 hex digits>` with `.json` or `.bin`, then nothing, a
+/// temporary file's `.<pid>.tmp`, or `.partial` (`inference-v1.json`, `inference-v4-<hash>.json`,
+/// `inference-v4.<pid>.tmp`, `inference-v6-<hash>.<pid>.tmp`).
+fn older_layout(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("inference-v") else { return false };
+    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    if !rest[..digits].parse::<u32>().is_ok_and(|v| v < VERSION) {
+        return false;
+    }
+    let mut rest = &rest[digits..];
+    if let Some(after) = rest.strip_prefix('-') {
+        let hex = after.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(after.len());
+        if hex != 16 {
+            return false;
+        }
+        rest = after[hex..]
+            .strip_prefix(".json")
+            .or_else(|| after[hex..].strip_prefix(".bin"))
+            .unwrap_or(&after[hex..]);
+    } else {
+        rest = rest.strip_prefix(".json").unwrap_or(rest);
+    }
+    let temporary = rest
+        .strip_prefix('.')
+        .and_then(|r| r.strip_suffix(".tmp"))
+        .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
+    rest.is_empty() || rest == ".partial" || temporary
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Saving the cache deleted any file whose name began `inference-v1` to `v6`, `.keep` files
+    /// included: only what txq wrote goes.
+    #[test]
+    fn only_the_files_an_older_layout_wrote_are_older_layouts() {
+        for name in [
+            "inference-v1.json",
+            "inference-v1.json.77.tmp",
+            "inference-v2.json",
+            "inference-v4-0123456789abcdef.json",
+            "inference-v4.77.tmp",
+            "inference-v5-0123456789abcdef.bin",
+            "inference-v5.partial",
+            "inference-v6-0123456789abcdef.bin",
+            "inference-v6-0123456789abcdef.bin.4242.tmp",
+        ] {
+            assert!(older_layout(name), "{name}");
+        }
+        for name in [
+            "inference-v4.keep",
+            "inference-v6-notes.txt",
+            "inference-v6-0123.bin",
+            "inference-v5-0123456789abcdef.bin.keep",
+            "inference-v4.x.tmp",
+            "inference-v4..tmp",
+            "inference-v7-0123456789abcdef.bin",
+            "inference-v8-0123456789abcdef.bin",
+            "inference-v.json",
+            "my-inference-v4.json",
+        ] {
+            assert!(!older_layout(name), "{name}");
+        }
+    }
 
     /// What `find` in `parts` ranges gives of the files of `keys` (numbered by their place).
     fn found(cache: &mut InferenceCache, keys: &[u64], parts: u32, every_file: bool) -> Vec<(u32, u64)> {

@@ -232,7 +232,11 @@ fn prices_beyond_any_price_are_refused_as_such() {
         assert!(why.contains("beyond any price") || why.contains("the columns are"), "{price}: {why}");
     }
     assert!(refused("p.csv", &format!("{header}m,x,NaN,2,0.1,,2026-01-01,\n")).contains("m"));
-    assert_eq!(json(r#"{"m": {"input_cost_per_token": 1}}"#).entries[0].prices[0], Some(1e6), "the highest taken");
+    assert_eq!(
+        json(r#"{"m": {"input_cost_per_token": 1}}"#).entries[0].prices[0],
+        Some(1e6),
+        "the highest taken"
+    );
 }
 
 /// A model a LiteLLM file names twice takes its last entry, and is said once.
