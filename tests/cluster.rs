@@ -158,7 +158,8 @@ fn http_get(port: u16, path: &str, secret: Option<&str>) -> Option<(u16, String)
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     let authorization = secret.map(|s| format!("Authorization: Bearer {s}\r\n")).unwrap_or_default();
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{authorization}Connection: close\r\n\r\n").ok()?;
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{authorization}Connection: close\r\n\r\n")
+        .ok()?;
     let mut answer = String::new();
     stream.read_to_string(&mut answer).ok()?;
     let status = answer.split_whitespace().nth(1)?.parse().ok()?;
@@ -269,7 +270,11 @@ fn statements_on_a_two_executor_cluster_equal_the_local_run() {
     use rexpect::session::{Options, spawn_with_options};
     let home = tempfile::tempdir().unwrap();
     let mut shell = command(c.rupu.dir.path());
-    shell.envs(server().env()).env("TXQ_CLUSTER_SECRET", SECRET).env("TERM", "xterm").env("HOME", home.path());
+    shell
+        .envs(server().env())
+        .env("TXQ_CLUSTER_SECRET", SECRET)
+        .env("TERM", "xterm")
+        .env("HOME", home.path());
     shell.env("TXQ_HISTORY", home.path().join("history"));
     shell.args(["--no-cache", "--cluster", &cluster.url(), &remote]);
     let options = Options::new().timeout_ms(Some(60_000)).strip_ansi_escape_codes(true);
@@ -369,17 +374,27 @@ fn an_executor_killed_mid_statement_gives_the_local_answer_or_fails_never_a_wron
             }
             // Or a failure that says so, in one message, not a panic.
             Some(1) => {
-                assert!(killed, "round {round}: failed with no executor killed: {stderr}\n{}", cluster.logs());
+                assert!(
+                    killed,
+                    "round {round}: failed with no executor killed: {stderr}\n{}",
+                    cluster.logs()
+                );
                 assert!(stderr.contains("txq: error: "), "round {round}: {stderr}");
                 assert!(!stderr.contains("panicked"), "round {round}: {stderr}");
                 "a failure"
             }
             other => panic!("round {round}: exit {other:?} after {took:?}: {stderr}"),
         };
-        eprintln!("round {round}, killed {delay} ms in: {} after {took:?}", if killed { outcome } else { "done before the kill" });
+        eprintln!(
+            "round {round}, killed {delay} ms in: {} after {took:?}",
+            if killed { outcome } else { "done before the kill" }
+        );
         outcomes.push((killed, outcome));
     }
-    assert!(outcomes.iter().filter(|(killed, _)| *killed).count() >= 2, "too few rounds killed an executor mid-statement: {outcomes:?}");
+    assert!(
+        outcomes.iter().filter(|(killed, _)| *killed).count() >= 2,
+        "too few rounds killed an executor mid-statement: {outcomes:?}"
+    );
 }
 
 #[test]
@@ -397,15 +412,23 @@ fn a_cluster_answers_only_calls_that_carry_its_secret() {
         (health, "/healthz"),
     ] {
         assert_eq!(http_get(port, path, None).map(|(status, _)| status), Some(401), "{port}{path}");
-        assert_eq!(http_get(port, path, Some("not-the-secret-0123456789")).map(|(s, _)| s), Some(401), "{path}");
+        assert_eq!(
+            http_get(port, path, Some("not-the-secret-0123456789")).map(|(s, _)| s),
+            Some(401),
+            "{path}"
+        );
         assert_eq!(http_get(port, path, Some(SECRET)).map(|(status, _)| status), Some(200), "{port}{path}");
     }
     // gRPC: the scheduler's service and the executor's Flight service, without the secret.
     crate::util::runtime().block_on(async {
         use arrow_flight::flight_service_client::FlightServiceClient;
-        use ballista_core::serde::protobuf::{GetJobMetricsParams, scheduler_grpc_client::SchedulerGrpcClient};
-        let mut scheduler = SchedulerGrpcClient::connect(format!("http://127.0.0.1:{}", cluster.port)).await.unwrap();
-        let refused = scheduler.get_job_metrics(GetJobMetricsParams { job_id: "any".into() }).await.unwrap_err();
+        use ballista_core::serde::protobuf::{
+            GetJobMetricsParams, scheduler_grpc_client::SchedulerGrpcClient,
+        };
+        let mut scheduler =
+            SchedulerGrpcClient::connect(format!("http://127.0.0.1:{}", cluster.port)).await.unwrap();
+        let refused =
+            scheduler.get_job_metrics(GetJobMetricsParams { job_id: "any".into() }).await.unwrap_err();
         assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused}");
         let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{flight}")).unwrap();
         let mut executor = FlightServiceClient::new(channel.connect().await.unwrap());
@@ -423,7 +446,8 @@ fn a_cluster_answers_only_calls_that_carry_its_secret() {
         assert!(out.stderr.contains(&url) && out.stderr.contains(why), "{}", out.stderr);
     }
     // With it: the answer.
-    let (out, _) = run(&["--cluster", &url, "--format", "csv", "-e", "select 41 + 1 as n"], c, Duration::from_secs(60));
+    let (out, _) =
+        run(&["--cluster", &url, "--format", "csv", "-e", "select 41 + 1 as n"], c, Duration::from_secs(60));
     assert_eq!((out.code, out.stdout.as_str()), (0, "n\n42\n"), "{}", out.stderr);
 }
 
@@ -475,7 +499,10 @@ fn a_cluster_listens_on_loopback_unless_told_and_refuses_an_open_address_without
         assert!(scheduler.0[0].1.try_wait().unwrap().is_none(), "the scheduler ended");
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(std::net::TcpStream::connect(("127.0.0.2", port)).is_err(), "the scheduler listens beyond 127.0.0.1");
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.2", port)).is_err(),
+        "the scheduler listens beyond 127.0.0.1"
+    );
 }
 
 #[test]
@@ -490,12 +517,15 @@ fn a_cluster_runs_only_reading_statements_over_txqs_tables() {
     let written = target.path().join("written.csv");
     let (file, out_file) = (secret_file.to_str().unwrap(), written.to_str().unwrap());
     for sql in [
-        format!("CREATE EXTERNAL TABLE p STORED AS CSV LOCATION '{file}' OPTIONS ('format.has_header' 'true'); select * from p"),
+        format!(
+            "CREATE EXTERNAL TABLE p STORED AS CSV LOCATION '{file}' OPTIONS ('format.has_header' 'true'); select * from p"
+        ),
         format!("COPY (select type from rupu.events) TO '{out_file}' STORED AS CSV"),
         "create table t as select 1 as x; insert into t values (2)".to_string(),
         "select * from generate_series(1, 3)".to_string(),
     ] {
-        let (out, _) = run(&["--no-cache", "--cluster", &url, "-e", &sql, &remote], c, Duration::from_secs(60));
+        let (out, _) =
+            run(&["--no-cache", "--cluster", &url, "-e", &sql, &remote], c, Duration::from_secs(60));
         assert_eq!(out.code, 1, "{sql}: {}", out.stderr);
         assert!(out.stderr.contains("refused on a cluster"), "{sql}: {}", out.stderr);
         assert!(!out.stdout.contains("hunter2"), "{sql}: {}", out.stdout);
@@ -505,8 +535,8 @@ fn a_cluster_runs_only_reading_statements_over_txqs_tables() {
     // the scheduler a table not txq's, and any plan but a logical one.
     crate::util::runtime().block_on(async {
         use ballista_core::extension::{SessionConfigExt, SessionStateExt};
-        use ballista_core::serde::protobuf::{ExecuteQueryParams, execute_query_params::Query};
         use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
+        use ballista_core::serde::protobuf::{ExecuteQueryParams, execute_query_params::Query};
         let secret = txq::cluster::secret::Secret::of_text(SECRET, "test").unwrap();
         let scheduler = format!("df://127.0.0.1:{}", cluster.port);
         let config = datafusion::prelude::SessionConfig::new_with_ballista()
@@ -521,16 +551,27 @@ fn a_cluster_runs_only_reading_statements_over_txqs_tables() {
         ctx.register_csv("p", file, Default::default()).await.unwrap();
         let refused = ctx.sql("select * from p").await.unwrap().collect().await.unwrap_err().to_string();
         assert!(refused.contains("refused on a cluster") && !refused.contains("hunter2"), "{refused}");
-        let endpoint = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{}", cluster.port)).unwrap();
+        let endpoint =
+            tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{}", cluster.port)).unwrap();
         let endpoint = (secret.endpoint_override())(endpoint).unwrap();
         let mut client = SchedulerGrpcClient::new(endpoint.connect().await.unwrap());
-        let physical = ExecuteQueryParams { query: Some(Query::PhysicalPlan(Vec::new())), ..Default::default() };
+        let physical =
+            ExecuteQueryParams { query: Some(Query::PhysicalPlan(Vec::new())), ..Default::default() };
         let refused = client.execute_query(physical).await.unwrap_err();
         assert_eq!(refused.code(), tonic::Code::PermissionDenied, "{refused}");
     });
     // txq's own reading statements still run.
     let (out, _) = run(
-        &["--no-cache", "--format", "csv", "--cluster", &url, "-e", "select count(*) > 0 as some from rupu.events", &remote],
+        &[
+            "--no-cache",
+            "--format",
+            "csv",
+            "--cluster",
+            &url,
+            "-e",
+            "select count(*) > 0 as some from rupu.events",
+            &remote,
+        ],
         c,
         Duration::from_secs(60),
     );

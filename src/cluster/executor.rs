@@ -17,9 +17,11 @@ pub fn flight_server(secret: Option<Secret>, max: usize) -> Arc<ArrowFlightServe
         let secret = secret.clone();
         tokio::spawn(async move {
             let check = move |request: tonic::Request<()>| match &secret {
-                Some(secret) if !secret.admits(&request.metadata().clone().into_headers()) => Err(
-                    tonic::Status::unauthenticated("this txq cluster needs its shared secret (TXQ_CLUSTER_SECRET)"),
-                ),
+                Some(secret) if !secret.admits(&request.metadata().clone().into_headers()) => {
+                    Err(tonic::Status::unauthenticated(
+                        "this txq cluster needs its shared secret (TXQ_CLUSTER_SECRET)",
+                    ))
+                }
                 _ => Ok(request),
             };
             let flight = FlightServiceServer::new(BallistaFlightService::new(work_dir))

@@ -144,7 +144,9 @@ fn client_timeout() -> crate::error::Result<Duration> {
             .ok()
             .filter(|s| s.is_finite() && *s > 0.0)
             .map(Duration::from_secs_f64)
-            .ok_or_else(|| crate::error::Error::Usage(format!("{TIMEOUT_VARIABLE}={text}: not a number of seconds"))),
+            .ok_or_else(|| {
+                crate::error::Error::Usage(format!("{TIMEOUT_VARIABLE}={text}: not a number of seconds"))
+            }),
     }
 }
 

@@ -48,7 +48,8 @@ pub fn scheduler(args: Vec<OsString>) -> crate::error::Result<()> {
     log(&options.log_level_setting);
     run(async move {
         let address = format!("{}:{}", options.bind_host, options.bind_port);
-        let address: SocketAddr = address.parse().map_err(|e| usage(format!("--bind-host {address}: {e}")))?;
+        let address: SocketAddr =
+            address.parse().map_err(|e| usage(format!("--bind-host {address}: {e}")))?;
         let config: ballista_scheduler::config::SchedulerConfig = options.try_into().map_err(failed)?;
         let producer = session_config_producer(own.secret.clone());
         let mut config = config
@@ -108,7 +109,10 @@ pub fn executor(args: Vec<OsString>) -> crate::error::Result<()> {
         // Said now, and within a timeout: Ballista's executor waits for ever on a scheduler
         // that takes the connection and never answers.
         super::answers(&scheduler, own.secret.as_ref(), own.answer_timeout).await.map_err(|why| {
-            crate::error::Error::Cluster { url: scheduler.clone(), why: format!("{why} (the executor's scheduler)") }
+            crate::error::Error::Cluster {
+                url: scheduler.clone(),
+                why: format!("{why} (the executor's scheduler)"),
+            }
         })?;
         let work_dir = config.work_dir.clone();
         config.override_config_producer = Some(session_config_producer(own.secret.clone()));
@@ -119,13 +123,16 @@ pub fn executor(args: Vec<OsString>) -> crate::error::Result<()> {
         config.override_logical_codec = Some(Arc::new(super::TxqLogicalCodec::default()));
         config.override_physical_codec = Some(Arc::new(super::TxqPhysicalCodec::default()));
         config.override_create_grpc_client_endpoint = own.secret.as_ref().map(Secret::endpoint_override);
-        config.override_arrow_flight_service = Some(super::executor::flight_server(own.secret.clone(), max_message));
-        let listener =
-            tokio::net::TcpListener::bind(health).await.map_err(|e| usage(format!("cannot listen on {health}: {e}")))?;
+        config.override_arrow_flight_service =
+            Some(super::executor::flight_server(own.secret.clone(), max_message));
+        let listener = tokio::net::TcpListener::bind(health)
+            .await
+            .map_err(|e| usage(format!("cannot listen on {health}: {e}")))?;
         let (stop_health, health_stopped) = tokio::sync::oneshot::channel::<()>();
-        let health = tokio::spawn(super::executor::serve_health(listener, config.health.clone(), own.secret, async {
-            let _ = health_stopped.await;
-        }));
+        let health =
+            tokio::spawn(super::executor::serve_health(listener, config.health.clone(), own.secret, async {
+                let _ = health_stopped.await;
+            }));
         let process = start_executor_process(Arc::new(config));
         tokio::pin!(process);
         let result = tokio::select! {

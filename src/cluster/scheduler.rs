@@ -310,7 +310,9 @@ pub async fn serve(
     let guarded = Guarded { inner: scheduler.clone(), jobs: Arc::default(), finished };
     let mut routes = tonic::service::RoutesBuilder::default();
     routes.add_service(
-        SchedulerGrpcServer::new(guarded).max_decoding_message_size(decoding).max_encoding_message_size(encoding),
+        SchedulerGrpcServer::new(guarded)
+            .max_decoding_message_size(decoding)
+            .max_encoding_message_size(encoding),
     );
     if config.enable_embedded_flight_proxy {
         let customize = config
@@ -324,7 +326,9 @@ pub async fn serve(
             customize,
         );
         routes.add_service(
-            FlightServiceServer::new(proxy).max_decoding_message_size(decoding).max_encoding_message_size(encoding),
+            FlightServiceServer::new(proxy)
+                .max_decoding_message_size(decoding)
+                .max_encoding_message_size(encoding),
         );
     }
     let scheduler = Arc::new(scheduler);

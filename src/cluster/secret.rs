@@ -32,9 +32,9 @@ impl Secret {
     /// `TXQ_CLUSTER_SECRET_FILE`; `None` when neither is set.
     pub fn of_environment() -> crate::error::Result<Option<Secret>> {
         if let Some(value) = std::env::var_os(SECRET_VARIABLE) {
-            let text = value.into_string().map_err(|_| {
-                crate::error::Error::Usage(format!("{SECRET_VARIABLE}: not text"))
-            })?;
+            let text = value
+                .into_string()
+                .map_err(|_| crate::error::Error::Usage(format!("{SECRET_VARIABLE}: not text")))?;
             return Secret::of_text(&text, SECRET_VARIABLE).map(Some);
         }
         match std::env::var_os(SECRET_FILE_VARIABLE) {
@@ -131,7 +131,10 @@ mod tests {
     use super::*;
 
     fn headers(pairs: &[(&'static str, &str)]) -> axum::http::HeaderMap {
-        pairs.iter().map(|(name, value)| (axum::http::HeaderName::from_static(name), value.parse().unwrap())).collect()
+        pairs
+            .iter()
+            .map(|(name, value)| (axum::http::HeaderName::from_static(name), value.parse().unwrap()))
+            .collect()
     }
 
     #[test]
