@@ -47,20 +47,27 @@ pub async fn serve_health(
     secret: Option<Secret>,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use axum::http::StatusCode;
-    let readyz = move || {
-        let ready = health.is_ready();
-        async move {
-            match ready {
-                true => (StatusCode::OK, "ready\n"),
-                false => (StatusCode::SERVICE_UNAVAILABLE, "not ready: the scheduler has not answered\n"),
-            }
-        }
-    };
-    let router = axum::Router::new()
-        .route("/healthz", axum::routing::get(|| async { (StatusCode::OK, "ok\n") }))
-        .route("/readyz", axum::routing::get(readyz))
-        .fallback(|| async { StatusCode::NOT_FOUND })
+    let router = probes(move || health.is_ready(), "not ready: the scheduler has not answered\n")
+        .fallback(|| async { axum::http::StatusCode::NOT_FOUND })
         .layer(axum::middleware::from_fn_with_state(secret, super::secret::require));
     axum::serve(listener, router.into_make_service()).with_graceful_shutdown(stop).await
+}
+
+/// `/healthz` (200 while the process runs) and `/readyz` (200 when `ready` says so, else 503
+/// with `not_ready`): the probes of a scheduler and of an executor.
+pub fn probes(
+    ready: impl Fn() -> bool + Clone + Send + Sync + 'static,
+    not_ready: &'static str,
+) -> axum::Router {
+    use axum::http::StatusCode;
+    let readyz = move || {
+        let answer = match ready() {
+            true => (StatusCode::OK, "ready\n"),
+            false => (StatusCode::SERVICE_UNAVAILABLE, not_ready),
+        };
+        async move { answer }
+    };
+    axum::Router::new()
+        .route("/healthz", axum::routing::get(|| async { (StatusCode::OK, "ok\n") }))
+        .route("/readyz", axum::routing::get(readyz))
 }

@@ -38,13 +38,8 @@ struct Own {
 pub fn scheduler(args: Vec<OsString>) -> crate::error::Result<()> {
     let (mut options, matches) = parse::<ballista_scheduler::config::Config>("txq scheduler", args)?;
     let own = own_flags(&matches, false)?;
-    if defaulted(&matches, "bind_host") {
-        options.bind_host = DEFAULT_BIND_HOST.to_string();
-    }
-    if defaulted(&matches, "scheduler_policy") {
-        options.scheduler_policy = TaskSchedulingPolicy::PullStaged;
-    }
-    refuse_open_doors(&options.bind_host, options.scheduler_policy, own.secret.as_ref())?;
+    let door = (&mut options.bind_host, &mut options.scheduler_policy);
+    txq_defaults(&matches, door, "scheduler_policy", own.secret.as_ref())?;
     log(&options.log_level_setting);
     run(async move {
         let address = format!("{}:{}", options.bind_host, options.bind_port);
@@ -91,13 +86,8 @@ pub fn executor(args: Vec<OsString>) -> crate::error::Result<()> {
     use ballista_executor::executor_process::{ExecutorProcessConfig, start_executor_process};
     let (mut options, matches) = parse::<ballista_executor::config::Config>("txq executor", args)?;
     let own = own_flags(&matches, true)?;
-    if defaulted(&matches, "bind_host") {
-        options.bind_host = DEFAULT_BIND_HOST.to_string();
-    }
-    if defaulted(&matches, "task_scheduling_policy") {
-        options.task_scheduling_policy = TaskSchedulingPolicy::PullStaged;
-    }
-    refuse_open_doors(&options.bind_host, options.task_scheduling_policy, own.secret.as_ref())?;
+    let door = (&mut options.bind_host, &mut options.task_scheduling_policy);
+    txq_defaults(&matches, door, "task_scheduling_policy", own.secret.as_ref())?;
     run(async move {
         let health = format!("{}:{}", options.bind_host, options.bind_health_port);
         let health: SocketAddr =
@@ -160,6 +150,23 @@ pub fn executor(args: Vec<OsString>) -> crate::error::Result<()> {
 /// with every channel a Ballista client opens from them carrying `secret`.
 fn session_config_producer(secret: Option<Secret>) -> ballista_core::ConfigProducer {
     Arc::new(move || super::with_secret(super::session_config(), secret.as_ref()))
+}
+
+/// txq's defaults of a process's address and policy where the flags leave them out (loopback,
+/// pull-staged; the policy's flag is of id `policy_id`), then [`refuse_open_doors`].
+fn txq_defaults(
+    matches: &ArgMatches,
+    (bind_host, policy): (&mut String, &mut TaskSchedulingPolicy),
+    policy_id: &str,
+    secret: Option<&Secret>,
+) -> crate::error::Result<()> {
+    if defaulted(matches, "bind_host") {
+        *bind_host = DEFAULT_BIND_HOST.to_string();
+    }
+    if defaulted(matches, policy_id) {
+        *policy = TaskSchedulingPolicy::PullStaged;
+    }
+    refuse_open_doors(bind_host, *policy, secret)
 }
 
 /// An address other machines reach, with no secret, is refused; so is `push-staged` with a

@@ -332,7 +332,11 @@ pub async fn serve(
         );
     }
     let scheduler = Arc::new(scheduler);
-    let mut router = routes.routes().into_axum_router().merge(health_routes(scheduler.clone()));
+    // `/readyz` says 200 once `--min-ready-executors` executors have registered, as Ballista's.
+    let ready = scheduler.clone();
+    let probes =
+        super::executor::probes(move || ready.is_ready(), "not ready: too few executors registered\n");
+    let mut router = routes.routes().into_axum_router().merge(probes);
     if !config.disable_rest_api {
         router = router.merge(ballista_scheduler::api::get_routes(scheduler));
     }
@@ -342,22 +346,4 @@ pub async fn serve(
     // The connecting address names an executor that gives no --external-host, as in Ballista's.
     let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, service).with_graceful_shutdown(stop).await
-}
-
-/// `/healthz` (200 while the process runs) and `/readyz` (200 once `--min-ready-executors`
-/// executors have registered, else 503), as Ballista's own.
-fn health_routes(scheduler: Arc<Ballista>) -> axum::Router {
-    use axum::http::StatusCode;
-    let readyz = move || {
-        let ready = scheduler.is_ready();
-        async move {
-            match ready {
-                true => (StatusCode::OK, "ready\n"),
-                false => (StatusCode::SERVICE_UNAVAILABLE, "not ready: too few executors registered\n"),
-            }
-        }
-    };
-    axum::Router::new()
-        .route("/healthz", axum::routing::get(|| async { (StatusCode::OK, "ok\n") }))
-        .route("/readyz", axum::routing::get(readyz))
 }
