@@ -356,18 +356,9 @@ fn a_followed_scan_reads_only_the_bytes_appended_since_its_last_run() {
 fn a_codex_line_appended_keeps_the_thread_and_model_of_the_lines_before_it() {
     // The thread id comes from the rollout's first line and the model from its latest
     // turn_context: a read of the appended bytes alone has neither, the follow carries them.
-    let home = tempfile::tempdir().unwrap();
-    let out = txq(
-        &["generate", "--out", home.path().to_str().unwrap(), "--harness", "codex", "--runs", "3"],
-        home.path(),
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let home = generated_codex_home();
     let sql = "select file, line, thread_id, turn_model, name, call_id from codex.function_call";
-    let whole = |dir: &Path| {
-        let out = txq(&["-q", "--no-cache", "--format", "ndjson", "-e", sql, ".codex"], dir);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        parse_ndjson(&out.stdout)
-    };
+    let whole = |dir: &Path| codex_rows_read_whole(dir, sql);
     let there = whole(home.path());
     assert!(!there.is_empty(), "the rollouts have function calls");
     let mut followed = Followed::start(home.path(), &["--follow", "--format", "ndjson", "-e", sql, ".codex"]);
@@ -455,6 +446,24 @@ fn a_compressed_transcript_that_grows_gives_only_its_new_rows_with_their_turn() 
     assert_eq!((code, rest.len()), (Some(0), 0), "no row twice: {rest:?} {stderr}");
 }
 
+/// A Codex home of three generated sessions (`.codex` in a temporary folder).
+fn generated_codex_home() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let out = txq(
+        &["generate", "--out", home.path().to_str().unwrap(), "--harness", "codex", "--runs", "3"],
+        home.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    home
+}
+
+/// The rows of `sql` over the Codex home in `dir`, as a plain `txq -e` reads it whole.
+fn codex_rows_read_whole(dir: &Path, sql: &str) -> Vec<Map<String, Value>> {
+    let out = txq(&["-q", "--no-cache", "--format", "ndjson", "-e", sql, ".codex"], dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    parse_ndjson(&out.stdout)
+}
+
 /// A Codex function call with `call_id`, as a rollout line.
 fn codex_call(call_id: &str) -> String {
     format!(
@@ -467,18 +476,9 @@ fn codex_call(call_id: &str) -> String {
 fn follow_prints_no_row_again_after_a_rollout_is_archived_or_compressed() {
     // Codex moves a rollout to archived_sessions/ and compresses an idle one to `.zst`, removing
     // the plain file: the transcript is the one already read, and only lines added since are rows.
-    let home = tempfile::tempdir().unwrap();
-    let out = txq(
-        &["generate", "--out", home.path().to_str().unwrap(), "--harness", "codex", "--runs", "3"],
-        home.path(),
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    let home = generated_codex_home();
     let sql = "select file, line, call_id from codex.function_call";
-    let whole = |dir: &Path| {
-        let out = txq(&["-q", "--no-cache", "--format", "ndjson", "-e", sql, ".codex"], dir);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        parse_ndjson(&out.stdout)
-    };
+    let whole = |dir: &Path| codex_rows_read_whole(dir, sql);
     let there = whole(home.path());
     let plain = there.iter().map(|r| text(r, "file")).find(|f| f.ends_with(".jsonl"));
     let plain = home.path().join(plain.expect("a plain rollout with a call"));

@@ -447,7 +447,8 @@ fn a_store_that_never_answers_ends_the_run_with_a_clear_error_within_the_store_t
     assert!(out.stderr.contains("no answer within 0.5 s (TXQ_STORE_TIMEOUT"), "{}", out.stderr);
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     // A timeout that is no number of seconds is refused, naming the variable.
-    let out = s3_txq_with(&["--no-cache", "-e", "select 1", place], dir.path(), &[("TXQ_STORE_TIMEOUT", "soon")]);
+    let out =
+        s3_txq_with(&["--no-cache", "-e", "select 1", place], dir.path(), &[("TXQ_STORE_TIMEOUT", "soon")]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("TXQ_STORE_TIMEOUT=soon"), "{}", out.stderr);
 }
@@ -463,10 +464,15 @@ fn a_stores_error_body_of_many_lines_is_a_warning_of_one_line() {
         &[("AWS_ENDPOINT_URL", &endpoint), ("TXQ_STORE_TIMEOUT", "5")],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let warnings: Vec<&str> = out.stderr.lines().filter(|l| l.contains("s3://refusing/team/run_1.jsonl")).collect();
+    let warnings: Vec<&str> =
+        out.stderr.lines().filter(|l| l.contains("s3://refusing/team/run_1.jsonl")).collect();
     assert!(!warnings.is_empty(), "{}", out.stderr);
     for line in out.stderr.lines() {
         assert!(line.starts_with("txq: "), "every line of stderr is one of txq's: {}", out.stderr);
     }
-    assert!(warnings.iter().any(|w| w.contains("<Code>AccessDenied</Code> <Message>no\\x1b[31m reading")), "{}", out.stderr);
+    assert!(
+        warnings.iter().any(|w| w.contains("<Code>AccessDenied</Code> <Message>no\\x1b[31m reading")),
+        "{}",
+        out.stderr
+    );
 }

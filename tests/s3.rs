@@ -134,7 +134,8 @@ impl S3Server {
             for client in listener.incoming() {
                 let Ok(mut client) = client else { continue };
                 let Ok(mut server) = std::net::TcpStream::connect(upstream) else { continue };
-                let (mut client_back, mut server_back) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                let (mut client_back, mut server_back) =
+                    (client.try_clone().unwrap(), server.try_clone().unwrap());
                 std::thread::spawn(move || {
                     let _ = std::io::copy(&mut server_back, &mut client_back);
                 });

@@ -348,7 +348,9 @@ fn replaced_while_read(location: &StorePath, offset: u64, size: u64) -> object_s
 /// may hold line breaks and other control characters, and a warning is one line.
 fn one_line(e: object_store::Error) -> object_store::Error {
     use object_store::Error as E;
-    let line = |source: Box<dyn std::error::Error + Send + Sync>| super::remote::one_line(&source.to_string()).into();
+    let line = |source: Box<dyn std::error::Error + Send + Sync>| {
+        super::remote::one_line(&source.to_string()).into()
+    };
     match e {
         E::Generic { store, source } => E::Generic { store, source: line(source) },
         E::NotFound { path, source } => E::NotFound { path, source: line(source) },

@@ -175,21 +175,24 @@ fn build(url: &Url) -> Result<Built, object_store::Error> {
             for (key, value) in profile::settings() {
                 builder = builder.with_config(key, value);
             }
-            let builder = builder.with_config(Client(Timeout), request).with_config(Client(ConnectTimeout), connect);
+            let builder =
+                builder.with_config(Client(Timeout), request).with_config(Client(ConnectTimeout), connect);
             let store = Arc::new(builder.with_retry(retry).build()?);
             (store.clone(), Some(store))
         }
         "gs" => {
             use object_store::gcp::GoogleConfigKey::Client;
             let builder = object_store::gcp::GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket);
-            let builder = builder.with_config(Client(Timeout), request).with_config(Client(ConnectTimeout), connect);
+            let builder =
+                builder.with_config(Client(Timeout), request).with_config(Client(ConnectTimeout), connect);
             let store = Arc::new(builder.with_retry(retry).build()?);
             (store.clone(), Some(store))
         }
         "az" | "abfs" | "abfss" => {
             use object_store::azure::AzureConfigKey::Client;
             let builder = object_store::azure::MicrosoftAzureBuilder::from_env().with_container_name(bucket);
-            let builder = builder.with_config(Client(Timeout), request).with_config(Client(ConnectTimeout), connect);
+            let builder =
+                builder.with_config(Client(Timeout), request).with_config(Client(ConnectTimeout), connect);
             (Arc::new(builder.with_retry(retry).build()?), None)
         }
         other => {
@@ -259,7 +262,8 @@ async fn list(path: &Path) -> crate::error::Result<Listing> {
             // A key no store path can name fails its whole page: listed again around it.
             Err(e @ object_store::Error::InvalidPath { .. }) => {
                 let Some(pages) = registry().pages(&place.store) else { return Err(cannot_list(e)) };
-                (objects, warnings) = list_around_odd_keys(pages.as_ref(), &place).await.map_err(cannot_list)?;
+                (objects, warnings) =
+                    list_around_odd_keys(pages.as_ref(), &place).await.map_err(cannot_list)?;
                 break;
             }
             Err(e) => return Err(cannot_list(e)),
@@ -297,7 +301,8 @@ async fn list_around_odd_keys(
     let mut after: Option<String> = None;
     let mut keys = PAGE_KEYS;
     loop {
-        let options = PaginatedListOptions { offset: after.clone(), max_keys: Some(keys), ..Default::default() };
+        let options =
+            PaginatedListOptions { offset: after.clone(), max_keys: Some(keys), ..Default::default() };
         match pages.list_paginated(prefix.as_deref(), options).await {
             Ok(page) => {
                 let more = page.page_token.is_some();
@@ -326,7 +331,11 @@ async fn list_around_odd_keys(
                     keys /= 2;
                     continue;
                 }
-                let named = format!("{}://{}/{odd}", place.store.scheme(), place.store.host_str().unwrap_or_default());
+                let named = format!(
+                    "{}://{}/{odd}",
+                    place.store.scheme(),
+                    place.store.host_str().unwrap_or_default()
+                );
                 warnings.push(format!(
                     "{}: not read: no object store path names this key (a segment `.` or `..`, an empty one, or a control character)",
                     crate::text::escape::text(&named)
