@@ -101,7 +101,10 @@ impl Cluster {
                 ("--executor-heartbeat-interval-seconds", "1".to_string()),
                 ("-s", "pull-staged".to_string()),
             ] {
-                args.extend([flag.to_string(), value]);
+                // A flag `extra_executor` gives is its own.
+                if !extra_executor.contains(&flag) {
+                    args.extend([flag.to_string(), value]);
+                }
             }
             args.extend(extra_executor.iter().map(|s| s.to_string()));
             processes.0.push(spawn(format!("executor-{i}"), args));
@@ -287,6 +290,38 @@ fn statements_on_a_two_executor_cluster_equal_the_local_run() {
     s.exp_string("txq> ").unwrap();
     s.send_line("\\q").unwrap();
     s.exp_eof().unwrap();
+}
+
+/// Regression (issue 31): the scheduler refused the job's metrics ("Stage metrics size
+/// mismatch"), and a statement run on the cluster lost the damaged-line warnings a local run
+/// gives. A statement that shuffles and two that do not, over a folder and a store, on one
+/// executor of four task slots and on two of one.
+#[test]
+fn a_shuffling_statements_damaged_line_warnings_on_a_cluster_equal_the_local_runs() {
+    let corpus =
+        crate::util::Generated::new(&txq::generate::RupuOptions { seed: 31, runs: 60, ..Default::default() });
+    let c = uploaded("cluster-warnings");
+    let (dir, remote) = (corpus.dir.path().to_str().unwrap().to_string(), c.remote());
+    for (executors, vcores) in [(1, "4"), (2, "1")] {
+        let cluster = Cluster::start_with(executors, &[], &["--vcores", vcores]);
+        for sql in [
+            "select type, count(*) n from rupu.events group by type order by type",
+            "select run_id, model from rupu.usage order by run_id, line limit 5",
+            "select count(*) n from rupu.events",
+        ] {
+            for place in [dir.as_str(), remote.as_str()] {
+                let args = ["--no-cache", "--format", "csv", "-e", sql, place];
+                let (local, _) = run(&args, &c, Duration::from_secs(120));
+                assert!(local.stderr.contains("damaged lines"), "{sql}: {}", local.stderr);
+                let url = cluster.url();
+                let mut on_cluster = args.to_vec();
+                on_cluster.extend(["--cluster", url.as_str()]);
+                let (distributed, _) = run(&on_cluster, &c, Duration::from_secs(120));
+                assert_eq!(distributed.stderr, local.stderr, "{sql} on {place}\n{}", cluster.logs());
+                assert_eq!((distributed.code, distributed.stdout), (local.code, local.stdout), "{sql}");
+            }
+        }
+    }
 }
 
 #[test]
