@@ -679,3 +679,14 @@ fn schedulers_and_executors_end_on_sigterm_and_ctrl_c_even_with_their_scheduler_
     let code = ended_within(&mut cluster.processes.0[0].1, Duration::from_secs(10));
     assert_eq!(code, Some(0), "the scheduler after SIGTERM: {}", cluster.logs());
 }
+
+#[test]
+fn scheduler_and_executor_help_lists_ballistas_flags_and_txqs_own() {
+    let c = crate::remote_store::corpus();
+    for process in ["scheduler", "executor"] {
+        let (out, _) = run(&[process, "--help"], c, Duration::from_secs(60));
+        assert_eq!(out.code, 0, "{process}: {}", out.stderr);
+        let help = format!("{}{}", out.stdout, out.stderr);
+        assert!(help.contains("--bind-host") && help.contains("--secret-file"), "{process}: {help}");
+    }
+}

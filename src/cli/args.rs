@@ -218,6 +218,7 @@ pub(crate) enum Command {
     },
     /// Run a Ballista scheduler for `txq --cluster`, with Ballista's own flags (--bind-host,
     /// --bind-port, -s pull-staged|push-staged, ...; `txq scheduler --help` lists them).
+    #[command(disable_help_flag = true)]
     Scheduler {
         /// Ballista's scheduler flags.
         #[arg(value_name = "FLAGS", trailing_var_arg = true, allow_hyphen_values = true)]
@@ -225,6 +226,7 @@ pub(crate) enum Command {
     },
     /// Run a Ballista executor for `txq --cluster`, with Ballista's own flags (--scheduler-host,
     /// --scheduler-port, --bind-port, --bind-grpc-port, --work-dir, --vcores, -s, ...).
+    #[command(disable_help_flag = true)]
     Executor {
         /// Ballista's executor flags.
         #[arg(value_name = "FLAGS", trailing_var_arg = true, allow_hyphen_values = true)]
