@@ -428,6 +428,12 @@ fn an_object_key_no_store_path_names_is_left_out_and_the_rest_of_the_prefix_is_r
     let usage = c.rupu.expected.events_by_type["usage"];
     assert_eq!(out.stdout, format!("n\n{usage}\n"), "{}", out.stderr);
     assert!(!out.stderr.contains("cannot list"), "{}", out.stderr);
+    // The object left out is named, its key's tab escaped, in one warning of one line.
+    assert!(
+        out.stderr.contains("run_odd\\tkey.jsonl: not read: no object store path names this key"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

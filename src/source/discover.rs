@@ -351,6 +351,8 @@ fn remote_files(
     if !listing.is_object {
         out.searched.push(root.to_path_buf());
     }
+    // The objects the listing left out (keys no store path names), each said.
+    out.warnings.extend(listing.warnings.iter().cloned());
     let Ok(place) = super::remote::RemotePath::parse(root) else { return };
     for object in &listing.objects {
         let path = super::remote::RemotePath::path_of(&place.store, &object.location);

@@ -1,6 +1,9 @@
 //! Splitting a file's bytes, read block by block, into numbered lines: LF, CRLF or a CR alone, a
 //! leading UTF-8 BOM dropped, NUL padding before a line dropped, empty lines skipped, the
-//! unterminated tail told apart, over-long lines cut off.
+//! unterminated tail told apart, over-long lines cut off, and a long line not ended yet kept in
+//! an unnamed file rather than in memory until it ends.
+
+use std::io::{Read, Seek, SeekFrom, Write};
 
 /// What the splitter hands over for each line.
 #[derive(Debug, PartialEq, Eq)]
@@ -29,6 +32,44 @@ const HEAD_BYTES: usize = 256;
 /// The UTF-8 byte order mark, dropped at the start of a file.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// How much of a line not ended yet is held in memory: past it, the line is written to an
+/// unnamed file until it ends (then read back, to be read as any line) or passes the limit (then
+/// dropped), so that a line over the limit costs a few blocks of memory, not the limit.
+const HOLD_BYTES: usize = 2 * crate::source::read::BLOCK_BYTES as usize;
+
+/// A line not ended yet, written aside: an unnamed temporary file (gone however txq ends), and
+/// how many of the line's bytes it holds.
+#[derive(Debug)]
+struct Spill {
+    file: std::fs::File,
+    len: u64,
+}
+
+impl Spill {
+    /// A spill holding `bytes`; `None` where no temporary file can be made or written (the line
+    /// is then held in memory).
+    fn of(bytes: &[u8]) -> Option<Spill> {
+        let mut file = tempfile::tempfile().ok()?;
+        file.write_all(bytes).ok()?;
+        Some(Spill { file, len: bytes.len() as u64 })
+    }
+
+    fn push(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.file.write_all(bytes)?;
+        self.len += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// The line's bytes, with `more` after them.
+    fn read_back(mut self, more: &[u8]) -> std::io::Result<Vec<u8>> {
+        let mut bytes = Vec::with_capacity(self.len as usize + more.len());
+        self.file.seek(SeekFrom::Start(0))?;
+        self.file.read_to_end(&mut bytes)?;
+        bytes.extend_from_slice(more);
+        Ok(bytes)
+    }
+}
+
 /// Splits blocks of bytes into lines, keeping the unfinished tail of one block for the next.
 #[derive(Debug)]
 pub struct LineSplitter {
@@ -41,6 +82,10 @@ pub struct LineSplitter {
     overflow: u64,
     /// The last byte fed ended a line with a CR: a LF right after it ends no other line.
     after_cr: bool,
+    /// The line not ended yet, once longer than `hold_bytes`: its first bytes stay in `carry`.
+    spill: Option<Spill>,
+    /// How much of a line not ended yet is held in memory before it is spilled.
+    hold_bytes: usize,
 }
 
 impl LineSplitter {
@@ -53,7 +98,16 @@ impl LineSplitter {
             max_line_bytes,
             overflow: 0,
             after_cr: false,
+            spill: None,
+            hold_bytes: HOLD_BYTES,
         }
+    }
+
+    /// A splitter that writes a line aside once `hold_bytes` of it are held (tests spill lines of
+    /// a few bytes).
+    #[cfg(test)]
+    fn holding(max_line_bytes: usize, hold_bytes: usize) -> Self {
+        Self { hold_bytes, ..Self::new(max_line_bytes) }
     }
 
     /// A splitter that goes on reading a file where an earlier one stopped, at the end of a whole
@@ -72,7 +126,11 @@ impl LineSplitter {
     /// of the line not ended yet are not counted, so a splitter [`LineSplitter::resuming`] from
     /// the returned offset reads that line whole once its end is written.
     pub(crate) fn stopped_at(&self, fed: u64) -> (u64, SplitPoint) {
-        let pending = if self.overflow > 0 { self.overflow } else { self.carry.len() as u64 };
+        let pending = match &self.spill {
+            _ if self.overflow > 0 => self.overflow,
+            Some(spill) => spill.len,
+            None => self.carry.len() as u64,
+        };
         // A BOM held back at the very start: nothing was handed over.
         let pending = if self.at_start { self.carry.len() as u64 } else { pending };
         let point = SplitPoint { next_number: self.next_number, after_cr: self.after_cr && pending == 0 };
@@ -119,6 +177,10 @@ impl LineSplitter {
                 self.emit_overflow(number, emit);
                 continue;
             }
+            if let Some(spill) = self.spill.take() {
+                self.emit_spilled(number, spill, piece, emit);
+                continue;
+            }
             if self.carry.is_empty() {
                 self.emit_whole(number, piece, emit);
             } else {
@@ -138,6 +200,23 @@ impl LineSplitter {
         }
         if self.overflow > 0 {
             self.overflow_more(rest);
+        } else if let Some(spill) = &mut self.spill {
+            if spill.len + rest.len() as u64 > self.max_line_bytes as u64 {
+                // Past the limit: what was written aside goes, and only the count goes on.
+                self.overflow = spill.len;
+                self.spill = None;
+                self.overflow_more(rest);
+            } else if spill.push(rest).is_ok() {
+                // The line's first bytes stay in memory, for the report of a line too long.
+                let room = HEAD_BYTES.saturating_sub(self.carry.len());
+                self.carry.extend_from_slice(&rest[..rest.len().min(room)]);
+            } else {
+                // A spill that cannot be written is taken back into memory, if it can be.
+                let spill = self.spill.take().expect("spilling");
+                let held = spill.read_back(rest).unwrap_or_default();
+                self.overflow = 0;
+                self.carry = held;
+            }
         } else if self.carry.len() + rest.len() > self.max_line_bytes {
             // From here on only the count and the head are kept (`rest` is not empty, so the
             // count is not 0 after it).
@@ -146,8 +225,38 @@ impl LineSplitter {
             // The line's bytes so far are let go, not only forgotten.
             self.carry.shrink_to(HEAD_BYTES);
             self.overflow_more(rest);
+        } else if self.carry.len() + rest.len() > self.hold_bytes {
+            match Spill::of(&[&self.carry[..], rest].concat()) {
+                Some(spill) => {
+                    self.spill = Some(spill);
+                    self.carry.truncate(HEAD_BYTES);
+                    self.carry.shrink_to(HEAD_BYTES);
+                    let room = HEAD_BYTES.saturating_sub(self.carry.len());
+                    self.carry.extend_from_slice(&rest[..rest.len().min(room)]);
+                }
+                None => self.hold(rest),
+            }
         } else {
             self.hold(rest);
+        }
+    }
+
+    /// Hands over the line written aside, ended by `piece`: read back whole when within the
+    /// limit, else reported as over-long from its first bytes.
+    fn emit_spilled(&mut self, number: u64, spill: Spill, piece: &[u8], emit: &mut impl FnMut(Line<'_>)) {
+        let length = spill.len + piece.len() as u64;
+        if length > self.max_line_bytes as u64 {
+            let mut head = std::mem::take(&mut self.carry);
+            let room = HEAD_BYTES.saturating_sub(head.len());
+            head.extend_from_slice(&piece[..piece.len().min(room)]);
+            emit(Line::TooLong { number, length, head: &head });
+            return;
+        }
+        self.carry.clear();
+        match spill.read_back(piece) {
+            Ok(line) => self.emit_whole(number, &line, emit),
+            // What was written aside cannot be read back: the line is lost, and said to be.
+            Err(_) => emit(Line::TooLong { number, length, head: &[] }),
         }
     }
 
@@ -196,6 +305,21 @@ impl LineSplitter {
         let number = self.next_number;
         if self.overflow > 0 {
             self.emit_overflow(number, emit);
+        } else if let Some(spill) = self.spill.take() {
+            match spill.read_back(&[]) {
+                Ok(tail) => {
+                    let bytes = without_padding(&tail);
+                    match bytes.len() > self.max_line_bytes {
+                        true => emit(Line::TooLong {
+                            number,
+                            length: bytes.len() as u64,
+                            head: &bytes[..HEAD_BYTES.min(bytes.len())],
+                        }),
+                        false => emit(Line::Unterminated { number, bytes }),
+                    }
+                }
+                Err(_) => emit(Line::TooLong { number, length: 0, head: &[] }),
+            }
         } else if !is_blank(&self.carry) {
             let tail = std::mem::take(&mut self.carry);
             let bytes = without_padding(&tail);
@@ -207,6 +331,7 @@ impl LineSplitter {
             }
         }
         self.carry.clear();
+        self.spill = None;
         self.overflow = 0;
         self.after_cr = false;
         self.next_number = 1;
@@ -232,7 +357,14 @@ mod tests {
     use super::*;
 
     fn split(blocks: &[&[u8]], max: usize) -> Vec<String> {
-        let mut splitter = LineSplitter::new(max);
+        let held = split_holding(blocks, max, HOLD_BYTES);
+        // The same lines when every line of more than 3 bytes is written aside.
+        assert_eq!(split_holding(blocks, max, 3), held, "spilled at 3 bytes");
+        held
+    }
+
+    fn split_holding(blocks: &[&[u8]], max: usize, hold: usize) -> Vec<String> {
+        let mut splitter = LineSplitter::holding(max, hold);
         let mut out = Vec::new();
         let mut emit = |line: Line<'_>| {
             out.push(match line {
@@ -325,7 +457,7 @@ mod tests {
     #[test]
     fn a_long_line_is_held_in_no_more_than_the_limit_and_let_go_past_it() {
         let limit = 1 << 20;
-        let mut splitter = LineSplitter::new(limit);
+        let mut splitter = LineSplitter::holding(limit, usize::MAX);
         let block = vec![b'x'; 48 << 10];
         let mut largest = 0;
         for _ in 0..64 {
@@ -337,6 +469,46 @@ mod tests {
         let mut lines = Vec::new();
         splitter.feed(b"\n{}\n", &mut |line| lines.push(format!("{line:?}").len()));
         assert_eq!(lines.len(), 2);
+    }
+
+    /// A line over the limit is written aside as it comes, not held: memory holds its first
+    /// bytes and a block, and a long line within the limit comes back whole and exact.
+    #[test]
+    fn a_long_line_is_written_aside_and_read_back_or_dropped_past_the_limit() {
+        let limit = 1 << 20;
+        let hold = 64 << 10;
+        for (length, over) in [(900_000usize, false), (3 << 20, true)] {
+            let text: Vec<u8> = (0..length).map(|i| b'a' + (i % 26) as u8).collect();
+            let mut splitter = LineSplitter::holding(limit, hold);
+            let mut largest = 0;
+            let mut got = Vec::new();
+            for block in [&b"{}\n"[..], &text].concat().chunks(48 << 10).chain([&b"\nok\n"[..]]) {
+                splitter.feed(block, &mut |line| got.push(format!("{line:?}")));
+                largest = largest.max(splitter.carry.capacity());
+            }
+            splitter.finish(&mut |line| got.push(format!("{line:?}")));
+            assert!(largest <= hold + (48 << 10), "held {largest} bytes of a line of {length}");
+            assert_eq!(got.len(), 3, "{length}");
+            let second = match over {
+                true => format!(
+                    "{:?}",
+                    Line::TooLong { number: 2, length: length as u64, head: &text[..HEAD_BYTES] }
+                ),
+                false => format!("{:?}", Line::Whole { number: 2, bytes: &text }),
+            };
+            assert!(got[1] == second, "{length}");
+            assert_eq!(got[2], format!("{:?}", Line::Whole { number: 3, bytes: b"ok" }));
+        }
+        // A file ending in a long line with no end: handed over whole, as its tail.
+        let text = vec![b'x'; 200_000];
+        let mut splitter = LineSplitter::holding(limit, hold);
+        let mut got = Vec::new();
+        for block in text.chunks(48 << 10) {
+            splitter.feed(block, &mut |line| got.push(format!("{line:?}")));
+        }
+        assert_eq!(splitter.stopped_at(text.len() as u64).0, 0, "nothing handed over yet");
+        splitter.finish(&mut |line| got.push(format!("{line:?}")));
+        assert_eq!(got, [format!("{:?}", Line::Unterminated { number: 1, bytes: &text })]);
     }
 
     #[test]
@@ -360,7 +532,7 @@ mod tests {
         // not ended yet left for later), then on from where the whole lines ended.
         let text: &[u8] = b"\xEF\xBB\xBFa\r\nbb\r\rccc\n\n0123456789xyz\nd\re";
         let whole = split(&[text], 8);
-        for cut in 0..=text.len() {
+        for (cut, hold) in (0..=text.len()).flat_map(|cut| [(cut, HOLD_BYTES), (cut, 2)]) {
             let mut lines = Vec::new();
             let mut emit = |line: Line<'_>| {
                 lines.push(match line {
@@ -373,14 +545,17 @@ mod tests {
                     }
                 })
             };
-            let mut first = LineSplitter::new(8);
-            first.feed(&text[..cut], &mut emit);
-            let (offset, point) = first.stopped_at(cut as u64);
-            assert!(offset <= cut as u64);
-            let mut then = LineSplitter::resuming(8, point);
-            then.feed(&text[offset as usize..], &mut emit);
-            then.finish(&mut emit);
-            assert_eq!(lines, whole, "cut at {cut}");
+            {
+                let mut first = LineSplitter::holding(8, hold);
+                first.feed(&text[..cut], &mut emit);
+                let (offset, point) = first.stopped_at(cut as u64);
+                assert!(offset <= cut as u64);
+                let mut then = LineSplitter::resuming(8, point);
+                then.hold_bytes = hold;
+                then.feed(&text[offset as usize..], &mut emit);
+                then.finish(&mut emit);
+                assert_eq!(lines, whole, "cut at {cut}, held {hold}");
+            }
         }
     }
 }

@@ -126,7 +126,8 @@ mod tests {
         assert!(matches!(read(&file, 100), Err(Unreadable::NotText)));
     }
 
-    /// A FIFO no one writes to is read as empty at once, not waited on; one written to is read.
+    /// A FIFO no one writes to is read as empty at once, not waited on; one written to is read,
+    /// within the limit.
     #[cfg(unix)]
     #[test]
     fn a_fifo_is_read_without_waiting_for_a_writer() {
@@ -136,28 +137,49 @@ mod tests {
         // SAFETY: a NUL-terminated path made above.
         assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
         assert_eq!(read(&fifo, 100).unwrap(), "");
-        let writer = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || std::fs::write(fifo, "x = 1\n").unwrap())
-        };
-        // The writer's open waits for a reader: read until its text comes.
-        let mut text = String::new();
-        while text.is_empty() {
-            text = read(&fifo, 100).unwrap();
+        for (written, limit) in [(&b"x = 1\n"[..], 100), (&[b'x'; 1000][..], 100)] {
+            // A writer that opens without waiting, and writes again only if the reader has not
+            // read a while after (a write between the reader's end of file and its close is lost).
+            let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let writer = {
+                let (fifo, done, written) = (fifo.clone(), done.clone(), written.to_vec());
+                std::thread::spawn(move || {
+                    use std::os::unix::fs::OpenOptionsExt;
+                    while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                        let opened = std::fs::OpenOptions::new()
+                            .write(true)
+                            .custom_flags(libc::O_NONBLOCK)
+                            .open(&fifo);
+                        match opened {
+                            Ok(mut file) => {
+                                drop(std::io::Write::write_all(&mut file, &written));
+                                drop(file);
+                                for _ in 0..1000 {
+                                    if done.load(std::sync::atomic::Ordering::SeqCst) {
+                                        return;
+                                    }
+                                    std::thread::sleep(std::time::Duration::from_millis(1));
+                                }
+                            }
+                            Err(_) => std::thread::yield_now(),
+                        }
+                    }
+                })
+            };
+            let mut result = read(&fifo, limit);
+            while matches!(&result, Ok(text) if text.is_empty()) {
+                result = read(&fifo, limit);
+            }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+            writer.join().unwrap();
+            match written.len() > limit as usize {
+                true => assert!(matches!(result, Err(Unreadable::TooLarge(100))), "{result:?}"),
+                // The writer may have written again while the reader read.
+                false => {
+                    let text = result.unwrap();
+                    assert_eq!(text, "x = 1\n".repeat(text.len() / 6), "{text:?}");
+                }
+            }
         }
-        writer.join().unwrap();
-        assert_eq!(text, "x = 1\n");
-        let big = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || {
-                let _ = std::fs::write(fifo, vec![b'x'; 1000]);
-            })
-        };
-        let mut result = read(&fifo, 100);
-        while matches!(&result, Ok(t) if t.is_empty()) {
-            result = read(&fifo, 100);
-        }
-        assert!(matches!(result, Err(Unreadable::TooLarge(100))), "{result:?}");
-        drop(big);
     }
 }
