@@ -410,6 +410,12 @@ fn an_object_replaced_between_listing_and_reading_is_read_as_it_now_is() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let usage = c.rupu.expected.events_by_type["usage"];
     assert_eq!(out.stdout, format!("n\n{}\n", usage + 1), "{}", out.stderr);
+    // Said, since `files` shows the object as it was listed.
+    assert!(
+        out.stderr.contains(&format!("{name}: read as it is now: replaced since it was listed")),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

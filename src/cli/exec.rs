@@ -178,7 +178,7 @@ impl Runner<'_> {
                 }
                 Problem::UnreadableFile { file, why } => {
                     let path = crate::text::escape::path(file);
-                    match why.starts_with(crate::source::read::READ_IN_PART) {
+                    match crate::source::read::is_read_note(why) {
                         true => self.warn(err, format!("{path}: {why}")),
                         false => self.warn(err, format!("{path}: not read: {why}")),
                     }

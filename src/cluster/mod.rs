@@ -170,6 +170,12 @@ pub async fn connect(ctx: SessionContext, url: &str) -> crate::error::Result<Ses
         .with_create_default_catalog_and_schema(false)
         .with_extension(Arc::new(Scheduler { url: scheduler.clone(), secret: secret.clone() }));
     let config = with_secret(config, secret.as_ref());
+    // Every later call of Ballista's client: a connection within the same wait, an answer
+    // within the larger of it and Ballista's own 20 s.
+    let seconds = timeout.as_secs_f64().ceil().max(1.0) as usize;
+    let config = config
+        .set_usize(ballista_core::config::BALLISTA_CLIENT_GRPC_CONNECT_TIMEOUT_SECONDS, seconds)
+        .set_usize(ballista_core::config::BALLISTA_CLIENT_GRPC_TIMEOUT_SECONDS, seconds.max(20));
     let state = SessionStateBuilder::new_from_existing(state).with_config(config).build();
     let mut state = state.upgrade_for_ballista(scheduler).map_err(crate::error::Error::Sql)?;
     // Refused here, before the scheduler refuses them: what writes, and tables not txq's.

@@ -199,10 +199,12 @@ async fn export_local(engine: &Engine, options: &ExportOptions) -> Result<Summar
     summary.elapsed = started.elapsed();
     for problem in engine.corpus.problems.take() {
         if let Problem::UnreadableFile { file, why } = problem {
-            summary.warnings.push(format!(
-                "{}: not read: {why}; its rows are missing from the export",
-                escape::path(&file)
-            ));
+            summary.warnings.push(match crate::source::read::is_read_note(&why) {
+                true => format!("{}: {why}", escape::path(&file)),
+                false => {
+                    format!("{}: not read: {why}; its rows are missing from the export", escape::path(&file))
+                }
+            });
         }
     }
     Ok(summary)

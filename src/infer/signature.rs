@@ -94,6 +94,7 @@ impl SignatureTable {
             max_line_bytes: summary.max_line_bytes as usize,
             unreadable: None,
             read_in_part: None,
+            read_note: None,
         }
     }
 
@@ -243,6 +244,7 @@ mod tests {
             max_line_bytes: 1000,
             unreadable: None,
             read_in_part: None,
+            read_note: None,
         }
     }
 

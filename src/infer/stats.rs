@@ -110,6 +110,9 @@ pub struct FileStats {
     /// Damage that stopped the read of a compressed file after some of its lines, which are
     /// kept: the file is warned of (and read again next time, to be warned of again).
     pub read_in_part: Option<String>,
+    /// How the file was read, said whole (an object replaced since it was listed, read as it is
+    /// now; a file cut shorter as it was read): warned of, and not remembered.
+    pub read_note: Option<String>,
 }
 
 impl FileStats {
@@ -124,6 +127,7 @@ impl FileStats {
         self.lines += later.lines;
         self.unreadable = later.unreadable;
         self.read_in_part = later.read_in_part;
+        self.read_note = later.read_note;
     }
 }
 

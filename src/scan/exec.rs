@@ -530,7 +530,7 @@ async fn scan_files(
             tokio::task::consume_budget().await;
         }
         splitter.finish(&mut |line| read_line(line, &mut reader, &mut decoder, batch_size, &mut full));
-        if let Some(why) = blocks.cut_short() {
+        for why in [blocks.replaced(), blocks.cut_short()].into_iter().flatten() {
             unreadable(why);
         }
     }

@@ -18,6 +18,16 @@ pub(crate) const BLOCK_BYTES: u64 = 4 << 20;
 /// [`BlockReader::cut_short`]): a warning says it as it is, not as a file not read.
 pub(crate) const READ_IN_PART: &str = "read in part: ";
 
+/// What starts the why of an object read whole as it is now, replaced since it was listed
+/// ([`BlockReader::replaced`]).
+pub(crate) const READ_AS_NOW: &str = "read as it is now: ";
+
+/// Whether a file's problem is a note on how it was read ([`READ_IN_PART`], [`READ_AS_NOW`]),
+/// not a file left unread.
+pub(crate) fn is_read_note(why: &str) -> bool {
+    why.starts_with(READ_IN_PART) || why.starts_with(READ_AS_NOW)
+}
+
 /// The store of this machine's files, one per process: its files are read on the reader's own
 /// thread (see [`BlockReader`]).
 pub use super::remote::local_store;
@@ -31,6 +41,8 @@ pub(crate) struct BlockReader {
     inflate: Option<Box<Inflate>>,
     /// The size the file was found at, when it ended sooner as it was read (cut shorter since).
     found_size: Option<u64>,
+    /// The size an object was listed at, when it was replaced before it was read.
+    listed_size: Option<u64>,
 }
 
 /// How much a block of a compressed file inflates to at most (the decompressed block handed on).
@@ -128,7 +140,7 @@ impl BlockReader {
             true => Some(Box::new(Inflate::new()?)),
             false => None,
         };
-        Ok(Self { source, offset, size: file.size, inflate, found_size: None })
+        Ok(Self { source, offset, size: file.size, inflate, found_size: None, listed_size: None })
     }
 
     /// Reads `range` of the file's bytes as stored (a compressed file's compressed bytes) at once.
@@ -160,6 +172,16 @@ impl BlockReader {
         Some(format!(
             "{}cut from {found} to {} bytes as it was read: its rows are those of the bytes left; run the statement again",
             READ_IN_PART, self.size
+        ))
+    }
+
+    /// What the read found of an object replaced since it was listed: it was read whole as it
+    /// is now, and `files` shows it as it was listed.
+    pub(crate) fn replaced(&self) -> Option<String> {
+        let listed = self.listed_size?;
+        Some(format!(
+            "{READ_AS_NOW}replaced since it was listed ({listed} bytes then, {} now); the files table shows it as listed",
+            self.size
         ))
     }
 
@@ -202,6 +224,7 @@ impl BlockReader {
                                         // Replaced since it was listed, nothing of it read yet:
                                         // read as it is now, whole (not the listed size's first
                                         // bytes of it).
+                                        self.listed_size = Some(self.size);
                                         self.size = meta.size;
                                         found = meta.size;
                                         version.listed = stamp;

@@ -584,7 +584,14 @@ impl Corpus {
                         warnings.push(format!("{path}: read in part: {why}; the lines before are read"));
                         (shapes.summarize(&stats), None)
                     }
-                    (None, None) => (shapes.summarize(&stats), fingerprint),
+                    (None, None) => match stats.read_note.take() {
+                        // Not remembered either: the next read finds the file as it is then.
+                        Some(note) => {
+                            warnings.push(format!("{path}: {note}"));
+                            (shapes.summarize(&stats), None)
+                        }
+                        None => (shapes.summarize(&stats), fingerprint),
+                    },
                 };
                 settled.set(i, &summary);
                 if let Some(fingerprint) = fingerprint {
