@@ -403,19 +403,24 @@ fn an_object_replaced_between_listing_and_reading_is_read_as_it_now_is() {
         });
     });
     let out = s3_txq_with(
-        &["--no-cache", "--format", "csv", "-e", "select count(*) n from rupu.usage", &c.remote()],
+        &[
+            "--no-cache",
+            "--format",
+            "csv",
+            "-e",
+            "select count(*) n from rupu.usage where input_tokens >= 0",
+            &c.remote(),
+        ],
         c.rupu.dir.path(),
         &[("AWS_ENDPOINT_URL", &proxy)],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let usage = c.rupu.expected.events_by_type["usage"];
     assert_eq!(out.stdout, format!("n\n{}\n", usage + 1), "{}", out.stderr);
-    // Said, since `files` shows the object as it was listed.
-    assert!(
-        out.stderr.contains(&format!("{name}: read as it is now: replaced since it was listed")),
-        "{}",
-        out.stderr
-    );
+    // Said, since `files` shows the object as it was listed; once, though both the inference
+    // pass and a scan (a filter makes one) read it as it is now.
+    let said = format!("{name}: read as it is now: replaced since it was listed");
+    assert_eq!(out.stderr.matches(&said).count(), 1, "{}", out.stderr);
 }
 
 #[test]

@@ -210,8 +210,13 @@ impl Runner<'_> {
         self.warn(err, format!("{}; {listed}", parts.join(", ")));
     }
 
-    /// Writes a warning, unless this session has given it already.
+    /// Writes a warning, unless this session has given it already, or the corpus said it when
+    /// it was opened (an object replaced before it was read, told by the inference pass and by
+    /// the scan that read it again).
     fn warn(&self, err: &mut dyn Write, text: String) {
+        if self.corpus.warnings.contains(&text) {
+            return;
+        }
         if let Some(warned) = self.warned
             && !warned.borrow_mut().insert(text.clone())
         {
