@@ -534,9 +534,9 @@ async fn a_transcript_cut_shorter_after_discovery_reads_what_is_left() {
     assert!(
         problems.iter().all(|p| match p {
             txq::table::corpus::Problem::DamagedLines { .. } => true,
-            txq::table::corpus::Problem::UnreadableFile { why, .. } => why.starts_with(&said),
+            txq::table::corpus::Problem::ReadNote { note, .. } => note.starts_with(&said),
             _ => false,
-        }) && problems.iter().any(|p| matches!(p, txq::table::corpus::Problem::UnreadableFile { .. })),
+        }) && problems.iter().any(|p| matches!(p, txq::table::corpus::Problem::ReadNote { .. })),
         "{problems:?}"
     );
 }

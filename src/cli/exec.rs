@@ -177,11 +177,10 @@ impl Runner<'_> {
                     }
                 }
                 Problem::UnreadableFile { file, why } => {
-                    let path = crate::text::escape::path(file);
-                    match crate::source::read::is_read_note(why) {
-                        true => self.warn(err, format!("{path}: {why}")),
-                        false => self.warn(err, format!("{path}: not read: {why}")),
-                    }
+                    self.warn(err, format!("{}: not read: {why}", crate::text::escape::path(file)));
+                }
+                Problem::ReadNote { file, note } => {
+                    self.warn(err, format!("{}: {note}", crate::text::escape::path(file)));
                 }
             }
         }

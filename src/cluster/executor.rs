@@ -18,9 +18,7 @@ pub fn flight_server(secret: Option<Secret>, max: usize) -> Arc<ArrowFlightServe
         tokio::spawn(async move {
             let check = move |request: tonic::Request<()>| match &secret {
                 Some(secret) if !secret.admits(&request.metadata().clone().into_headers()) => {
-                    Err(tonic::Status::unauthenticated(
-                        "this txq cluster needs its shared secret (TXQ_CLUSTER_SECRET)",
-                    ))
+                    Err(tonic::Status::unauthenticated(super::secret::REFUSED))
                 }
                 _ => Ok(request),
             };

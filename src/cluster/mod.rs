@@ -96,14 +96,7 @@ fn scheduler_session_state(config: SessionConfig) -> Result<SessionState> {
 async fn answers(url: &str, secret: Option<&Secret>, timeout: Duration) -> std::result::Result<(), String> {
     let seconds = timeout.as_secs_f64();
     let probe = async {
-        let endpoint = tonic::transport::Endpoint::from_shared(url.to_string())
-            .map_err(|e| e.to_string())?
-            .connect_timeout(timeout)
-            .timeout(timeout);
-        let endpoint = match secret {
-            Some(secret) => (secret.endpoint_override())(endpoint).map_err(|e| e.to_string())?,
-            None => endpoint,
-        };
+        let endpoint = endpoint(url, secret, timeout).map_err(|e| e.to_string())?.timeout(timeout);
         let channel =
             endpoint.connect().await.map_err(|e| format!("no scheduler answers ({})", source_of(&e)))?;
         let probe = GetJobMetricsParams { job_id: "txq-probe".into() };
@@ -131,6 +124,19 @@ async fn answers(url: &str, secret: Option<&Secret>, timeout: Duration) -> std::
     match tokio::time::timeout(timeout, probe).await {
         Ok(answered) => answered,
         Err(_) => Err(format!("no scheduler answers within {seconds} s")),
+    }
+}
+
+/// A channel's endpoint at `url`, its calls carrying `secret`, connecting within `timeout`.
+fn endpoint(
+    url: &str,
+    secret: Option<&Secret>,
+    timeout: Duration,
+) -> std::result::Result<tonic::transport::Endpoint, Box<dyn std::error::Error + Send + Sync>> {
+    let endpoint = tonic::transport::Endpoint::from_shared(url.to_string())?.connect_timeout(timeout);
+    match secret {
+        Some(secret) => (secret.endpoint_override())(endpoint),
+        None => Ok(endpoint),
     }
 }
 
@@ -223,12 +229,8 @@ pub(crate) async fn problems_of_job(
     let failed = |e: &dyn std::fmt::Display| {
         DataFusionError::Execution(format!("the warnings of the statement's job could not be fetched: {e}"))
     };
-    let mut endpoint = tonic::transport::Endpoint::from_shared(scheduler.url.clone())
-        .map_err(|e| failed(&e))?
-        .connect_timeout(client_timeout().map_err(|e| failed(&e))?);
-    if let Some(secret) = &scheduler.secret {
-        endpoint = (secret.endpoint_override())(endpoint).map_err(|e| failed(&e))?;
-    }
+    let timeout = client_timeout().map_err(|e| failed(&e))?;
+    let endpoint = endpoint(&scheduler.url, scheduler.secret.as_ref(), timeout).map_err(|e| failed(&e))?;
     let mut scheduler = SchedulerGrpcClient::new(endpoint.connect().await.map_err(|e| failed(&e))?);
     let metrics = scheduler
         .get_job_metrics(GetJobMetricsParams { job_id: job_id.to_string() })

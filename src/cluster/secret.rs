@@ -16,6 +16,10 @@ pub const SECRET_FILE_VARIABLE: &str = "TXQ_CLUSTER_SECRET_FILE";
 pub const SHORTEST_SECRET: usize = 16;
 /// What starts the `user-agent` of a call that carries the secret: `txq-cluster/SECRET`.
 const AGENT: &str = "txq-cluster/";
+/// The most a secret file may hold: a secret is a line.
+const SECRET_FILE_LIMIT: u64 = 4096;
+/// What a request without the secret is told.
+pub const REFUSED: &str = "this txq cluster needs its shared secret (TXQ_CLUSTER_SECRET)";
 
 /// A cluster's shared secret: printable ASCII, no spaces, at least [`SHORTEST_SECRET`] long.
 #[derive(Clone)]
@@ -45,9 +49,11 @@ impl Secret {
 
     /// The secret held by the file at `path` (surrounding white space left out).
     pub fn of_file(path: &Path) -> crate::error::Result<Secret> {
-        let text = std::fs::read_to_string(path).map_err(|e| crate::error::Error::Input {
-            file: path.display().to_string(),
-            why: format!("cannot read the cluster's secret: {e}"),
+        let text = crate::text::settings_file::read(path, SECRET_FILE_LIMIT).map_err(|e| {
+            crate::error::Error::Input {
+                file: path.display().to_string(),
+                why: format!("cannot read the cluster's secret: {e}"),
+            }
         })?;
         Secret::of_text(&text, &path.display().to_string())
     }
@@ -97,16 +103,15 @@ impl Secret {
 /// The answer to a request without the secret: gRPC's UNAUTHENTICATED to a gRPC call, HTTP 401
 /// to any other.
 pub fn refusal(headers: &axum::http::HeaderMap) -> axum::response::Response {
-    const WHY: &str = "this txq cluster needs its shared secret (TXQ_CLUSTER_SECRET)";
     let grpc = headers
         .get(axum::http::header::CONTENT_TYPE)
         .is_some_and(|t| t.as_bytes().starts_with(b"application/grpc"));
     if grpc {
-        return tonic::Status::unauthenticated(WHY).into_http();
+        return tonic::Status::unauthenticated(REFUSED).into_http();
     }
     let mut response = axum::response::IntoResponse::into_response((
         axum::http::StatusCode::UNAUTHORIZED,
-        format!("{WHY}: send Authorization: Bearer SECRET\n"),
+        format!("{REFUSED}: send Authorization: Bearer SECRET\n"),
     ));
     response
         .headers_mut()

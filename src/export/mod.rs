@@ -198,13 +198,15 @@ async fn export_local(engine: &Engine, options: &ExportOptions) -> Result<Summar
     summary.bytes = progress.bytes();
     summary.elapsed = started.elapsed();
     for problem in engine.corpus.problems.take() {
-        if let Problem::UnreadableFile { file, why } = problem {
-            summary.warnings.push(match crate::source::read::is_read_note(&why) {
-                true => format!("{}: {why}", escape::path(&file)),
-                false => {
-                    format!("{}: not read: {why}; its rows are missing from the export", escape::path(&file))
-                }
-            });
+        match problem {
+            Problem::UnreadableFile { file, why } => summary.warnings.push(format!(
+                "{}: not read: {why}; its rows are missing from the export",
+                escape::path(&file)
+            )),
+            Problem::ReadNote { file, note } => {
+                summary.warnings.push(format!("{}: {note}", escape::path(&file)))
+            }
+            _ => {}
         }
     }
     Ok(summary)

@@ -82,7 +82,7 @@ pub async fn infer_file(
             given => stats.read_in_part = Some(format!("{damage} after {given} decompressed bytes")),
         }
     }
-    stats.read_note = reader.replaced().or_else(|| reader.cut_short());
+    stats.read_note = reader.read_note();
     let mut damaged_tail = false;
     splitter.finish(&mut |line| damaged_tail = observe_line(format, line, &mut stats));
     // A last line that is no JSON event and no unfinished one is damage that no append can

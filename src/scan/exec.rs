@@ -530,8 +530,8 @@ async fn scan_files(
             tokio::task::consume_budget().await;
         }
         splitter.finish(&mut |line| read_line(line, &mut reader, &mut decoder, batch_size, &mut full));
-        for why in [blocks.replaced(), blocks.cut_short()].into_iter().flatten() {
-            unreadable(why);
+        if let Some(note) = blocks.read_note() {
+            source.problems.record(Problem::ReadNote { file: file.path.clone(), note });
         }
     }
     for (_, batch) in full {

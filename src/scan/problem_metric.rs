@@ -15,6 +15,7 @@ pub(crate) fn problem_metric(problem: &Problem) -> Metric {
             serde_json::json!({"damaged": text_of(file), "lines": lines, "schema": schema})
         }
         Problem::UnreadableFile { file, why } => serde_json::json!({"unreadable": text_of(file), "why": why}),
+        Problem::ReadNote { file, note } => serde_json::json!({"read": text_of(file), "note": note}),
         Problem::NulledValue { file, line, column } => {
             serde_json::json!({"nulled": text_of(file), "line": line, "column": column})
         }
@@ -42,6 +43,9 @@ pub(crate) fn problem_of_metric(name: &str) -> Option<Problem> {
     if let Some(file) = text("unreadable") {
         return Some(Problem::UnreadableFile { file: PathBuf::from(file), why: text("why")? });
     }
+    if let Some(file) = text("read") {
+        return Some(Problem::ReadNote { file: PathBuf::from(file), note: text("note")? });
+    }
     let file = text("nulled")?;
     Some(Problem::NulledValue { file: PathBuf::from(file), line: number("line")?, column: text("column")? })
 }
@@ -65,6 +69,7 @@ mod tests {
                 errors_table: "errors",
             },
             Problem::UnreadableFile { file: PathBuf::from("/x/y.jsonl"), why: "gone\nnow".into() },
+            Problem::ReadNote { file: PathBuf::from("/x/w.jsonl"), note: "read in part: cut".into() },
             Problem::NulledValue { file: PathBuf::from("/x/z.jsonl"), line: 9, column: "model".into() },
         ];
         for problem in problems {

@@ -208,31 +208,24 @@ impl LineSplitter {
                 self.overflow_more(rest);
             } else if spill.push(rest).is_ok() {
                 // The line's first bytes stay in memory, for the report of a line too long.
-                let room = HEAD_BYTES.saturating_sub(self.carry.len());
-                self.carry.extend_from_slice(&rest[..rest.len().min(room)]);
+                keep_head(&mut self.carry, rest);
             } else {
                 // A spill that cannot be written is taken back into memory, if it can be.
                 let spill = self.spill.take().expect("spilling");
-                let held = spill.read_back(rest).unwrap_or_default();
-                self.overflow = 0;
-                self.carry = held;
+                self.carry = spill.read_back(rest).unwrap_or_default();
             }
         } else if self.carry.len() + rest.len() > self.max_line_bytes {
             // From here on only the count and the head are kept (`rest` is not empty, so the
             // count is not 0 after it).
             self.overflow = self.carry.len() as u64;
-            self.carry.truncate(HEAD_BYTES);
-            // The line's bytes so far are let go, not only forgotten.
-            self.carry.shrink_to(HEAD_BYTES);
+            self.keep_only_head();
             self.overflow_more(rest);
         } else if self.carry.len() + rest.len() > self.hold_bytes {
             match Spill::of(&[&self.carry[..], rest].concat()) {
                 Some(spill) => {
                     self.spill = Some(spill);
-                    self.carry.truncate(HEAD_BYTES);
-                    self.carry.shrink_to(HEAD_BYTES);
-                    let room = HEAD_BYTES.saturating_sub(self.carry.len());
-                    self.carry.extend_from_slice(&rest[..rest.len().min(room)]);
+                    self.keep_only_head();
+                    keep_head(&mut self.carry, rest);
                 }
                 None => self.hold(rest),
             }
@@ -247,8 +240,7 @@ impl LineSplitter {
         let length = spill.len + piece.len() as u64;
         if length > self.max_line_bytes as u64 {
             let mut head = std::mem::take(&mut self.carry);
-            let room = HEAD_BYTES.saturating_sub(head.len());
-            head.extend_from_slice(&piece[..piece.len().min(room)]);
+            keep_head(&mut head, piece);
             emit(Line::TooLong { number, length, head: &head });
             return;
         }
@@ -273,9 +265,14 @@ impl LineSplitter {
 
     /// Counts more bytes of an over-long line, keeping its first ones for the report.
     fn overflow_more(&mut self, bytes: &[u8]) {
-        let room = HEAD_BYTES.saturating_sub(self.carry.len());
-        self.carry.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        keep_head(&mut self.carry, bytes);
         self.overflow += bytes.len() as u64;
+    }
+
+    /// Lets go of the line held (not only forgets it), but for its first bytes.
+    fn keep_only_head(&mut self) {
+        self.carry.truncate(HEAD_BYTES);
+        self.carry.shrink_to(HEAD_BYTES);
     }
 
     /// Reports the over-long line whose bytes were counted.
@@ -337,6 +334,12 @@ impl LineSplitter {
         self.next_number = 1;
         self.at_start = true;
     }
+}
+
+/// Adds to `head` (a line's first bytes) what it has room for of `bytes`, up to [`HEAD_BYTES`].
+fn keep_head(head: &mut Vec<u8>, bytes: &[u8]) {
+    let room = HEAD_BYTES.saturating_sub(head.len());
+    head.extend_from_slice(&bytes[..bytes.len().min(room)]);
 }
 
 /// A line without the NUL bytes before it (what a file system leaves of a write lost in a crash,

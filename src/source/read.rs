@@ -14,20 +14,6 @@ use std::sync::Arc;
 /// How many bytes one read asks for.
 pub(crate) const BLOCK_BYTES: u64 = 4 << 20;
 
-/// What starts the why of a file read in part (cut shorter as it was read,
-/// [`BlockReader::cut_short`]): a warning says it as it is, not as a file not read.
-pub(crate) const READ_IN_PART: &str = "read in part: ";
-
-/// What starts the why of an object read whole as it is now, replaced since it was listed
-/// ([`BlockReader::replaced`]).
-pub(crate) const READ_AS_NOW: &str = "read as it is now: ";
-
-/// Whether a file's problem is a note on how it was read ([`READ_IN_PART`], [`READ_AS_NOW`]),
-/// not a file left unread.
-pub(crate) fn is_read_note(why: &str) -> bool {
-    why.starts_with(READ_IN_PART) || why.starts_with(READ_AS_NOW)
-}
-
 /// The store of this machine's files, one per process: its files are read on the reader's own
 /// thread (see [`BlockReader`]).
 pub use super::remote::local_store;
@@ -165,24 +151,26 @@ impl BlockReader {
         self.inflate.as_ref().and_then(|i| i.damage.as_deref())
     }
 
-    /// Why the read ended before the size the file was found at, once [`BlockReader::next_block`]
-    /// gave `None`: it was cut shorter since, and what was read is part of it.
-    pub(crate) fn cut_short(&self) -> Option<String> {
-        let found = self.found_size?;
-        Some(format!(
-            "{}cut from {found} to {} bytes as it was read: its rows are those of the bytes left; run the statement again",
-            READ_IN_PART, self.size
-        ))
-    }
-
-    /// What the read found of an object replaced since it was listed: it was read whole as it
-    /// is now, and `files` shows it as it was listed.
-    pub(crate) fn replaced(&self) -> Option<String> {
-        let listed = self.listed_size?;
-        Some(format!(
-            "{READ_AS_NOW}replaced since it was listed ({listed} bytes then, {} now); the files table shows it as listed",
-            self.size
-        ))
+    /// How the file was read, once [`BlockReader::next_block`] gave `None`, when not as it was
+    /// found: an object replaced since it was listed, read whole as it is now (`files` shows it
+    /// as listed); a file cut shorter since it was found, of which what was read is a part.
+    pub(crate) fn read_note(&self) -> Option<String> {
+        let replaced = self.listed_size.map(|listed| {
+            format!(
+                "read as it is now: replaced since it was listed ({listed} bytes then, {} now); the files table shows it as listed",
+                self.size
+            )
+        });
+        let cut = self.found_size.map(|found| {
+            format!(
+                "read in part: cut from {found} to {} bytes as it was read: its rows are those of the bytes left; run the statement again",
+                self.size
+            )
+        });
+        match (replaced, cut) {
+            (Some(replaced), Some(cut)) => Some(format!("{replaced}; then {cut}")),
+            (replaced, cut) => replaced.or(cut),
+        }
     }
 
     /// How many bytes the blocks given so far held (of a compressed file, inflated).
@@ -521,14 +509,14 @@ mod tests {
                     read.extend_from_slice(&block);
                 }
                 assert!(read == text[..left]);
-                let why = reader.cut_short().expect("the cut is said");
+                let why = reader.read_note().expect("the cut is said");
                 assert!(why.contains(&format!("cut from {} to {left} bytes", text.len())), "{why}");
             });
             let whole = found(dir.path(), "run_2.jsonl", &text);
             futures::executor::block_on(async {
                 let mut reader = BlockReader::open(stores()[0].clone(), &whole).unwrap();
                 while reader.next_block().await.unwrap().is_some() {}
-                assert_eq!(reader.cut_short(), None);
+                assert_eq!(reader.read_note(), None);
             });
         }
     }

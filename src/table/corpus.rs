@@ -323,6 +323,8 @@ pub enum Problem {
     UnreadableFile { file: PathBuf, why: String },
     /// A value that did not fit its column, read as null.
     NulledValue { file: PathBuf, line: u64, column: String },
+    /// A file read, but not as it was found: replaced since, or cut shorter (how, said whole).
+    ReadNote { file: PathBuf, note: String },
 }
 
 /// The problems met by the reads of one scan of one statement (the scan's plan node holds it),
@@ -342,7 +344,9 @@ impl ProblemLog {
     }
 
     pub(crate) fn record(&self, problem: Problem) {
-        if let (Some(corpus), Problem::UnreadableFile { .. }) = (&self.corpus, &problem) {
+        if let (Some(corpus), Problem::UnreadableFile { .. } | Problem::ReadNote { .. }) =
+            (&self.corpus, &problem)
+        {
             corpus.record(problem.clone());
         }
         self.seen.lock().unwrap_or_else(|e| e.into_inner()).insert(problem);
