@@ -322,3 +322,42 @@ fn txq_prices_prints_the_built_in_list_per_million_tokens() {
         )
     );
 }
+
+/// A price of 1e303 a token was refused as "negative" and one of 1e300 read as `inf`; a model a
+/// LiteLLM file names twice took its last entry in silence.
+#[test]
+fn a_price_beyond_any_price_is_refused_as_such_and_a_model_priced_twice_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, price) in [("huge.json", "1e303"), ("large.json", "1e300")] {
+        std::fs::write(dir.path().join(name), format!(r#"{{"m": {{"input_cost_per_token": {price}}}}}"#))
+            .unwrap();
+        let out = txq(&["--prices", name, "-e", "select 1"], dir.path());
+        assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{name}: {}", out.stderr);
+        assert!(
+            out.stderr.starts_with(&format!("txq: error: --prices: {name}: input of m is "))
+                && out.stderr.contains("USD per million tokens: beyond any price (at most 1e6)"),
+            "{name}: {}",
+            out.stderr
+        );
+    }
+    let twice = r#"{"m": {"input_cost_per_token": 1e-06, "output_cost_per_token": 0}, "m": {"input_cost_per_token": 2e-06, "output_cost_per_token": 0}}"#;
+    std::fs::write(dir.path().join("twice.json"), twice).unwrap();
+    let out = txq(
+        &[
+            "--prices",
+            "twice.json",
+            "--format",
+            "csv",
+            "-e",
+            "select call_cost('m', 1000000, 0, 0, 0) as usd",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "usd\n2.0\n", "the last entry taken");
+    assert_eq!(
+        out.stderr.lines().next(),
+        Some("txq: warning: twice.json: m is priced twice; its last entry is taken")
+    );
+    assert_eq!(out.stderr.matches("priced twice").count(), 1, "{}", out.stderr);
+}

@@ -332,6 +332,22 @@ fn a_line_of_20_mb_is_read_whole_under_the_limit() {
     assert_eq!(usage_lines(dir.path()), [3]);
 }
 
+/// A line over a limit above what is held in memory (8 MiB) is written aside until it passes the
+/// limit, then dropped: it is listed as too long with its whole length, and the rest is read (it
+/// cost about four times the limit in memory before; the splitter's tests bound what it holds).
+#[test]
+fn a_line_written_aside_then_over_the_limit_is_listed_with_its_length() {
+    let dir = long_line_transcript(20_000_000);
+    let limit = ["--no-cache", "--max-line-bytes", "12M"];
+    let (rows, _) = query(dir.path(), &limit, "select line, reason from errors");
+    assert_eq!(
+        Value::Object(rows[0].clone()),
+        json!({"line": 2, "reason": "line of 20000057 bytes is longer than the limit of 12582912 (--max-line-bytes)"})
+    );
+    let (rows, _) = query(dir.path(), &limit, "select line from usage");
+    assert_eq!(rows[0]["line"], 3);
+}
+
 #[test]
 fn a_line_over_max_line_bytes_is_listed_with_its_file_and_line_and_the_rest_read() {
     let dir = long_line_transcript(20_000_000);
