@@ -1,4 +1,4 @@
-//! Issue 17, `txq --follow`: the rows already there, then each row a writer process appends (to a
+//! `txq --follow`: the rows already there, then each row a writer process appends (to a
 //! transcript there, to one made later, a line in two pieces), once each and in order, no torn
 //! line reported as damaged, until Ctrl-C ends it with exit 0; an aggregate printed again as the
 //! files grow; with the system's watcher and with --poll.

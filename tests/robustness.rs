@@ -1,4 +1,4 @@
-//! Robustness (issue 7): every kind of bad input read by the real binary (and the library where
+//! Robustness: every kind of bad input read by the real binary (and the library where
 //! the timing matters), each with its test; the invariant that damage costs only the damaged
 //! lines; and a bounded in-process fuzz run over random bytes and mutated lines.
 

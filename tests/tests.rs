@@ -2,8 +2,10 @@
 //! generator writes, checked against the answers the generator tallied while writing.
 
 mod cache;
+mod cancel_and_stream;
 mod cli;
 mod cluster;
+mod data_edge_cases;
 mod docs;
 mod export;
 mod follow;
@@ -17,7 +19,6 @@ mod live_export;
 mod live_prices;
 mod live_rupu;
 mod live_shell;
-mod live_stream;
 mod live_zstd;
 mod normalized;
 mod pruning;
@@ -33,7 +34,6 @@ mod sample;
 mod shell;
 mod shipping;
 mod trust_cache;
-mod trust_data;
 mod trust_export;
 mod trust_limits;
 mod util;

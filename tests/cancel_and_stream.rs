@@ -1,4 +1,4 @@
-//! Issue 13, the runtime and the output: Ctrl-C stops any statement (a script with exit 130, the
+//! Cancelling and streaming: Ctrl-C stops any statement (a script with exit 130, the
 //! shell back to its prompt) while DataFusion keeps every worker busy; the scan reports through
 //! plan metrics and a statement warns of what it read only; row counts come from the corpus;
 //! results stream in every format, `--maxrows` included.

@@ -1,4 +1,4 @@
-//! Issue 12, the data: no line can break a query or change an answer it does not belong to. Names
+//! Data edge cases: no line can break a query or change an answer it does not belong to. Names
 //! from the data that clash or are no SQL names, files with no `run_start`, line ends and padding,
 //! whole numbers, token counts, required fields and cut strings, each read by the real binary.
 
