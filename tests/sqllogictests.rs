@@ -1,6 +1,14 @@
 //! Runs the SQL behaviour files `tests/sql/*.slt` against txq's session: each file names its
-//! corpus in a first-line comment `# corpus: <dir under tests/>` (or `generated` for the
-//! generator's default corpus). `--complete` rewrites the expected results for review.
+//! corpora in a first-line comment `# corpus: <dir under tests/>[, <dir>...]` (`generated` for the
+//! generator's default corpus). The session is the one `txq query` opens: its time zone UTC, and
+//! each canned query of `queries/` a view `canned.<name>`, so a record selects the columns of a
+//! query it checks (`select cause, run_id from canned.aborted_runs`) without the machine's paths.
+//!
+//! `cargo test --test sqllogictests` runs every file; `cargo test --test sqllogictests -- NAME`
+//! the files whose path contains NAME. `cargo test --test sqllogictests -- --complete [NAME]`
+//! rewrites the expected results of those files from what runs (as DataFusion's runner does):
+//! for a new record write its SQL and type letters with an empty result, complete it, then check
+//! every row against the fixture by hand before committing it.
 //!
 //! A `query` record's type letters are checked against the Arrow type of each result column, in
 //! DataFusion's own sqllogictest letters: `I` integer, `R` float or decimal, `T` text, `B`
@@ -10,9 +18,12 @@
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::catalog::view::ViewTable;
+use datafusion::catalog::{MemorySchemaProvider, SchemaProvider};
 use datafusion::prelude::SessionContext;
 use sqllogictest::{AsyncDB, ColumnType, DBOutput};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 struct Txq {
     ctx: SessionContext,
@@ -122,19 +133,43 @@ impl AsyncDB for Txq {
     async fn shutdown(&mut self) {}
 }
 
-fn corpus_of(slt: &Path, generated: &Path) -> PathBuf {
+/// The corpora `slt` names in its `# corpus:` line, each a folder under `tests/` or the
+/// generated corpus.
+fn corpora_of(slt: &Path, generated: &Path) -> Vec<PathBuf> {
     let first = std::fs::read_to_string(slt).unwrap_or_default();
-    let name = first
+    let names = first
         .lines()
         .find_map(|l| l.strip_prefix("# corpus:"))
+        .unwrap_or_else(|| panic!("{}: first line must be `# corpus: <dir>[, <dir>...]`", slt.display()));
+    names
+        .split(',')
         .map(str::trim)
-        .unwrap_or_else(|| panic!("{}: first line must be `# corpus: <dir>`", slt.display()))
-        .to_string();
-    if name == "generated" {
-        generated.join(".rupu/transcripts")
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(name)
+        .map(|name| match name {
+            "generated" => generated.join(".rupu/transcripts"),
+            _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(name),
+        })
+        .collect()
+}
+
+/// The session as `txq query` sets it up (its time zone UTC, as a spend report's with no
+/// `--timezone`), with each canned query a view of the schema `canned`.
+async fn open(corpora: &[PathBuf]) -> Result<Txq, SqlError> {
+    let sql_error = |e: &dyn std::fmt::Display| SqlError(e.to_string());
+    let engine = txq::sql::session::open(corpora, txq::sql::session::Options::default())
+        .await
+        .map_err(|e| sql_error(&e))?;
+    txq::sql::reports::ReportOptions::default().set_up(&engine.ctx).map_err(|e| sql_error(&e))?;
+    let canned = Arc::new(MemorySchemaProvider::new());
+    for query in txq::sql::queries::ALL {
+        let plan = engine.ctx.state().create_logical_plan(query.sql).await.map_err(|e| {
+            SqlError(format!("canned query {} does not plan on this corpus: {e}", query.name))
+        })?;
+        let view = ViewTable::new(plan, Some(query.sql.to_string()));
+        canned.register_table(query.name.to_string(), Arc::new(view)).map_err(|e| sql_error(&e))?;
     }
+    let catalog = engine.ctx.catalog("datafusion").ok_or_else(|| SqlError("no catalog".into()))?;
+    catalog.register_schema("canned", canned).map_err(|e| sql_error(&e))?;
+    Ok(Txq { ctx: engine.ctx, _corpus: engine.corpus })
 }
 
 #[tokio::main]
@@ -153,15 +188,10 @@ async fn main() {
     files.sort();
     let (mut passed, mut failed) = (0, 0);
     for file in &files {
-        let corpus = corpus_of(file, generated.path());
+        let corpora = corpora_of(file, generated.path());
         let make = move || {
-            let corpus = corpus.clone();
-            async move {
-                let engine = txq::sql::session::open(&[corpus], txq::sql::session::Options::default())
-                    .await
-                    .map_err(|e| SqlError(e.to_string()))?;
-                Ok(Txq { ctx: engine.ctx, _corpus: engine.corpus })
-            }
+            let corpora = corpora.clone();
+            async move { open(&corpora).await }
         };
         let mut runner = sqllogictest::Runner::new(make);
         runner.with_column_validator(sqllogictest::strict_column_validator);
