@@ -1,8 +1,9 @@
 //! Runs the SQL behaviour files `tests/sql/*.slt` against txq's session: each file names its
 //! corpora in a first-line comment `# corpus: <dir under tests/>[, <dir>...]` (`generated` for the
-//! generator's default corpus). The session is the one `txq query` opens: its time zone UTC, and
-//! each canned query of `queries/` a view `canned.<name>`, so a record selects the columns of a
-//! query it checks (`select cause, run_id from canned.aborted_runs`) without the machine's paths.
+//! generator's default corpus). The session is set up as `txq query` sets it (its time zone UTC),
+//! and a record whose SQL is `txq query NAME` runs the canned query `queries/NAME.sql` as that
+//! command does, in its order. A path in a result is shown from `tests/` on
+//! (`fixtures/rupu-runs/run_02D.jsonl`), so that the files hold no machine's paths.
 //!
 //! `cargo test --test sqllogictests` runs every file; `cargo test --test sqllogictests -- NAME`
 //! the files whose path contains NAME. `cargo test --test sqllogictests -- --complete [NAME]`
@@ -18,12 +19,9 @@
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
-use datafusion::catalog::view::ViewTable;
-use datafusion::catalog::{MemorySchemaProvider, SchemaProvider};
 use datafusion::prelude::SessionContext;
 use sqllogictest::{AsyncDB, ColumnType, DBOutput};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 struct Txq {
     ctx: SessionContext,
@@ -100,7 +98,11 @@ impl AsyncDB for Txq {
     type ColumnType = Column;
 
     async fn run(&mut self, sql: &str) -> Result<DBOutput<Column>, SqlError> {
-        let frame = self.ctx.sql(sql).await.map_err(|e| SqlError(e.to_string()))?;
+        let sql = match sql.trim().strip_prefix("txq query ") {
+            Some(name) => canned_sql(name.trim())?,
+            None => sql.to_string(),
+        };
+        let frame = self.ctx.sql(&sql).await.map_err(|e| SqlError(e.to_string()))?;
         let types: Vec<Column> = frame.schema().fields().iter().map(|f| Column::of(f.data_type())).collect();
         let width = types.len();
         let batches = frame.collect().await.map_err(|e| SqlError(e.to_string()))?;
@@ -120,7 +122,7 @@ impl AsyncDB for Txq {
                     formatters
                         .iter()
                         .map(|f| {
-                            let cell = f.value(i).to_string();
+                            let cell = f.value(i).to_string().replace(TESTS_DIR, "");
                             if cell.is_empty() { "(empty)".to_string() } else { cell }
                         })
                         .collect(),
@@ -151,24 +153,26 @@ fn corpora_of(slt: &Path, generated: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The session as `txq query` sets it up (its time zone UTC, as a spend report's with no
-/// `--timezone`), with each canned query a view of the schema `canned`.
+/// Where the corpora lie, as a path in a result begins.
+const TESTS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/");
+
+/// The SQL `txq query NAME` runs: the canned query's, a spend report's with no period set.
+fn canned_sql(name: &str) -> Result<String, SqlError> {
+    let query = txq::sql::queries::find(name).ok_or_else(|| SqlError(format!("no canned query {name:?}")))?;
+    match txq::sql::reports::is_report(query.sql) {
+        true => txq::sql::reports::ReportOptions::default().period_of(query.sql).map_err(|e| SqlError(e.to_string())),
+        false => Ok(query.sql.to_string()),
+    }
+}
+
+/// A session over `corpora`, set up as `txq query` sets it (its time zone UTC, as a spend
+/// report's with no `--timezone`).
 async fn open(corpora: &[PathBuf]) -> Result<Txq, SqlError> {
     let sql_error = |e: &dyn std::fmt::Display| SqlError(e.to_string());
     let engine = txq::sql::session::open(corpora, txq::sql::session::Options::default())
         .await
         .map_err(|e| sql_error(&e))?;
     txq::sql::reports::ReportOptions::default().set_up(&engine.ctx).map_err(|e| sql_error(&e))?;
-    let canned = Arc::new(MemorySchemaProvider::new());
-    for query in txq::sql::queries::ALL {
-        let plan = engine.ctx.state().create_logical_plan(query.sql).await.map_err(|e| {
-            SqlError(format!("canned query {} does not plan on this corpus: {e}", query.name))
-        })?;
-        let view = ViewTable::new(plan, Some(query.sql.to_string()));
-        canned.register_table(query.name.to_string(), Arc::new(view)).map_err(|e| sql_error(&e))?;
-    }
-    let catalog = engine.ctx.catalog("datafusion").ok_or_else(|| SqlError("no catalog".into()))?;
-    catalog.register_schema("canned", canned).map_err(|e| sql_error(&e))?;
     Ok(Txq { ctx: engine.ctx, _corpus: engine.corpus })
 }
 
