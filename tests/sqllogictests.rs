@@ -2,8 +2,9 @@
 //! corpora in a first-line comment `# corpus: <dir under tests/>[, <dir>...]` (`generated` for the
 //! generator's default corpus). The session is set up as `txq query` sets it (its time zone UTC),
 //! and a record whose SQL is `txq query NAME` runs the canned query `queries/NAME.sql` as that
-//! command does, in its order. A path in a result is shown from `tests/` on
-//! (`fixtures/rupu-runs/run_02D.jsonl`), so that the files hold no machine's paths.
+//! command does, in its order; every canned query must be run by some file. A path in a result
+//! is shown from `tests/` on (`fixtures/rupu-runs/run_02D.jsonl`), so that the files hold no
+//! machine's paths.
 //!
 //! `cargo test --test sqllogictests` runs every file; `cargo test --test sqllogictests -- NAME`
 //! the files whose path contains NAME. `cargo test --test sqllogictests -- --complete [NAME]`
@@ -160,7 +161,9 @@ const TESTS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/");
 fn canned_sql(name: &str) -> Result<String, SqlError> {
     let query = txq::sql::queries::find(name).ok_or_else(|| SqlError(format!("no canned query {name:?}")))?;
     match txq::sql::reports::is_report(query.sql) {
-        true => txq::sql::reports::ReportOptions::default().period_of(query.sql).map_err(|e| SqlError(e.to_string())),
+        true => txq::sql::reports::ReportOptions::default()
+            .period_of(query.sql)
+            .map_err(|e| SqlError(e.to_string())),
         false => Ok(query.sql.to_string()),
     }
 }
@@ -174,6 +177,14 @@ async fn open(corpora: &[PathBuf]) -> Result<Txq, SqlError> {
         .map_err(|e| sql_error(&e))?;
     txq::sql::reports::ReportOptions::default().set_up(&engine.ctx).map_err(|e| sql_error(&e))?;
     Ok(Txq { ctx: engine.ctx, _corpus: engine.corpus })
+}
+
+/// The canned queries that no record of `files` runs as `txq query NAME`.
+fn canned_queries_unchecked(files: &[PathBuf]) -> Vec<&'static str> {
+    let text: String = files.iter().map(|f| std::fs::read_to_string(f).unwrap_or_default()).collect();
+    let run: std::collections::HashSet<&str> =
+        text.lines().filter_map(|l| l.trim().strip_prefix("txq query ")).map(str::trim).collect();
+    txq::sql::queries::ALL.iter().map(|q| q.name).filter(|name| !run.contains(name)).collect()
 }
 
 #[tokio::main]
@@ -219,6 +230,16 @@ async fn main() {
                 failed += 1;
                 eprintln!("FAILED {}:\n{e}", file.display());
             }
+        }
+    }
+    if filter.is_none() {
+        let unchecked = canned_queries_unchecked(&files);
+        if !unchecked.is_empty() {
+            failed += 1;
+            eprintln!(
+                "FAILED: no .slt file runs these canned queries (`txq query NAME`): {}",
+                unchecked.join(", ")
+            );
         }
     }
     println!("sqllogictests: {passed} passed, {failed} failed");
