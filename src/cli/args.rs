@@ -36,17 +36,14 @@ impl Args {
     }
 }
 
-/// SQL over AI-agent transcripts: every event type of rupu and reeval transcripts and of Claude
-/// Code, Codex CLI and Gemini CLI sessions is a table; `calls`, `tool_calls` and `sessions` hold
-/// every harness's.
+/// SQL over AI-agent transcripts: every event type of every format is a table (the help names
+/// the formats, from their descriptions).
 #[derive(Debug, Parser)]
-#[command(name = "txq", version, about, after_help = AFTER_HELP)]
+#[command(name = "txq", version, about = about(), long_about = None, after_help = AFTER_HELP)]
 pub struct Args {
-    /// Transcript directories (searched recursively) or files. Default: every default place that
-    /// exists: ./.rupu/transcripts (else ~/.rupu/transcripts), ./.reeval/runs, ./evals/.history,
-    /// $CLAUDE_CONFIG_DIR (else ~/.claude, ~/.config/claude), $CODEX_HOME (else ~/.codex),
-    /// $GEMINI_CLI_HOME/.gemini (else ~/.gemini).
-    #[arg(value_name = "PATH")]
+    /// Transcript directories (searched recursively) or files; with none, every default place
+    /// that exists (the help lists them, from the format descriptions).
+    #[arg(value_name = "PATH", help = paths_help(), long_help = None)]
     pub(crate) paths: Vec<PathBuf>,
 
     /// Run SQL (several statements separated by `;` allowed); repeatable, run in order.
@@ -138,7 +135,7 @@ pub(crate) enum Command {
         /// The folder to write; it must be new or empty unless --overwrite or --append.
         #[arg(long, value_name = "OUT")]
         out: PathBuf,
-        /// Only these tables (`usage,tool_audit,runs`; `reeval.tool` for one schema's).
+        /// Only these tables (`usage,tool_audit,runs`; `schema.table` for one schema's).
         #[arg(long, value_name = "TABLES", value_delimiter = ',')]
         tables: Vec<String>,
         /// Write Hive folders: date=YYYY-MM-DD (the run's start day) or run=<run_id>.
@@ -351,13 +348,31 @@ fn parse_range(s: &str) -> Result<(usize, usize), String> {
     Ok((a, b))
 }
 
+/// What txq reads, for `txq --help`: every format's transcripts, by the names their descriptions
+/// give them.
+fn about() -> String {
+    format!(
+        "SQL over AI-agent transcripts: every event type of {} is a table; `calls`, `tool_calls` and \
+         `sessions` hold every harness's",
+        crate::format::transcripts_read(&crate::format::all())
+    )
+}
+
+/// The help of the paths: where txq looks when given none, from the format descriptions.
+fn paths_help() -> String {
+    format!(
+        "Transcript directories (searched recursively) or files. Default: every default place that exists: {}",
+        crate::format::default_places(&crate::format::all())
+    )
+}
+
 const AFTER_HELP: &str = "\
 Examples:
   txq -e \"select harness, model, sum(input_tokens), sum(output_tokens) from calls group by 1, 2\"
   txq query daily --since 2026-11-01
-  txq report --out report.html ~/.claude ~/.rupu/transcripts
+  txq report --out report.html /data/fleet/transcripts ./transcripts
   txq -e \"select model, sum(input_tokens), sum(output_tokens) from usage group by model\"
-  txq -e \"select tool, decision, count(*) from tool_audit where blocked group by 1, 2\" ~/.rupu/transcripts
+  txq -e \"select tool, decision, count(*) from tool_audit where blocked group by 1, 2\"
   txq --format csv -f report.sql /data/fleet/transcripts > report.csv
   txq --follow -e \"select ts, run_id, tool, decision from tool_audit where blocked\"
 

@@ -40,9 +40,9 @@ use units::Unit;
 /// What the Hive folders of an export are named after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum PartitionBy {
-    /// `date=YYYY-MM-DD`: the UTC day the run (rupu) or attempt (reeval) started.
+    /// `date=YYYY-MM-DD`: the UTC day the transcript (a run, an attempt) began.
     Date,
-    /// `run=<run_id>`: the rupu run, or the reeval run (folder) the attempt belongs to.
+    /// `run=<run_id>`: the run the transcript belongs to (an attempt's run).
     Run,
 }
 

@@ -6,7 +6,7 @@
 use super::build::{event, field, flag, named};
 use super::{
     ContextColumn, ContextSource, Contribution, Envelope, EventSpec, ExportUnits, FieldsAt, FileMatch,
-    Format, Kind, Naming, Normalized, TypeRule, View,
+    Format, Kind, LookedFor, Naming, Normalized, TypeRule, View,
 };
 use Kind::{Count, Int, Json, Str, Timestamp};
 
@@ -24,13 +24,14 @@ pub fn format() -> Format {
             &["~/.config/claude/projects"],
         ],
         files: FileMatch::Patterns(&["projects/*/*.jsonl", "projects/*/*/subagents/*.jsonl"]),
-        looked_for: Some("Claude Code sessions (projects/*/*.jsonl)"),
+        looked_for: Some(LookedFor { transcripts: "Claude Code sessions", files: "projects/*/*.jsonl" }),
         beside: None,
         copies: None,
         envelope: Envelope { types: TypeRule::Key("type"), fields: FieldsAt::Beside },
         table_naming: Naming::DashToUnderscore,
         column_naming: Naming::SnakeCase,
         required_type: None,
+        not_transcripts: &[],
         context: vec![
             ContextColumn {
                 name: "project",

@@ -6,7 +6,7 @@
 use super::build::{event, field, line_field, named};
 use super::{
     Absent, ContextColumn, ContextSource, Contribution, Copies, Envelope, EventSpec, ExportUnits, FieldsAt,
-    FileMatch, Format, Kind, Naming, Normalized, TypeRule,
+    FileMatch, Format, Kind, LookedFor, Naming, Normalized, TypeRule,
 };
 use Kind::{Bool, Count, Int, Json, Str, Timestamp};
 
@@ -23,7 +23,10 @@ pub fn format() -> Format {
             &["$CODEX_HOME/archived_sessions", "~/.codex/archived_sessions"],
         ],
         files: FileMatch::Patterns(&["sessions/**/rollout-*.jsonl", "archived_sessions/rollout-*.jsonl"]),
-        looked_for: Some("Codex CLI rollouts (sessions/**/rollout-*.jsonl)"),
+        looked_for: Some(LookedFor {
+            transcripts: "Codex CLI rollouts",
+            files: "sessions/**/rollout-*.jsonl",
+        }),
         beside: None,
         copies: Some(Copies { kept: "sessions", copy: "archived_sessions" }),
         envelope: Envelope {
@@ -33,6 +36,7 @@ pub fn format() -> Format {
         table_naming: Naming::LastPart,
         column_naming: Naming::AsIs,
         required_type: None,
+        not_transcripts: &[],
         context: vec![
             ContextColumn {
                 name: "thread_id",

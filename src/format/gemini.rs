@@ -7,7 +7,7 @@
 use super::build::{event, field, named};
 use super::{
     ContextColumn, ContextSource, Contribution, Envelope, EventSpec, ExportUnits, FieldsAt, FileMatch,
-    Format, KeyRule, KeyShape, Kind, Naming, Normalized, TypeRule, View,
+    Format, KeyRule, KeyShape, Kind, LookedFor, Naming, Normalized, TypeRule, View,
 };
 use Kind::{Count, Json, Str, Timestamp};
 
@@ -29,13 +29,14 @@ pub fn format() -> Format {
                 else ~",
         default_roots: &[&["$GEMINI_CLI_HOME/.gemini/tmp", "~/.gemini/tmp"]],
         files: FileMatch::Patterns(&["tmp/*/chats/*.jsonl", "tmp/*/chats/*/*.jsonl"]),
-        looked_for: Some("Gemini CLI chats (tmp/*/chats/**/*.jsonl)"),
+        looked_for: Some(LookedFor { transcripts: "Gemini CLI chats", files: "tmp/*/chats/**/*.jsonl" }),
         beside: None,
         copies: None,
         envelope: Envelope { types: TypeRule::ByKeys(LINE_TYPES), fields: FieldsAt::Beside },
         table_naming: Naming::AsIs,
         column_naming: Naming::SnakeCase,
         required_type: None,
+        not_transcripts: &[],
         context: vec![
             ContextColumn {
                 name: "chat_session_id",

@@ -29,9 +29,10 @@ pub struct Format {
     pub(crate) default_roots: &'static [&'static [&'static str]],
     /// Which files under a searched directory belong to this format.
     pub(crate) files: FileMatch,
-    /// What a search that found nothing looked for, in words (`None`: a search is not for this
+    /// What its transcripts are called and which files they are, in words for users: for the help,
+    /// and for what a search that found nothing looked for (`None`: a search is not for this
     /// format's files alone, as for files beside another's).
-    pub(crate) looked_for: Option<&'static str>,
+    pub(crate) looked_for: Option<LookedFor>,
     /// Where this format's files lie beside another format's directory, so that searching that
     /// directory searches this one too (rupu's netflow ledgers beside its transcripts).
     pub(crate) beside: Option<Beside>,
@@ -45,6 +46,10 @@ pub struct Format {
     pub(crate) column_naming: Naming,
     /// A file in which no line has this type is not a transcript (rupu's step logs, netflow ledgers).
     pub(crate) required_type: Option<&'static str>,
+    /// What the files of its naming with no `required_type` line are, in words for users (`step
+    /// logs`, `netflow ledgers`), for the warning about them and the docs.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    pub(crate) not_transcripts: &'static [&'static str],
     /// Columns every event table of this format carries, taken from the file or its position.
     pub(crate) context: Vec<ContextColumn>,
     /// Fields every event carries whatever its type (reeval's `turn`, `ts`, `durationMs`).
@@ -137,6 +142,15 @@ pub struct LinesTable {
     pub(crate) line_column: &'static str,
     /// The table of its damaged lines.
     pub(crate) errors_name: &'static str,
+}
+
+/// What a format's transcripts are called and where they are, in words for users.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LookedFor {
+    /// What they are called (`Claude Code sessions`).
+    pub(crate) transcripts: &'static str,
+    /// Which files they are (`projects/*/*.jsonl`).
+    pub(crate) files: &'static str,
 }
 
 /// A directory of a format's files beside a directory another format searches: when a directory
@@ -640,11 +654,50 @@ pub(crate) mod build {
 /// What a search of the paths looked for, in words: `rupu transcripts (...) and reeval attempts
 /// (...)`.
 pub(crate) fn looked_for(formats: &[Format]) -> String {
-    let wanted: Vec<&str> = formats.iter().filter_map(|f| f.looked_for).collect();
+    let wanted: Vec<String> = formats
+        .iter()
+        .filter_map(|f| f.looked_for)
+        .map(|l| format!("{} ({})", l.transcripts, l.files))
+        .collect();
     match wanted.is_empty() {
         true => String::from("transcripts"),
         false => crate::text::words::listed(&wanted),
     }
+}
+
+/// What the formats' transcripts are called, in words: `rupu transcripts, reeval attempts, ...
+/// and Gemini CLI chats`.
+pub fn transcripts_read(formats: &[Format]) -> String {
+    let named: Vec<&str> = formats.iter().filter_map(|f| f.looked_for).map(|l| l.transcripts).collect();
+    crate::text::words::listed(&named)
+}
+
+/// The places searched when txq is given no path, in words: each group of each format's default
+/// roots once, its first place then the others it falls back to (`./.rupu/transcripts (else
+/// ~/.rupu/transcripts)`); a place relative to the working directory is written with `./`.
+pub fn default_places(formats: &[Format]) -> String {
+    let shown = |root: &str| match root.starts_with(['~', '$', '/']) {
+        true => root.to_string(),
+        false => format!("./{root}"),
+    };
+    let mut groups: Vec<&[&str]> = Vec::new();
+    for group in formats.iter().flat_map(|f| f.default_roots.iter().copied()) {
+        if !groups.contains(&group) {
+            groups.push(group);
+        }
+    }
+    let places: Vec<String> = groups
+        .iter()
+        .filter_map(|group| {
+            let (first, rest) = group.split_first()?;
+            let rest: Vec<String> = rest.iter().map(|r| shown(r)).collect();
+            Some(match rest.is_empty() {
+                true => shown(first),
+                false => format!("{} (else {})", shown(first), rest.join(", ")),
+            })
+        })
+        .collect();
+    places.join(", ")
 }
 
 /// Every format txq knows, in the order their tables resolve when unqualified.

@@ -4,7 +4,7 @@
 use super::build::{event, field, strs};
 use super::{
     Absent, ContextColumn, ContextSource, Contribution, Derive, Envelope, EventSpec, ExportUnits, FieldSpec,
-    FieldsAt, FileMatch, Format, Kind, LinesTable, MarkerPart, Naming, Normalized, TypeRule, View,
+    FieldsAt, FileMatch, Format, Kind, LinesTable, LookedFor, MarkerPart, Naming, Normalized, TypeRule, View,
 };
 use Kind::{Bool, Int, Json, Str, Timestamp};
 
@@ -55,13 +55,14 @@ pub(crate) fn format() -> Format {
         about: "reeval attempt transcripts: .reeval/runs/<runId>/<eval>/<cell>/<n>/transcript.jsonl and the same under evals/.history",
         default_roots: DEFAULT_ROOTS,
         files: FileMatch::Name("transcript.jsonl"),
-        looked_for: Some("reeval attempts (transcript.jsonl)"),
+        looked_for: Some(LookedFor { transcripts: "reeval attempts", files: "transcript.jsonl" }),
         beside: None,
         copies: None,
         envelope: Envelope { types: TypeRule::Key("type"), fields: FieldsAt::Beside },
         table_naming: Naming::DashToUnderscore,
         column_naming: Naming::SnakeCase,
         required_type: None,
+        not_transcripts: &[],
         context: attempt_context(),
         common_fields: vec![
             field("turn", Int, "the turn it belongs to, from 0"),
@@ -95,6 +96,7 @@ pub(crate) fn raw_format() -> Format {
         table_naming: Naming::AsIs,
         column_naming: Naming::SnakeCase,
         required_type: None,
+        not_transcripts: &[],
         context: attempt_context(),
         common_fields: vec![
             field("turn", Int, "the turn the part belongs to"),

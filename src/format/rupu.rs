@@ -3,7 +3,7 @@
 use super::build::{event, field, flag, list, strs};
 use super::{
     Absent, ContextColumn, ContextSource, Contribution, Early, Envelope, EventSpec, ExportUnits, FieldSpec,
-    FieldsAt, FileMatch, Format, Kind, Naming, Normalized, TypeRule, View,
+    FieldsAt, FileMatch, Format, Kind, LookedFor, Naming, Normalized, TypeRule, View,
 };
 use Kind::{Bool, Count, Int, Json, Str, Timestamp};
 
@@ -15,13 +15,17 @@ pub fn format() -> Format {
         about: "rupu agent transcripts: <transcripts-dir>/run_<ULID>.jsonl and archive/run_<ULID>.jsonl",
         default_roots: &[&[".rupu/transcripts", "~/.rupu/transcripts"]],
         files: FileMatch::Extension("jsonl"),
-        looked_for: Some("rupu transcripts (*.jsonl files with a run_start line)"),
+        looked_for: Some(LookedFor {
+            transcripts: "rupu transcripts",
+            files: "*.jsonl files with a run_start line",
+        }),
         beside: None,
         copies: None,
         envelope: Envelope { types: TypeRule::Key("type"), fields: FieldsAt::Under("data") },
         table_naming: Naming::AsIs,
         column_naming: Naming::AsIs,
         required_type: Some("run_start"),
+        not_transcripts: &["step logs", "netflow ledgers"],
         context: vec![
             ContextColumn {
                 name: "run_id",

@@ -26,6 +26,7 @@ pub(crate) fn format() -> Format {
         table_naming: Naming::AsIs,
         column_naming: Naming::AsIs,
         required_type: None,
+        not_transcripts: &[],
         context: vec![
             ContextColumn {
                 name: "run_id",

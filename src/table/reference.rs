@@ -11,25 +11,43 @@ use std::fmt::Write;
 /// `docs/tables.md`.
 pub fn tables_markdown(formats: &[Format]) -> String {
     let mut out = String::new();
-    out.push_str(INTRO);
-    render_shared_names(&mut out, formats);
+    let shared = shared_names(formats);
+    render_intro(&mut out, formats, &shared);
+    render_shared_names(&mut out, &shared);
     let mut seen_schemas = Vec::new();
     for format in formats {
         let first_of_schema = !seen_schemas.contains(&format.name);
         seen_schemas.push(format.name);
-        render_format(&mut out, format, first_of_schema);
+        render_format(&mut out, formats, format, first_of_schema);
     }
     out
 }
 
-const INTRO: &str = "\
+/// The page's opening: how tables are named and read, its examples taken from the formats (the
+/// first schema, a name it shares with a later one, a type only a later schema documents).
+fn render_intro(out: &mut String, formats: &[Format], shared: &[(String, Vec<&str>)]) {
+    let first = formats.first().map_or("<schema>", |f| f.name);
+    let example = shared
+        .iter()
+        .find(|(_, schemas)| schemas.first() == Some(&first))
+        .map_or("<table>", |(n, _)| n.as_str());
+    let own = formats.first().map(table_names).unwrap_or_default();
+    let (unknown, owner) = formats
+        .iter()
+        .filter(|f| f.name != first)
+        .flat_map(|f| f.events.iter().map(move |e| (f.table_naming.apply(e.type_name), f.name)))
+        .find(|(name, _)| !own.contains(name))
+        .unwrap_or_else(|| ("<type>".into(), "<schema>"));
+    let _ = write!(
+        out,
+        "\
 # Tables
 
 <!-- Generated from src/format/*.rs by `TXQ_BLESS=1 cargo test --test integration docs`; do not edit. -->
 
 Every event type of every transcript format is a table, in a schema named after the format
-(`rupu.usage`). Unqualified names resolve in the formats that have transcripts, in the order of
-this page (`usage` is `rupu.usage`); a qualified name always works. Each event table has its
+(`{first}.{example}`). Unqualified names resolve in the formats that have transcripts, in the order of
+this page (`{example}` is `{first}.{example}`); a qualified name always works. Each event table has its
 format's context columns first, then the documented fields of the type, then every field found
 in the data that no document names (its type inferred from the values: text, bigint, double,
 boolean, or JSON text when the values are of mixed or nested shapes). A type found in the data
@@ -47,7 +65,7 @@ while it is still taken; types already named as identifiers keep their names fir
 rename is named in a warning with the file and line where the type first appears:
 
 ```text
-txq: warning: ./run_2.jsonl:7: event type \"runs\" is table rupu.type_runs (runs is a table of txq's own or of another type)
+txq: warning: ./run_2.jsonl:7: event type \"runs\" is table {first}.type_runs (runs is a table of txq's own or of another type)
 ```
 
 The default schema also holds the normalized tables `calls`, `tool_calls` and `sessions`: every
@@ -56,7 +74,7 @@ accounting in [harnesses.md](harnesses.md).
 
 `events.type` always holds the type as written. An unqualified name finds a table a format
 defines (its documented types, views, `events`, `errors`, `files`) before a table of a type
-found in the data: an unknown rupu type `tool` is `rupu.tool`, and `tool` stays reeval's.
+found in the data: an unknown {first} type `{unknown}` is `{first}.{unknown}`, and `{unknown}` stays {owner}'s.
 
 Types: `text` is Utf8, `bigint` Int64, `double` Float64, `timestamp (UTC)` a timestamp in
 microseconds with time zone UTC, `json text` the value's JSON text for the JSON functions
@@ -74,19 +92,27 @@ fractions below a microsecond dropped; also a space for the `T`, no offset meani
 date alone); every year from 0000 to 9999 fits, and a leap second (`23:59:60`) reads as the
 next second's start.
 
-";
+"
+    );
+}
 
-/// The table names found in more than one schema, and which one an unqualified name means.
-fn render_shared_names(out: &mut String, formats: &[Format]) {
-    let stats = FormatStats::default();
+/// The tables a format defines, by name: its event tables, views and `files`.
+fn table_names(format: &Format) -> Vec<String> {
+    let mut names: Vec<String> =
+        all_tables(format, &FormatStats::default()).into_iter().map(|t| t.name).collect();
+    names.extend(format.views.iter().map(|v| v.name.to_string()));
+    if format.lines_table.is_none() {
+        names.push("files".into());
+    }
+    names
+}
+
+/// The table names found in more than one schema, each with those schemas in the order an
+/// unqualified name resolves.
+fn shared_names(formats: &[Format]) -> Vec<(String, Vec<&str>)> {
     let mut owners: Vec<(String, Vec<&str>)> = Vec::new();
     for format in formats {
-        let mut names: Vec<String> = all_tables(format, &stats).into_iter().map(|t| t.name).collect();
-        names.extend(format.views.iter().map(|v| v.name.to_string()));
-        if format.lines_table.is_none() {
-            names.push("files".into());
-        }
-        for name in names {
+        for name in table_names(format) {
             match owners.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, schemas)) if !schemas.contains(&format.name) => schemas.push(format.name),
                 Some(_) => {}
@@ -94,21 +120,27 @@ fn render_shared_names(out: &mut String, formats: &[Format]) {
             }
         }
     }
-    let shared: Vec<String> = owners
-        .iter()
-        .filter(|(_, schemas)| schemas.len() > 1)
-        .map(|(name, schemas)| format!("`{name}` ({})", schemas.join(", ")))
-        .collect();
+    owners.retain(|(_, schemas)| schemas.len() > 1);
+    owners
+}
+
+/// The table names found in more than one schema, and which one an unqualified name means.
+fn render_shared_names(out: &mut String, shared: &[(String, Vec<&str>)]) {
+    let listed: Vec<String> =
+        shared.iter().map(|(name, schemas)| format!("`{name}` ({})", schemas.join(", "))).collect();
+    let (name, schemas) = shared.first().map_or(("<table>", &[][..]), |(n, s)| (n.as_str(), s.as_slice()));
     let _ = writeln!(
         out,
         "Names in more than one schema: {}. Unqualified, such a name means the table of the first \
          schema in that list whose format has transcripts in the paths read (with both formats \
-         present, rupu's); qualify it (`reeval.file_edit`) to be sure.\n",
-        shared.join(", ")
+         present, {}'s); qualify it (`{}.{name}`) to be sure.\n",
+        listed.join(", "),
+        schemas.first().unwrap_or(&"<schema>"),
+        schemas.get(1).unwrap_or(&"<schema>"),
     );
 }
 
-fn render_format(out: &mut String, format: &Format, first_of_schema: bool) {
+fn render_format(out: &mut String, formats: &[Format], format: &Format, first_of_schema: bool) {
     let stats = FormatStats::default();
     if let Some(lines) = &format.lines_table {
         let _ = writeln!(out, "### `{}`\n\n{} ({}).\n", lines.name, capitalize(lines.about), format.about);
@@ -132,18 +164,28 @@ fn render_format(out: &mut String, format: &Format, first_of_schema: bool) {
         let _ = writeln!(out, "With no path given, txq reads {}.\n", roots.join(", and "));
     }
     if let Some(beside) = format.beside {
+        // The folder above the searched one in a default place (`.rupu` of `.rupu/transcripts`).
+        let parent = formats
+            .iter()
+            .flat_map(|f| f.default_roots.iter().flat_map(|group| group.iter()))
+            .find_map(|root| root.strip_suffix(beside.searched)?.strip_suffix('/'))
+            .map_or("<dir>", |parent| parent.rsplit('/').next().unwrap_or(parent));
         let _ = writeln!(
             out,
             "Whenever txq searches a directory named `{}` (given, or a default place), it searches the \
-             `{}` directory beside it too, if there is one (`.rupu/{}` beside `.rupu/{}`); a file given \
+             `{}` directory beside it too, if there is one (`{parent}/{}` beside `{parent}/{}`); a file given \
              by its path, or found in a `{}/` folder of a directory given, is read as well.\n",
             beside.searched, beside.folder, beside.folder, beside.searched, beside.folder
         );
     }
     if let Some(required) = format.required_type {
+        let others = match format.not_transcripts {
+            [] => String::new(),
+            named => format!(": its {} share the naming", crate::text::words::listed(named)),
+        };
         let _ = writeln!(
             out,
-            "A file with no `{required}` line anywhere is not a transcript, whatever else it holds (the rule the format's own readers apply: its step logs and netflow ledgers share the naming): none of its lines is in any table, and `files` lists it with `transcript` false and why in `skipped`. One warning line names the first such file and counts the others; a file that is not JSON Lines at all is named on a line of its own; an empty file, or one whose first line is still being written, is listed without a warning.\n"
+            "A file with no `{required}` line anywhere is not a transcript, whatever else it holds (the rule the format's own readers apply{others}): none of its lines is in any table, and `files` lists it with `transcript` false and why in `skipped`. One warning line names the first such file and counts the others; a file that is not JSON Lines at all is named on a line of its own; an empty file, or one whose first line is still being written, is listed without a warning.\n"
         );
     }
     let _ = writeln!(out, "### Context columns (on every table of `{}`)\n", format.name);
