@@ -733,6 +733,26 @@ mod tests {
     }
 
     #[test]
+    fn the_help_names_every_formats_transcripts_and_default_places_from_the_descriptions() {
+        let formats = all();
+        assert_eq!(
+            transcripts_read(&formats),
+            "rupu transcripts, reeval attempts, Claude Code sessions, Codex CLI rollouts and Gemini CLI chats"
+        );
+        assert_eq!(
+            default_places(&formats),
+            "./.rupu/transcripts (else ~/.rupu/transcripts), ./.reeval/runs, ./evals/.history, \
+             $CLAUDE_CONFIG_DIR/projects (else ~/.claude/projects), ~/.config/claude/projects, \
+             $CODEX_HOME/sessions (else ~/.codex/sessions), $CODEX_HOME/archived_sessions (else \
+             ~/.codex/archived_sessions), $GEMINI_CLI_HOME/.gemini/tmp (else ~/.gemini/tmp)"
+        );
+        assert_eq!(
+            looked_for(&formats[..2]),
+            "rupu transcripts (*.jsonl files with a run_start line) and reeval attempts (transcript.jsonl)"
+        );
+    }
+
+    #[test]
     fn naming_rules() {
         assert_eq!(Naming::SnakeCase.apply("durationMs"), "duration_ms");
         assert_eq!(Naming::SnakeCase.apply("toolCallId"), "tool_call_id");
