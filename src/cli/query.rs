@@ -13,10 +13,8 @@ pub(crate) fn print_list(format: OutputFormat, out: &mut dyn Write) -> Result<()
     write_batch(format, &list(), out)
 }
 
-/// `txq query NAME`: runs the query like any SQL (which names the models `call_cost` found no
-/// price for), a spend report over the days and in the time zone `report` asks for, then, when
-/// it read the `prices` table, names on stderr the models of rupu's usage that the table has no
-/// price for.
+/// `txq query NAME`: runs the query like any SQL (which names on stderr the models `call_cost`
+/// found no price for), a spend report over the days and in the time zone `report` asks for.
 pub(crate) async fn run(
     runner: &Runner<'_>,
     name: &str,
@@ -24,17 +22,7 @@ pub(crate) async fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), Error> {
-    let sql = sql_of(runner, name, report)?;
-    runner.run(&sql, out, err).await?;
-    let plan = runner.ctx.state().create_logical_plan(&sql).await.map_err(Error::Sql)?;
-    if !runner.quiet && crate::sql::prices::reads_prices(&plan) {
-        let models = crate::sql::prices::unpriced_models(runner.ctx).await.map_err(Error::Sql)?;
-        if !models.is_empty() {
-            let warning = crate::sql::prices::unpriced_warning(&models);
-            let _ = writeln!(err, "txq: warning: {}", crate::text::escape::message(&warning));
-        }
-    }
-    Ok(())
+    runner.run(&sql_of(runner, name, report)?, out, err).await
 }
 
 /// The SQL of the canned query `name`: a spend report's with its period set, and the session's

@@ -8,14 +8,13 @@ mod csv;
 mod litellm;
 
 use async_trait::async_trait;
-use datafusion::arrow::array::{ArrayRef, AsArray, Float64Array, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::datasource::MemTable;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::FunctionRegistry;
-use datafusion::logical_expr::{Expr, LogicalPlan, ScalarUDF, TableType};
+use datafusion::logical_expr::{Expr, ScalarUDF, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use std::collections::{BTreeSet, HashMap};
@@ -381,21 +380,6 @@ pub(crate) fn register_built_in(ctx: &SessionContext) -> Result<()> {
     register(ctx, &list)
 }
 
-/// Whether a plan reads the `prices` table.
-pub(crate) fn reads_prices(plan: &LogicalPlan) -> bool {
-    let mut found = false;
-    let _ = plan.apply_with_subqueries(|node| {
-        if let LogicalPlan::TableScan(scan) = node
-            && scan.table_name.table() == TABLE
-        {
-            found = true;
-            return Ok(TreeNodeRecursion::Stop);
-        }
-        Ok(TreeNodeRecursion::Continue)
-    });
-    found
-}
-
 /// The models `call_cost` was asked to price and found no price for since the last call, in
 /// name order (it notes them as it runs, in views too, whatever the statement).
 pub(crate) fn take_unpriced(ctx: &SessionContext) -> Vec<String> {
@@ -408,20 +392,6 @@ pub(crate) fn take_unpriced(ctx: &SessionContext) -> Vec<String> {
 pub(crate) fn unpriced_warning(models: &[String]) -> String {
     let models = crate::text::escape::text(&models.join(", ")).into_owned();
     format!("no price for {models}: their cost is null; give prices with --prices FILE")
-}
-
-/// The models of rupu's `usage` that the `prices` table has no row for, in name order.
-pub(crate) async fn unpriced_models(ctx: &SessionContext) -> Result<Vec<String>> {
-    let sql = "select distinct model from rupu.usage \
-               where model is not null and model not in (select model from prices where model is not null) \
-               order by model";
-    let batches = ctx.sql(sql).await?.collect().await?;
-    let mut models = Vec::new();
-    for batch in &batches {
-        let column = datafusion::arrow::compute::cast(batch.column(0), &DataType::Utf8)?;
-        models.extend(column.as_string::<i32>().iter().flatten().map(str::to_string));
-    }
-    Ok(models)
 }
 
 #[cfg(test)]
