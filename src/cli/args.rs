@@ -233,39 +233,43 @@ pub(crate) enum Command {
     /// laid over it. Reads no transcripts.
     Prices,
     /// Write a deterministic sample corpus of rupu and reeval transcripts (damaged files included).
-    Generate {
-        /// The directory to write into: OUT/.rupu/transcripts, OUT/.reeval/runs, OUT/evals/.history.
-        #[arg(long, value_name = "OUT")]
-        out: PathBuf,
-        /// How many agent runs.
-        #[arg(long, default_value_t = 12)]
-        runs: usize,
-        /// How many reeval runs to write beside them (each has several evals, cells and attempts).
-        #[arg(long, default_value_t = 1)]
-        reeval_runs: usize,
-        /// Write about this many bytes of rupu transcripts instead of --runs runs (`500MB`, `1GB`).
-        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-        size: Option<u64>,
-        /// The seed; the same seed writes the same bytes.
-        #[arg(long, default_value_t = 42)]
-        seed: u64,
-        /// Write no damaged lines or files.
-        #[arg(long)]
-        no_damage: bool,
-        /// Smallest and largest tool output, in bytes.
-        #[arg(long, value_name = "MIN,MAX", value_parser = parse_range, default_value = "40,300")]
-        tool_output_bytes: (usize, usize),
-        /// The share of runs, in percent, written as rupu v0.74 writes them (flows before their
-        /// turn, streamed calls completed in .rupu/netflow ledgers, denials in tool results, ...).
-        #[arg(long, value_name = "PERCENT", default_value_t = 0,
-              value_parser = clap::value_parser!(u64).range(0..=100))]
-        v0_74_percent: u64,
-        /// Write a home of Claude Code, Codex CLI or Gemini CLI transcripts instead (claude,
-        /// codex, gemini, all; repeatable, or a comma list), --runs sessions of each or about
-        /// --size bytes in all: OUT/.claude, OUT/.config/claude, OUT/.codex, OUT/.gemini.
-        #[arg(long, value_name = "HARNESS", value_delimiter = ',', value_parser = parse_harness)]
-        harness: Vec<String>,
-    },
+    Generate(GenerateFlags),
+}
+
+/// The flags of `txq generate`: what the generator writes and where ([`super::generate::run`]).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct GenerateFlags {
+    /// The directory to write into: OUT/.rupu/transcripts, OUT/.reeval/runs, OUT/evals/.history.
+    #[arg(long, value_name = "OUT")]
+    pub(crate) out: PathBuf,
+    /// How many agent runs.
+    #[arg(long, default_value_t = 12)]
+    pub(crate) runs: usize,
+    /// How many reeval runs to write beside them (each has several evals, cells and attempts).
+    #[arg(long, default_value_t = 1)]
+    pub(crate) reeval_runs: usize,
+    /// Write about this many bytes of rupu transcripts instead of --runs runs (`500MB`, `1GB`).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub(crate) size: Option<u64>,
+    /// The seed; the same seed writes the same bytes.
+    #[arg(long, default_value_t = 42)]
+    pub(crate) seed: u64,
+    /// Write no damaged lines or files.
+    #[arg(long)]
+    pub(crate) no_damage: bool,
+    /// Smallest and largest tool output, in bytes.
+    #[arg(long, value_name = "MIN,MAX", value_parser = parse_range, default_value = "40,300")]
+    pub(crate) tool_output_bytes: (usize, usize),
+    /// The share of runs, in percent, written as rupu v0.74 writes them (flows before their
+    /// turn, streamed calls completed in .rupu/netflow ledgers, denials in tool results, ...).
+    #[arg(long, value_name = "PERCENT", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub(crate) v0_74_percent: u64,
+    /// Write a home of Claude Code, Codex CLI or Gemini CLI transcripts instead (claude,
+    /// codex, gemini, all; repeatable, or a comma list), --runs sessions of each or about
+    /// --size bytes in all: OUT/.claude, OUT/.config/claude, OUT/.codex, OUT/.gemini.
+    #[arg(long, value_name = "HARNESS", value_delimiter = ',', value_parser = parse_harness)]
+    pub(crate) harness: Vec<String>,
 }
 
 /// A harness `txq generate --harness` writes, or `all`.

@@ -42,3 +42,18 @@ pub(crate) async fn run(engine: &Engine, flags: Flags<'_>) -> Result<(), Error> 
     }
     Ok(())
 }
+
+/// `txq export`: refused with `--follow` or `--cluster`, and when there is nothing to read (an
+/// export of nothing is a mistake); else the transcripts of `args` and `paths` exported.
+pub(crate) async fn command(args: &super::args::Args, flags: Flags<'_>, paths: &[std::path::PathBuf]) -> Result<(), Error> {
+    let prices = super::reading::prices(args)?;
+    super::reading::refuse_follow_unless(false, args)?;
+    super::reading::refuse_cluster_for("txq export", args)?;
+    let reading = super::reading::Reading::new(args, paths, prices)?;
+    let engine = reading.engine().await?;
+    reading.tell(&engine.corpus, false);
+    if engine.corpus.transcripts() == 0 {
+        return Err(Error::Usage(reading.no_transcripts()));
+    }
+    run(&engine, flags).await
+}

@@ -397,8 +397,7 @@ async fn rerun(
     ran
 }
 
-/// A runner over the engine as it is now, giving each warning once when given `warned` (a
-/// canned query's SQL is made with one before the follow starts, with none).
+/// A runner over the engine as it is now, giving each warning once when given `warned`.
 pub(crate) fn runner<'a>(
     live: &'a LiveEngine,
     format: OutputFormat,
@@ -416,6 +415,30 @@ pub(crate) fn runner<'a>(
         progress: None,
         max_rows: 0,
     }
+}
+
+/// `--follow`: the statement of `script` on the transcripts of `args` and `paths`, its rows
+/// printed, then those agents append, until Ctrl-C (which ends it with exit 0, from the start).
+pub(crate) async fn command(
+    args: &super::args::Args,
+    script: super::exec::Script<'_>,
+    paths: &[std::path::PathBuf],
+    prices: Option<crate::sql::prices::PriceList>,
+) -> Result<(), Error> {
+    super::reading::refuse_cluster_for("--follow", args)?;
+    super::interrupt::watch();
+    let reading = super::reading::Reading::new(args, paths, prices)?;
+    let live = reading.live().await?;
+    let sql = script.read(&live.engine.ctx).await?.join(";\n");
+    reading.tell(&live.engine.corpus, true);
+    let stdout = std::io::stdout();
+    let terminal = match std::io::IsTerminal::is_terminal(&stdout) {
+        true => terminal_size::terminal_size_of(&stdout).map(|(w, h)| (usize::from(w.0), usize::from(h.0))),
+        false => None,
+    };
+    let options =
+        FollowOptions { format: args.format, quiet: args.quiet, interval: args.interval, poll: args.poll, terminal };
+    run(live, &sql, options, &mut stdout.lock(), &mut std::io::stderr()).await
 }
 
 /// A watcher of `paths` (recursively) that sends on `changes` whenever something under them

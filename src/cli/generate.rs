@@ -6,25 +6,8 @@ use crate::generate::{
     HarnessOptions, ReevalOptions, RupuOptions, TRANSCRIPTS_DIR, write_harness_files, write_reeval_files,
     write_rupu_files,
 };
+use super::args::GenerateFlags;
 use std::path::Path;
-
-/// What to write.
-#[derive(Debug, Clone)]
-pub(crate) struct Options {
-    pub(crate) runs: usize,
-    /// reeval runs written beside them.
-    pub(crate) reeval_runs: usize,
-    /// About this many bytes, instead of `runs` runs.
-    pub(crate) size: Option<u64>,
-    pub(crate) seed: u64,
-    pub(crate) damage: bool,
-    pub(crate) tool_output_bytes: (usize, usize),
-    /// The share of runs written as rupu v0.74 writes them.
-    pub(crate) v0_74_percent: u64,
-    /// Harness homes to write instead (their names, or `all`): `runs` sessions of each, or
-    /// about `size` bytes in all.
-    pub(crate) harnesses: Vec<String>,
-}
 
 /// Runs of a pilot corpus that measures how many bytes a run takes.
 const PILOT_RUNS: usize = 60;
@@ -32,15 +15,17 @@ const PILOT_RUNS: usize = 60;
 /// Sessions of a pilot home that measures how many bytes a session takes.
 const PILOT_SESSIONS: usize = 40;
 
-/// Writes the corpus into `out`, saying on stderr what it wrote.
-pub(crate) fn run(out: &Path, options: &Options) -> Result<(), Error> {
-    if !options.harnesses.is_empty() {
+/// `txq generate`: writes the corpus its flags ask for into `--out`, saying on stderr what it
+/// wrote.
+pub(crate) fn run(options: &GenerateFlags) -> Result<(), Error> {
+    let out = options.out.as_path();
+    if !options.harness.is_empty() {
         return run_harnesses(out, options);
     }
     let mut rupu = RupuOptions {
         seed: options.seed,
         runs: options.runs,
-        damage: options.damage,
+        damage: !options.no_damage,
         tool_output_bytes: options.tool_output_bytes,
         v0_74_percent: options.v0_74_percent,
     };
@@ -65,12 +50,12 @@ pub(crate) fn run(out: &Path, options: &Options) -> Result<(), Error> {
 
 /// Writes the harness homes asked for into `out` (a fake home dir), counting what it writes
 /// without tallying it, so that a corpus of gigabytes takes little memory.
-fn run_harnesses(out: &Path, options: &Options) -> Result<(), Error> {
+fn run_harnesses(out: &Path, options: &GenerateFlags) -> Result<(), Error> {
     let mut harness = HarnessOptions {
         seed: options.seed,
-        harnesses: harnesses_named(&options.harnesses),
+        harnesses: harnesses_named(&options.harness),
         sessions: options.runs,
-        damage: options.damage,
+        damage: !options.no_damage,
         ..HarnessOptions::default()
     };
     if let Some(size) = options.size {
@@ -97,8 +82,8 @@ fn run_harnesses(out: &Path, options: &Options) -> Result<(), Error> {
 }
 
 /// The reeval part of a generated corpus.
-pub(crate) fn sample_reeval_options(options: &Options) -> ReevalOptions {
-    ReevalOptions { seed: options.seed, runs: options.reeval_runs, damage: options.damage, raw: true }
+fn sample_reeval_options(options: &GenerateFlags) -> ReevalOptions {
+    ReevalOptions { seed: options.seed, runs: options.reeval_runs, damage: !options.no_damage, raw: true }
 }
 
 /// How many runs make about `size` bytes, from a pilot corpus with the same options.

@@ -20,3 +20,9 @@ pub(crate) fn print(
     };
     write_batch(format, &list.batch().map_err(Error::Sql)?, out)
 }
+
+/// `txq prices`: the list `--prices` (else `$TXQ_PRICES`) makes, printed on stdout.
+pub(crate) fn command(args: &super::args::Args) -> std::result::Result<(), Error> {
+    let list = super::reading::prices(args)?;
+    print(list.as_ref(), args.format, &mut std::io::BufWriter::new(std::io::stdout().lock()))
+}

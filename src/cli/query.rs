@@ -1,36 +1,53 @@
-//! `txq query`: the canned queries listed, or one run like any SQL (a spend report over the
-//! days and in the time zone asked for), naming on stderr the models it priced without a price.
+//! `txq query`: the canned queries listed, or one run as any SQL is (a spend report over the
+//! days and in the time zone asked for), or followed with `--follow`.
 
-use super::exec::Runner;
+use super::exec::Script;
 use super::print::{OutputFormat, write_batch};
+use super::reading::refuse_follow_unless;
 use crate::error::Error;
-use crate::sql::queries::{ALL, find, list, unknown};
+use crate::sql::queries::{ALL, find, list as listed, unknown};
 use crate::sql::reports::{ReportOptions, is_report};
+use datafusion::prelude::SessionContext;
 use std::io::Write;
+use std::path::PathBuf;
 
-/// `txq query --list`: the list, printed as any result is.
-pub(crate) fn print_list(format: OutputFormat, out: &mut dyn Write) -> Result<(), Error> {
-    write_batch(format, &list(), out)
+/// `txq query --list`: the list, printed as any result is; on a terminal, one query a block,
+/// its description wrapped to the width.
+pub(crate) fn list(format: OutputFormat) -> Result<(), Error> {
+    let stdout = std::io::stdout();
+    let width = terminal_size::terminal_size_of(&stdout).map(|(w, _)| usize::from(w.0));
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if let (OutputFormat::Table, Some(width)) = (format, width) {
+        super::screen::write_blocks(&listed(), width, &mut out).map_err(Error::of_output)?;
+        return out.flush().map_err(Error::Output);
+    }
+    write_batch(format, &listed(), &mut out)
 }
 
-/// `txq query NAME`: runs the query like any SQL (which names on stderr the models `call_cost`
-/// found no price for), a spend report over the days and in the time zone `report` asks for.
-pub(crate) async fn run(
-    runner: &Runner<'_>,
+/// `txq query NAME`: runs the query as any SQL is run (which names on stderr the models
+/// `call_cost` found no price for), a spend report over the days and in the time zone `report`
+/// asks for; with `--follow`, followed.
+pub(crate) async fn command(
+    args: &super::args::Args,
     name: &str,
-    report: &ReportOptions,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
+    report: ReportOptions,
+    paths: &[PathBuf],
 ) -> Result<(), Error> {
-    runner.run(&sql_of(runner, name, report)?, out, err).await
+    let prices = super::reading::prices(args)?;
+    refuse_follow_unless(args.execute.is_empty() && args.files.is_empty(), args)?;
+    let script = Script::Canned { name, report };
+    match args.follow {
+        true => super::follow::command(args, script, paths, prices).await,
+        false => super::exec::run_script(args, script, paths, prices).await,
+    }
 }
 
 /// The SQL of the canned query `name`: a spend report's with its period set, and the session's
 /// time zone set to the one asked for.
-pub(crate) fn sql_of(runner: &Runner<'_>, name: &str, report: &ReportOptions) -> Result<String, Error> {
+pub(crate) fn sql_of(ctx: &SessionContext, name: &str, report: &ReportOptions) -> Result<String, Error> {
     let query = find(name).ok_or_else(|| Error::Usage(unknown(name)))?;
     match is_report(query.sql) {
-        true => report_sql(runner, query.sql, report),
+        true => report_sql(ctx, query.sql, report),
         false => match report.flags_given().as_slice() {
             [] => Ok(query.sql.to_string()),
             flags => Err(Error::Usage(not_a_report(name, flags))),
@@ -40,8 +57,8 @@ pub(crate) fn sql_of(runner: &Runner<'_>, name: &str, report: &ReportOptions) ->
 
 /// A report's SQL with its period set, the session's time zone set to the one asked for (UTC
 /// when none is, so that its days do not depend on the machine's zone).
-fn report_sql(runner: &Runner<'_>, sql: &str, report: &ReportOptions) -> Result<String, Error> {
-    report.set_up(runner.ctx)?;
+fn report_sql(ctx: &SessionContext, sql: &str, report: &ReportOptions) -> Result<String, Error> {
+    report.set_up(ctx)?;
     report.period_of(sql)
 }
 

@@ -69,6 +69,23 @@ pub(crate) async fn run(
     Ok(())
 }
 
+/// `txq report`: refused with `--follow` or `--cluster`; else the report of the transcripts of
+/// `args` and `paths` written to `out`.
+pub(crate) async fn command(
+    args: &super::args::Args,
+    out: &Path,
+    options: &ReportOptions,
+    paths: &[PathBuf],
+) -> Result<(), Error> {
+    let prices = super::reading::prices(args)?;
+    super::reading::refuse_follow_unless(false, args)?;
+    super::reading::refuse_cluster_for("txq report", args)?;
+    let reading = super::reading::Reading::new(args, paths, prices)?;
+    let engine = reading.engine().await?;
+    reading.tell(&engine.corpus, true);
+    run(&engine, &reading.paths, out, options, args.quiet).await
+}
+
 /// Writes `bytes` to `path` through a temporary file beside it, renamed over it when whole; the
 /// temporary file is removed when the write fails.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {

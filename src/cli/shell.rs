@@ -408,3 +408,30 @@ impl Shell {
         Ok(Flow::Continue)
     }
 }
+
+/// `txq shell`: refused with `-e` or `-f` given, without a terminal, or with `--follow`; else
+/// the shell over the transcripts of `paths`.
+pub(crate) async fn command(args: &super::args::Args, paths: &[PathBuf]) -> Result<(), Error> {
+    let prices = super::reading::prices(args)?;
+    if !(args.execute.is_empty() && args.files.is_empty()) {
+        return Err(Error::Usage("the shell runs no -e or -f: give them without `shell`".into()));
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(Error::Usage("the shell needs a terminal: pipe statements to `txq` instead".into()));
+    }
+    super::reading::refuse_follow_unless(false, args)?;
+    open(args, paths, prices).await
+}
+
+/// The shell over the transcripts of `args` and `paths`, until it ends.
+pub(crate) async fn open(
+    args: &super::args::Args,
+    paths: &[PathBuf],
+    prices: Option<crate::sql::prices::PriceList>,
+) -> Result<(), Error> {
+    let reading = super::reading::Reading::new(args, paths, prices)?;
+    let live = reading.live().await?;
+    reading.tell(&live.engine.corpus, true);
+    let max_rows = args.maxrows.unwrap_or(super::args::SHELL_MAX_ROWS);
+    Shell::new(live, args.format, args.quiet, max_rows).run().await
+}
