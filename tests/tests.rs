@@ -33,6 +33,7 @@ mod sample;
 mod shell;
 mod shipping;
 mod spend_report_periods;
+mod stdin_interrupt;
 mod trust_cache;
 mod trust_export;
 mod trust_limits;
