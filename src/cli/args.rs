@@ -3,7 +3,7 @@
 
 use super::print::OutputFormat;
 use clap::{CommandFactory, Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 /// What `txq --version` says: the version, the commit it was built from (when built from git),
@@ -178,7 +178,7 @@ pub(crate) enum Command {
     /// agents, outcomes, tools, egress, costliest sessions), each from a canned query (docs/report.md).
     Report {
         /// The HTML file to write (replaced if it exists; its folder must exist); `-` for stdout.
-        #[arg(long, value_name = "FILE", value_parser = crate::cli::report::parse_out)]
+        #[arg(long, value_name = "FILE", value_parser = parse_report_out)]
         out: PathBuf,
         /// The spend reports' first day: YYYY-MM-DD or YYYYMMDD, a day of --timezone.
         #[arg(long, value_name = "DATE", value_parser = crate::sql::reports::parse_day)]
@@ -370,6 +370,34 @@ fn paths_help() -> String {
     )
 }
 
+/// What `txq report --out -` means: the page on stdout.
+pub(crate) const STDOUT: &str = "-";
+
+/// `txq report --out FILE`: stdout for `-`, else a file whose folder exists (checked before anything is
+/// read, so that a mistyped folder costs no reading of the corpus).
+fn parse_report_out(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    if s == STDOUT {
+        return Ok(path);
+    }
+    if s.is_empty() || s.ends_with('/') || path.is_dir() {
+        return Err(format!(
+            "{s:?} is a folder or no file name: give the HTML file to write, e.g. report.html"
+        ));
+    }
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        return Err(format!(
+            "no folder {}: the report is written into a folder that exists (make it first)",
+            crate::text::escape::path(folder)
+        ));
+    }
+    Ok(path)
+}
+
 const AFTER_HELP: &str = "\
 Examples:
   txq -e \"select harness, model, sum(input_tokens), sum(output_tokens) from calls group by 1, 2\"
@@ -386,3 +414,20 @@ Settings people repeat (format, maxrows, paths, prices, memory_limit) may live i
 $XDG_CONFIG_HOME/txq/config.toml (else ~/.config/txq/config.toml); TXQ_FORMAT, TXQ_MAXROWS,
 TXQ_PRICES and TXQ_MEMORY_LIMIT override it, and flags override both (docs/cli.md).
 Tables and columns: docs/tables.md.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_is_a_file_in_a_folder_that_exists_or_stdout() {
+        assert_eq!(parse_report_out("-"), Ok(PathBuf::from("-")));
+        assert_eq!(parse_report_out("report.html"), Ok(PathBuf::from("report.html")));
+        assert!(
+            parse_report_out("/no/such/folder/report.html")
+                .unwrap_err()
+                .contains("no folder /no/such/folder")
+        );
+        assert!(parse_report_out("/tmp").unwrap_err().contains("is a folder"));
+    }
+}

@@ -1,16 +1,16 @@
 //! The one path every piece of SQL takes, whichever way it arrives (`-e`, `-f`, stdin, `txq
-//! query`, the shell): where the SQL of the command line comes from ([`Script`]), and each
-//! piece split into statements, planned, run, printed as the batches come, and the problems that
-//! the statement's own reads met reported.
+//! query`, the shell): a [`Script`] of the command line run under Ctrl-C, and each piece of SQL
+//! split into statements, planned, run, printed as the batches come, and the problems that the
+//! statement's own reads met reported.
 
 use super::args::Args;
 use super::interrupt;
 use super::print::{OutputFormat, ResultWriter, write_batches};
-use super::reading::{Reading, refuse_follow_unless};
+use super::reading::Reading;
 use super::screen::{Screen, Shown};
+use super::script::Script;
 use crate::error::Error;
 use crate::sql::prices::PriceList;
-use crate::sql::reports::ReportOptions;
 use crate::table::corpus::{Corpus, Problem};
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::ExecutionPlan;
@@ -18,77 +18,8 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::DFParser;
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use futures::StreamExt;
-use std::io::{IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
-
-/// Where the SQL of the command line comes from: every way it arrives but the shell.
-pub(crate) enum Script<'a> {
-    /// Each `-e`, then each `-f` file's.
-    Given { statements: &'a [String], files: &'a [PathBuf] },
-    /// The statements piped to stdin, read to its end.
-    Stdin,
-    /// `txq query NAME`: the canned query, a spend report over the days and in the time zone
-    /// `report` asks for.
-    Canned { name: &'a str, report: ReportOptions },
-}
-
-impl<'a> Script<'a> {
-    /// The SQL of `-e` and `-f`, else stdin's.
-    pub(crate) fn of(args: &'a Args) -> Script<'a> {
-        match args.execute.is_empty() && args.files.is_empty() {
-            true => Script::Stdin,
-            false => Script::Given { statements: &args.execute, files: &args.files },
-        }
-    }
-
-    /// Its SQL, a text for each `-e`, file, stdin or canned query. Files and stdin are read on
-    /// a thread of their own, not on the async workers: a pipe may be long in coming, and
-    /// Ctrl-C is answered meanwhile.
-    pub(crate) async fn read(&self, ctx: &SessionContext) -> Result<Vec<String>, Error> {
-        match self {
-            Script::Given { statements, files } => {
-                let files: Vec<PathBuf> = files.to_vec();
-                let read: Result<Vec<String>, Error> =
-                    read_aside(move || files.iter().map(|file| read_file(file)).collect()).await?;
-                Ok(statements.iter().cloned().chain(read?).collect())
-            }
-            Script::Stdin => read_aside(|| {
-                let mut sql = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut sql)
-                    .map_err(|e| Error::Usage(format!("cannot read stdin: {e}")))?;
-                Ok(vec![sql])
-            })
-            .await?,
-            Script::Canned { name, report } => Ok(vec![super::query::sql_of(ctx, name, report)?]),
-        }
-    }
-}
-
-/// `read` run on a thread where blocking is allowed.
-async fn read_aside<T: Send + 'static>(read: impl FnOnce() -> T + Send + 'static) -> Result<T, Error> {
-    tokio::task::spawn_blocking(read).await.map_err(|e| Error::Usage(format!("cannot read the SQL: {e}")))
-}
-
-fn read_file(file: &Path) -> Result<String, Error> {
-    std::fs::read_to_string(file)
-        .map_err(|e| Error::Usage(format!("{}: cannot read: {e}", crate::text::escape::path(file))))
-}
-
-/// `txq` with no command: the SQL of `-e`, `-f` or stdin run (followed with `--follow`), or with
-/// none given on a terminal, the shell.
-pub(crate) async fn command(args: &Args) -> Result<(), Error> {
-    let prices = super::reading::prices(args)?;
-    let script = Script::of(args);
-    refuse_follow_unless(!matches!(script, Script::Stdin), args)?;
-    if args.follow {
-        return super::follow::command(args, script, &[], prices).await;
-    }
-    if matches!(script, Script::Stdin) && std::io::stdin().is_terminal() {
-        return super::shell::open(args, &[], prices).await;
-    }
-    run_script(args, script, &[], prices).await
-}
+use std::io::Write;
+use std::path::PathBuf;
 
 /// Runs `script` on the transcripts of `args` and `paths`, results to stdout, until it ends or
 /// Ctrl-C stops it (within a second, whatever its statement does).

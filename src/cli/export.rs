@@ -45,7 +45,11 @@ pub(crate) async fn run(engine: &Engine, flags: Flags<'_>) -> Result<(), Error> 
 
 /// `txq export`: refused with `--follow` or `--cluster`, and when there is nothing to read (an
 /// export of nothing is a mistake); else the transcripts of `args` and `paths` exported.
-pub(crate) async fn command(args: &super::args::Args, flags: Flags<'_>, paths: &[std::path::PathBuf]) -> Result<(), Error> {
+pub(crate) async fn command(
+    args: &super::args::Args,
+    flags: Flags<'_>,
+    paths: &[std::path::PathBuf],
+) -> Result<(), Error> {
     let prices = super::reading::prices(args)?;
     super::reading::refuse_follow_unless(false, args)?;
     super::reading::refuse_cluster_for("txq export", args)?;

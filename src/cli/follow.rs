@@ -421,7 +421,7 @@ pub(crate) fn runner<'a>(
 /// printed, then those agents append, until Ctrl-C (which ends it with exit 0, from the start).
 pub(crate) async fn command(
     args: &super::args::Args,
-    script: super::exec::Script<'_>,
+    script: super::script::Script<'_>,
     paths: &[std::path::PathBuf],
     prices: Option<crate::sql::prices::PriceList>,
 ) -> Result<(), Error> {
@@ -436,8 +436,13 @@ pub(crate) async fn command(
         true => terminal_size::terminal_size_of(&stdout).map(|(w, h)| (usize::from(w.0), usize::from(h.0))),
         false => None,
     };
-    let options =
-        FollowOptions { format: args.format, quiet: args.quiet, interval: args.interval, poll: args.poll, terminal };
+    let options = FollowOptions {
+        format: args.format,
+        quiet: args.quiet,
+        interval: args.interval,
+        poll: args.poll,
+        terminal,
+    };
     run(live, &sql, options, &mut stdout.lock(), &mut std::io::stderr()).await
 }
 

@@ -1,12 +1,12 @@
 //! `txq generate`: writes a deterministic sample corpus, of a number of runs or about a size.
 
+use super::args::GenerateFlags;
 use crate::error::Error;
 use crate::generate::harness::harnesses_named;
 use crate::generate::{
     HarnessOptions, ReevalOptions, RupuOptions, TRANSCRIPTS_DIR, write_harness_files, write_reeval_files,
     write_rupu_files,
 };
-use super::args::GenerateFlags;
 use std::path::Path;
 
 /// Runs of a pilot corpus that measures how many bytes a run takes.

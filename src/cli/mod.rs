@@ -21,11 +21,13 @@ pub(crate) mod query;
 pub(crate) mod reading;
 pub(crate) mod report;
 pub(crate) mod screen;
+pub(crate) mod script;
 pub(crate) mod shell;
 
 use crate::error::Error;
 use crate::sql::reports::ReportOptions;
 use args::{Args, Command};
+use script::Script;
 
 /// What to tell a person of `e`, after `txq: error: `: its message, and for a statement that
 /// failed what they can do about it.
@@ -69,7 +71,7 @@ pub fn serve(args: &Args) -> Option<Result<(), Error>> {
 pub async fn run(args: Args) -> Result<(), Error> {
     let stdout = std::io::stdout();
     match &args.command {
-        None => exec::command(&args).await,
+        None => sql(&args).await,
         Some(Command::Shell { paths }) => shell::command(&args, paths).await,
         Some(Command::Query { name: None, .. }) => query::list(args.format),
         Some(Command::Query { name: Some(name), since, until, timezone, paths, .. }) => {
@@ -100,4 +102,19 @@ pub async fn run(args: Args) -> Result<(), Error> {
             "txq scheduler and txq executor run in a runtime of their own: cli::serve runs them".into(),
         )),
     }
+}
+
+/// `txq` with no command: the SQL of `-e`, `-f` or stdin run (followed with `--follow`), or with
+/// none given on a terminal, the shell.
+async fn sql(args: &Args) -> Result<(), Error> {
+    let prices = reading::prices(args)?;
+    let script = Script::of(args);
+    reading::refuse_follow_unless(!matches!(script, Script::Stdin), args)?;
+    if args.follow {
+        return follow::command(args, script, &[], prices).await;
+    }
+    if matches!(script, Script::Stdin) && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        return shell::open(args, &[], prices).await;
+    }
+    exec::run_script(args, script, &[], prices).await
 }

@@ -15,7 +15,8 @@ use std::path::PathBuf;
 /// The price list `--prices` (else `$TXQ_PRICES`) asks for, its warnings told on stderr; `None`
 /// when neither is given (the built-in list stays).
 pub(crate) fn prices(args: &Args) -> Result<Option<PriceList>, Error> {
-    let prices = PriceList::chosen(args.prices.as_deref()).map_err(|e| Error::Usage(format!("--prices: {e}")))?;
+    let prices =
+        PriceList::chosen(args.prices.as_deref()).map_err(|e| Error::Usage(format!("--prices: {e}")))?;
     for warning in prices.iter().flat_map(|list| &list.warnings) {
         let _ = writeln!(std::io::stderr(), "txq: warning: {}", crate::text::escape::message(warning));
     }
@@ -72,14 +73,16 @@ impl<'a> Reading<'a> {
         let mut looked_in_defaults = None;
         let paths = match &places {
             Places::Given(paths) => paths.clone(),
-            Places::Defaults { cwd, home } => match default_paths(&crate::format::all(), cwd, home.as_deref()) {
-                Ok(paths) => paths,
-                Err(Error::NoDefaultPlace(looked)) => {
-                    looked_in_defaults = Some(looked);
-                    Vec::new()
+            Places::Defaults { cwd, home } => {
+                match default_paths(&crate::format::all(), cwd, home.as_deref()) {
+                    Ok(paths) => paths,
+                    Err(Error::NoDefaultPlace(looked)) => {
+                        looked_in_defaults = Some(looked);
+                        Vec::new()
+                    }
+                    Err(e) => return Err(e),
                 }
-                Err(e) => return Err(e),
-            },
+            }
         };
         let cache_dir = match args.no_cache {
             true => None,

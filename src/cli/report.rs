@@ -8,34 +8,6 @@ use crate::sql::session::Engine;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// What `--out -` means: the page on stdout.
-const STDOUT: &str = "-";
-
-/// `--out FILE`: stdout for `-`, else a file whose folder exists (checked before anything is
-/// read, so that a mistyped folder costs no reading of the corpus).
-pub(crate) fn parse_out(s: &str) -> Result<PathBuf, String> {
-    let path = PathBuf::from(s);
-    if s == STDOUT {
-        return Ok(path);
-    }
-    if s.is_empty() || s.ends_with('/') || path.is_dir() {
-        return Err(format!(
-            "{s:?} is a folder or no file name: give the HTML file to write, e.g. report.html"
-        ));
-    }
-    let folder = match path.parent() {
-        Some(folder) if !folder.as_os_str().is_empty() => folder,
-        _ => Path::new("."),
-    };
-    if !folder.is_dir() {
-        return Err(format!(
-            "no folder {}: the report is written into a folder that exists (make it first)",
-            crate::text::escape::path(folder)
-        ));
-    }
-    Ok(path)
-}
-
 /// Runs the report's queries on `engine` (stopped by Ctrl-C) and writes its page to `out`.
 pub(crate) async fn run(
     engine: &Engine,
@@ -53,7 +25,7 @@ pub(crate) async fn run(
         () = super::interrupt::next() => return Err(Error::Cancelled),
     };
     let page = crate::report::page::render(&report);
-    if out.as_os_str() == STDOUT {
+    if out.as_os_str() == super::args::STDOUT {
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(page.as_bytes()).map_err(Error::Output)?;
         return stdout.flush().map_err(Error::Output);
@@ -106,14 +78,6 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn out_is_a_file_in_a_folder_that_exists_or_stdout() {
-        assert_eq!(parse_out("-"), Ok(PathBuf::from("-")));
-        assert_eq!(parse_out("report.html"), Ok(PathBuf::from("report.html")));
-        assert!(parse_out("/no/such/folder/report.html").unwrap_err().contains("no folder /no/such/folder"));
-        assert!(parse_out("/tmp").unwrap_err().contains("is a folder"));
-    }
 
     #[test]
     fn a_page_replaces_the_file_and_leaves_no_temporary_file() {
