@@ -330,7 +330,9 @@ impl<R: BufRead> Reader<R> {
 
     /// What [`varint::put`] wrote: `None` when it is cut off or longer than 64 bits.
     fn number(&mut self) -> Option<u64> {
-        varint::read(|| self.byte())
+        let (n, used) = varint::read(&mut self.input)?;
+        self.left -= used as u64;
+        Some(n)
     }
 
     /// What [`Writer::optional`] wrote: `None` for bytes that are not one.
