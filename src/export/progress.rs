@@ -1,9 +1,9 @@
 //! What an export has done so far (rows, files and bytes written, the table at hand), and the
-//! progress line that shows it on a terminal.
+//! progress line that shows it on a terminal (a [`StatusLine`]).
 
-use std::io::Write;
-use std::sync::Mutex;
+use crate::text::status_line::{Redrawing, StatusLine};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Counters shared by every writer of an export.
@@ -61,31 +61,17 @@ impl Progress {
 }
 
 /// Redraws the progress line on stderr four times a second until finished, then clears it.
-pub(crate) struct ProgressLine {
-    stop: std::sync::mpsc::Sender<()>,
-    thread: std::thread::JoinHandle<()>,
-}
+pub(crate) struct ProgressLine(Redrawing);
 
 impl ProgressLine {
-    pub(crate) fn start(progress: std::sync::Arc<Progress>, started: Instant) -> Self {
-        let (stop, stopped) = std::sync::mpsc::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let mut err = std::io::stderr();
-            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-                stopped.recv_timeout(Duration::from_millis(250))
-            {
-                let _ = write!(err, "\r\x1b[K{}", progress.line(started.elapsed()));
-                let _ = err.flush();
-            }
-            let _ = write!(err, "\r\x1b[K");
-        });
-        Self { stop, thread }
+    pub(crate) fn start(progress: Arc<Progress>, started: Instant) -> Self {
+        let status = Arc::new(StatusLine::new(true, Duration::ZERO));
+        Self(status.redraw_every(Duration::from_millis(250), move || progress.line(started.elapsed())))
     }
 
     /// Stops redrawing and clears the line.
     pub(crate) fn finish(self) {
-        let _ = self.stop.send(());
-        let _ = self.thread.join();
+        drop(self.0);
     }
 }
 
