@@ -191,7 +191,7 @@ fn draw_bars(
 }
 
 /// `text` cut to `at` characters, with an ellipsis when it was longer, its controls and
-/// bidirectional overrides written visibly (as [`super::page::escape`] writes them).
+/// bidirectional overrides written visibly (as the page writes text from the data).
 fn cut(text: &str, at: usize) -> String {
     let text = crate::text::escape::text(text);
     match text.char_indices().nth(at) {

@@ -1,12 +1,13 @@
-//! The report as one self-contained HTML page: inline CSS and SVG, nothing to fetch (a strict
-//! Content-Security-Policy says so), each chart with the canned query that made it and its
-//! figures beside it in a table a program can read (`table.figures[data-query]`, a
-//! `td[data-column][data-value]` a value). Every text from the data is HTML-escaped here.
+//! The report as one self-contained HTML page, written by `maud` templates (which escape every
+//! text they are given): inline CSS and SVG, nothing to fetch (a strict Content-Security-Policy
+//! says so), each chart with the canned query that made it and its figures beside it in a table a
+//! program can read (`table.figures[data-query]`, a `td[data-column][data-value]` a value). Every
+//! text from the data is shown through [`Shown`], its controls written visibly.
 
 use super::chart::{self, Series, TimeAxis};
 use super::{Figures, Report};
+use maud::{DOCTYPE, Markup, PreEscaped, Render, html};
 use serde_json::Value;
-use std::fmt::Write;
 
 /// The page's Content-Security-Policy: nothing is loaded, no script runs.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
@@ -41,42 +42,45 @@ dl.corpus dt { font-weight: 600; } dl.corpus dd { margin: 0; }
 
 /// The page of `report`.
 pub fn render(report: &Report) -> String {
-    let mut body = String::new();
-    corpus(&mut body, report);
-    spend(&mut body, report);
-    cache(&mut body, report);
-    agents(&mut body, report);
-    outcomes(&mut body, report);
-    tools(&mut body, report);
-    egress(&mut body, report);
-    sessions(&mut body, report);
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>txq report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
-         <h1>txq report</h1>\n{body}</body>\n</html>\n",
-        escape(CONTENT_SECURITY_POLICY)
-    )
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta http-equiv="Content-Security-Policy" content=(CONTENT_SECURITY_POLICY);
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { "txq report" }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                h1 { "txq report" }
+                (corpus(report))
+                (spend(report))
+                (cache(report))
+                (agents(report))
+                (evals(report))
+                (outcomes(report))
+                (tools(report))
+                (egress(report))
+                (sessions(report))
+            }
+        }
+    };
+    let mut page = page.into_string();
+    page.push('\n');
+    page
 }
 
-/// `text` safe in HTML text and in a quoted attribute, with the characters a terminal is not
-/// given raw (controls, and the bidirectional overrides and isolates that would reorder the text
-/// after them) written visibly as the terminal output writes them (`\u{202e}`).
-pub fn escape(text: &str) -> String {
-    let text = crate::text::escape::text(text);
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
+/// Text from the data as the page shows it: the characters a terminal is not given raw
+/// (controls, and the bidirectional overrides and isolates that would reorder the text after
+/// them) written visibly as the terminal output writes them (`\u{202e}`), then escaped for HTML
+/// as every text of a template is.
+struct Shown<'a>(&'a str);
+
+impl Render for Shown<'_> {
+    fn render_to(&self, buffer: &mut String) {
+        crate::text::escape::text(self.0).render_to(buffer);
     }
-    out
 }
 
 /// A value as text: a string as it is, a number or boolean as JSON writes it; None for null.
@@ -110,102 +114,116 @@ fn shown_number(value: &Value) -> String {
     }
 }
 
-/// The section's heading, what its query answers, and whether --since/--until narrowed it.
-fn heading(out: &mut String, id: &str, title: &str, report: &Report, figures: &[&Figures]) {
-    let _ = writeln!(out, "<section id=\"{id}\">\n<h2>{}</h2>", escape(title));
+/// A section: its heading, what its query answers, whether --since/--until narrowed it, and
+/// `note`; then `content` of the rows, or what the section says when there are none.
+fn section(
+    report: &Report,
+    id: &str,
+    title: &str,
+    f: &Figures,
+    note: Option<&str>,
+    content: impl FnOnce() -> Markup,
+) -> Markup {
     let period_given = report.options.since.is_some() || report.options.until.is_some();
-    for f in figures {
-        let _ = writeln!(
-            out,
-            "<p class=\"about\"><code>txq query {}</code>: {}</p>",
-            f.query.name,
-            escape(&f.query.about())
-        );
-        if period_given && !f.in_period {
-            let _ = writeln!(
-                out,
-                "<p class=\"note\"><code>{}</code> is no spend report: --since and --until do not narrow it; it covers every day.</p>",
-                f.query.name
-            );
+    html! {
+        section id=(id) {
+            h2 { (title) }
+            (about(f))
+            @if period_given && !f.in_period {
+                p.note {
+                    code { (f.query.name) }
+                    " is no spend report: --since and --until do not narrow it; it covers every day."
+                }
+            }
+            @if let Some(note) = note {
+                p { (note) }
+            }
+            @if f.rows.is_empty() {
+                (empty(f))
+            } @else {
+                (content())
+            }
         }
+    }
+}
+
+/// What the query of `f` answers.
+fn about(f: &Figures) -> Markup {
+    html! {
+        p.about { code { "txq query " (f.query.name) } ": " (Shown(&f.query.about())) }
     }
 }
 
 /// What a section says when its query returned nothing.
-fn empty(out: &mut String, f: &Figures) {
-    let _ = writeln!(
-        out,
-        "<p class=\"empty\" data-query=\"{0}\">No data: <code>txq query {0}</code> returns no rows for this corpus.</p>",
-        f.query.name
-    );
+fn empty(f: &Figures) -> Markup {
+    html! {
+        p.empty data-query=(f.query.name) {
+            "No data: " code { "txq query " (f.query.name) } " returns no rows for this corpus."
+        }
+    }
 }
 
 /// The figures of `f` as a table; the first `limit` rows; folded into a `<details>` unless `open`.
 fn table(
-    out: &mut String,
     f: &Figures,
     open: bool,
     limit: Option<usize>,
     row_class: &dyn Fn(&[Value]) -> &'static str,
-) {
+) -> Markup {
     let shown = limit.unwrap_or(f.rows.len()).min(f.rows.len());
-    if !open {
-        let _ = write!(
-            out,
-            "<details><summary>The figures ({} rows of <code>txq query {}</code>)</summary>",
-            f.rows.len(),
-            f.query.name
-        );
-    }
-    let _ = write!(
-        out,
-        "<div class=\"scroll\"><table class=\"figures\" data-query=\"{}\" data-rows=\"{}\"><thead><tr>",
-        f.query.name,
-        f.rows.len()
-    );
-    for column in &f.columns {
-        let _ = write!(out, "<th>{}</th>", escape(column));
-    }
-    out.push_str("</tr></thead><tbody>\n");
-    for row in &f.rows[..shown] {
-        let _ = write!(out, "<tr class=\"{}\">", row_class(row));
-        for (column, value) in f.columns.iter().zip(row) {
-            let column = escape(column);
-            match (value_text(value), value) {
-                (None, _) => {
-                    let _ =
-                        write!(out, "<td class=\"null\" data-column=\"{column}\" data-null=\"\">null</td>");
+    let figures = html! {
+        div.scroll {
+            table.figures data-query=(f.query.name) data-rows=(f.rows.len()) {
+                thead {
+                    tr {
+                        @for column in &f.columns {
+                            th { (Shown(column)) }
+                        }
+                    }
                 }
-                (Some(text), Value::Number(_)) => {
-                    let shown = shown_number(value);
-                    let _ = write!(
-                        out,
-                        "<td class=\"number\" data-column=\"{column}\" data-value=\"{}\">{}</td>",
-                        escape(&text),
-                        escape(&shown)
-                    );
-                }
-                (Some(text), _) => {
-                    let text = escape(&text);
-                    let _ = write!(out, "<td data-column=\"{column}\" data-value=\"{text}\">{text}</td>");
+                tbody {
+                    @for row in &f.rows[..shown] {
+                        tr class=(row_class(row)) {
+                            @for (column, value) in f.columns.iter().zip(row) {
+                                (figure_cell(column, value))
+                            }
+                        }
+                    }
                 }
             }
         }
-        out.push_str("</tr>\n");
+        @if shown < f.rows.len() {
+            p.about {
+                "The first " (shown) " of " (f.rows.len()) " rows; "
+                code { "txq query " (f.query.name) } " lists them all."
+            }
+        }
+    };
+    html! {
+        @if open {
+            (figures)
+        } @else {
+            details {
+                summary {
+                    "The figures (" (f.rows.len()) " rows of " code { "txq query " (f.query.name) } ")"
+                }
+                (figures)
+            }
+        }
     }
-    out.push_str("</tbody></table></div>");
-    if shown < f.rows.len() {
-        let _ = write!(
-            out,
-            "<p class=\"about\">The first {shown} of {} rows; <code>txq query {}</code> lists them all.</p>",
-            f.rows.len(),
-            f.query.name
-        );
+}
+
+/// One value of a table of figures: its column, and its value as written and as shown.
+fn figure_cell(column: &str, value: &Value) -> Markup {
+    match (value_text(value), value) {
+        (None, _) => html! { td.null data-column=(Shown(column)) data-null="" { "null" } },
+        (Some(text), Value::Number(_)) => html! {
+            td.number data-column=(Shown(column)) data-value=(Shown(&text)) { (Shown(&shown_number(value))) }
+        },
+        (Some(text), _) => {
+            html! { td data-column=(Shown(column)) data-value=(Shown(&text)) { (Shown(&text)) } }
+        }
     }
-    if !open {
-        out.push_str("</details>");
-    }
-    out.push('\n');
 }
 
 fn plain(_: &[Value]) -> &'static str {
@@ -214,37 +232,39 @@ fn plain(_: &[Value]) -> &'static str {
 
 /// A chart on the page: its SVG, what it draws, and the query that made it.
 fn figure(
-    out: &mut String,
     f: &Figures,
     column: &str,
     mark: &str,
     points: usize,
     title: &str,
     svg: Result<String, String>,
-) {
-    let svg =
-        svg.unwrap_or_else(|e| format!("<p class=\"note\">The chart could not be drawn: {}</p>", escape(&e)));
-    let _ = writeln!(
-        out,
-        "<figure class=\"chart\" data-query=\"{0}\" data-column=\"{1}\" data-mark=\"{mark}\" data-points=\"{points}\">\n\
-         <h3>{2}</h3>\n{svg}\n<figcaption>{2}: column <code>{1}</code> of <code>txq query {0}</code></figcaption>\n</figure>",
-        f.query.name,
-        escape(column),
-        escape(title)
-    );
+) -> Markup {
+    html! {
+        figure.chart data-query=(f.query.name) data-column=(Shown(column)) data-mark=(mark) data-points=(points) {
+            h3 { (title) }
+            @match svg {
+                // The chart's SVG, its text from the data escaped by the SVG backend.
+                Ok(svg) => (PreEscaped(svg)),
+                Err(e) => p.note { "The chart could not be drawn: " (Shown(&e)) },
+            }
+            figcaption {
+                (title) ": column " code { (Shown(column)) } " of " code { "txq query " (f.query.name) }
+            }
+        }
+    }
 }
 
-fn legend(out: &mut String, names: &[String]) {
-    out.push_str("<div class=\"legend\">");
-    for (n, name) in names.iter().enumerate() {
-        let _ = write!(
-            out,
-            "<span><span class=\"swatch\" style=\"background:{}\"></span>{}</span>",
-            chart::css_colour(n),
-            escape(name)
-        );
+fn legend(names: &[String]) -> Markup {
+    html! {
+        div.legend {
+            @for (n, name) in names.iter().enumerate() {
+                span {
+                    span.swatch style=(format!("background:{}", chart::css_colour(n))) {}
+                    (Shown(name))
+                }
+            }
+        }
     }
-    out.push_str("</div>\n");
 }
 
 /// A time of the data, as seconds since the epoch and the offset it was written in.
@@ -282,26 +302,25 @@ fn over_time(f: &Figures, by: &str, column: &str) -> (Vec<Series>, TimeAxis) {
 }
 
 /// A chart of `column` over time, a line per value of `by`.
-fn time_figure(out: &mut String, f: &Figures, by: &str, column: &str, unit: &str, title: &str) {
+fn time_figure(f: &Figures, by: &str, column: &str, unit: &str, title: &str) -> Markup {
     let (series, axis) = over_time(f, by, column);
     let points = series.iter().map(|s| s.points.len()).sum();
-    figure(out, f, column, "circle", points, title, chart::time_lines(&series, axis, unit));
+    figure(f, column, "circle", points, title, chart::time_lines(&series, axis, unit))
 }
 
 /// A bar chart of `column`, a bar per row, named by `name` of the row.
 fn bar_figure(
-    out: &mut String,
     f: &Figures,
     name: &dyn Fn(&[Value]) -> String,
     column: &str,
     unit: &str,
     title: &str,
     colour: usize,
-) {
+) -> Markup {
     let categories: Vec<String> = f.rows.iter().map(|r| name(r)).collect();
     let values: Vec<Option<f64>> = f.values(column).map(number).collect();
     let points = values.iter().flatten().count();
-    figure(out, f, column, "rect", points, title, chart::bars(&categories, &values, unit, colour));
+    figure(f, column, "rect", points, title, chart::bars(&categories, &values, unit, colour))
 }
 
 /// The text of `row`'s `column` of `f`.
@@ -309,208 +328,192 @@ fn cell(f: &Figures, row: &[Value], column: &str) -> String {
     f.column(column).and_then(|at| value_text(&row[at])).unwrap_or_else(|| "null".into())
 }
 
-fn corpus(out: &mut String, report: &Report) {
+fn corpus(report: &Report) -> Markup {
     let summary = report.of("corpus_summary");
     let unpriced = report.of("unpriced_models");
-    out.push_str("<section id=\"corpus\">\n<dl class=\"corpus\">\n");
-    let paths: Vec<String> = report.paths.iter().map(|p| format!("<code>{}</code>", escape(p))).collect();
-    let paths = if paths.is_empty() { "none found".to_string() } else { paths.join(", ") };
-    let _ = writeln!(out, "<dt>Read</dt><dd>{paths}</dd>");
     let total = summary.rows.iter().find(|r| cell(summary, r, "format") == "all");
     let all = |column: &str| total.map(|r| cell(summary, r, column)).unwrap_or_else(|| "0".into());
-    let _ = writeln!(
-        out,
-        "<dt>Corpus</dt><dd><span data-figure=\"transcripts\">{}</span> transcripts in <span data-figure=\"files\">{}</span> files ({} bytes), <span data-figure=\"sessions\">{}</span> sessions</dd>",
-        escape(&all("transcripts")),
-        escape(&all("files")),
-        escape(&all("bytes")),
-        escape(&all("sessions"))
-    );
-    let _ = writeln!(
-        out,
-        "<dt>Time span</dt><dd>{} to {}</dd>",
-        escape(&all("first_time")),
-        escape(&all("last_time"))
-    );
-    let _ = writeln!(
-        out,
-        "<dt>Damaged lines skipped</dt><dd><span data-figure=\"damaged_lines\">{}</span> (each is a row of its schema's <code>errors</code> table)</dd>",
-        escape(&all("damaged_lines"))
-    );
-    let models: Vec<String> = unpriced
-        .rows
-        .iter()
-        .map(|r| {
-            format!(
-                "<code>{}</code> ({})",
-                escape(&cell(unpriced, r, "model")),
-                escape(&cell(unpriced, r, "harness"))
-            )
-        })
-        .collect();
-    let models = if models.is_empty() { "none".to_string() } else { models.join(", ") };
-    let _ = writeln!(out, "<dt>Models without a price</dt><dd data-figure=\"unpriced_models\">{models}</dd>");
     let options = &report.options;
     let day = |d: Option<chrono::NaiveDate>, none: &str| {
         d.map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_else(|| none.to_string())
     };
-    let _ = writeln!(
-        out,
-        "<dt>Period</dt><dd>{} to {}, in {} (the spend reports'; the other sections cover every day)</dd>",
-        day(options.since, "the first day"),
-        day(options.until, "the last day"),
-        escape(options.time_zone.as_deref().unwrap_or(crate::sql::reports::DEFAULT_TIME_ZONE))
-    );
-    out.push_str("</dl>\n");
-    let _ = writeln!(
-        out,
-        "<p class=\"about\"><code>txq query corpus_summary</code>: {}</p>",
-        escape(&summary.query.about())
-    );
-    table(out, summary, true, None, &plain);
-    if !unpriced.rows.is_empty() {
-        let _ = writeln!(
-            out,
-            "<p class=\"about\"><code>txq query unpriced_models</code>: {}</p>",
-            escape(&unpriced.query.about())
-        );
-        table(out, unpriced, false, None, &plain);
+    let time_zone = options.time_zone.as_deref().unwrap_or(crate::sql::reports::DEFAULT_TIME_ZONE);
+    html! {
+        section id="corpus" {
+            dl.corpus {
+                dt { "Read" }
+                dd {
+                    @for (n, path) in report.paths.iter().enumerate() {
+                        @if n > 0 { ", " }
+                        code { (Shown(path)) }
+                    }
+                    @if report.paths.is_empty() { "none found" }
+                }
+                dt { "Corpus" }
+                dd {
+                    span data-figure="transcripts" { (Shown(&all("transcripts"))) }
+                    " transcripts in "
+                    span data-figure="files" { (Shown(&all("files"))) }
+                    " files (" (Shown(&all("bytes"))) " bytes), "
+                    span data-figure="sessions" { (Shown(&all("sessions"))) }
+                    " sessions"
+                }
+                dt { "Time span" }
+                dd { (Shown(&all("first_time"))) " to " (Shown(&all("last_time"))) }
+                dt { "Damaged lines skipped" }
+                dd {
+                    span data-figure="damaged_lines" { (Shown(&all("damaged_lines"))) }
+                    " (each is a row of its schema's " code { "errors" } " table)"
+                }
+                dt { "Models without a price" }
+                dd data-figure="unpriced_models" {
+                    @for (n, row) in unpriced.rows.iter().enumerate() {
+                        @if n > 0 { ", " }
+                        code { (Shown(&cell(unpriced, row, "model"))) }
+                        " (" (Shown(&cell(unpriced, row, "harness"))) ")"
+                    }
+                    @if unpriced.rows.is_empty() { "none" }
+                }
+                dt { "Period" }
+                dd {
+                    (day(options.since, "the first day")) " to " (day(options.until, "the last day"))
+                    ", in " (Shown(time_zone)) " (the spend reports'; the other sections cover every day)"
+                }
+            }
+            (about(summary))
+            (table(summary, true, None, &plain))
+            @if !unpriced.rows.is_empty() {
+                (about(unpriced))
+                (table(unpriced, false, None, &plain))
+            }
+        }
     }
-    out.push_str("</section>\n");
 }
 
-fn spend(out: &mut String, report: &Report) {
+fn spend(report: &Report) -> Markup {
     let f = report.of("spend_over_time");
-    heading(out, "spend", "Spend and tokens over time, by model", report, &[f]);
-    if f.rows.is_empty() {
-        empty(out, f);
-    } else {
+    section(report, "spend", "Spend and tokens over time, by model", f, None, || {
         let unit =
             if f.values("unit").next().and_then(Value::as_str) == Some("hour") { "hour" } else { "day" };
-        let _ = writeln!(out, "<p>Per {unit} (per hour when the calls span less than 3 days).</p>");
         let (series, _) = over_time(f, "model", "calls");
-        legend(out, &series.iter().map(|s| s.name.clone()).collect::<Vec<_>>());
-        out.push_str("<div class=\"charts\">\n");
-        time_figure(out, f, "model", "cost_usd", "US dollars", "Cost");
-        time_figure(out, f, "model", "uncached_input_tokens", "tokens", "Input tokens, not cached");
-        time_figure(out, f, "model", "cache_read_tokens", "tokens", "Cache reads");
-        time_figure(out, f, "model", "cache_write_tokens", "tokens", "Cache writes");
-        time_figure(out, f, "model", "output_tokens", "tokens", "Output tokens");
-        out.push_str("</div>\n");
-        table(out, f, false, None, &plain);
-    }
-    out.push_str("</section>\n");
-}
-
-fn cache(out: &mut String, report: &Report) {
-    let f = report.of("cache_hit_by_model");
-    heading(out, "cache", "Cache hit ratio, by model", report, &[f]);
-    if f.rows.is_empty() {
-        empty(out, f);
-    } else {
-        let name = |r: &[Value]| format!("{} · {}", cell(f, r, "model"), cell(f, r, "harness"));
-        out.push_str("<div class=\"charts\">\n");
-        bar_figure(
-            out,
-            f,
-            &name,
-            "cache_hit_ratio",
-            "share of input tokens read from the cache",
-            "Cache hit ratio",
-            0,
-        );
-        bar_figure(
-            out,
-            f,
-            &name,
-            "cache_write_ratio",
-            "share of input tokens written to the cache",
-            "Cache write ratio",
-            1,
-        );
-        out.push_str("</div>\n");
-        table(out, f, false, None, &plain);
-    }
-    out.push_str("</section>\n");
-}
-
-fn agents(out: &mut String, report: &Report) {
-    let f = report.of("agent_spend");
-    heading(out, "agents", "Calls and cost, by agent", report, &[f]);
-    if f.rows.is_empty() {
-        empty(out, f);
-    } else {
-        let name = |r: &[Value]| cell(f, r, "agent");
-        out.push_str("<div class=\"charts\">\n");
-        bar_figure(out, f, &name, "calls", "model calls", "Calls", 0);
-        bar_figure(out, f, &name, "cost_usd", "US dollars", "Cost", 1);
-        out.push_str("</div>\n");
-        table(out, f, false, None, &plain);
-    }
-    out.push_str("</section>\n");
-    let f = report.of("reeval_tool_failures");
-    heading(out, "evals", "Tool calls and failures, by eval and cell", report, &[f]);
-    out.push_str(
-        "<p>Eval attempts write no token usage: they have tool calls, not model calls or cost.</p>\n",
-    );
-    if f.rows.is_empty() {
-        empty(out, f);
-    } else {
-        let name = |r: &[Value]| format!("{} / {}", cell(f, r, "eval"), cell(f, r, "cell"));
-        out.push_str("<div class=\"charts\">\n");
-        bar_figure(out, f, &name, "tool_calls", "tool calls", "Tool calls", 0);
-        bar_figure(out, f, &name, "failure_rate", "share of tool calls that failed", "Failure rate", 3);
-        out.push_str("</div>\n");
-        table(out, f, false, None, &plain);
-    }
-    out.push_str("</section>\n");
-}
-
-fn outcomes(out: &mut String, report: &Report) {
-    let f = report.of("run_outcomes");
-    heading(out, "outcomes", "Run outcomes over time", report, &[f]);
-    if f.rows.is_empty() {
-        empty(out, f);
-    } else {
-        let (series, _) = over_time(f, "outcome", "runs");
-        legend(out, &series.iter().map(|s| s.name.clone()).collect::<Vec<_>>());
-        out.push_str("<div class=\"charts\">\n");
-        time_figure(out, f, "outcome", "runs", "runs", "Runs by outcome");
-        out.push_str("</div>\n");
-        table(out, f, false, None, &plain);
-    }
-    out.push_str("</section>\n");
-}
-
-fn tools(out: &mut String, report: &Report) {
-    for (id, name, title) in [
-        ("denied", "denied_tools", "Denied tools, and why"),
-        ("failing", "failing_commands", "Failing commands, by exit code"),
-        ("slowest", "slowest_tools", "Slowest tools"),
-    ] {
-        let f = report.of(name);
-        heading(out, id, title, report, &[f]);
-        if f.rows.is_empty() {
-            empty(out, f);
-        } else {
-            if name == "slowest_tools" {
-                let tool = |r: &[Value]| cell(f, r, "tool");
-                out.push_str("<div class=\"charts\">\n");
-                bar_figure(out, f, &tool, "p95_ms", "milliseconds (95th percentile)", "p95 duration", 4);
-                out.push_str("</div>\n");
+        let names: Vec<String> = series.into_iter().map(|s| s.name).collect();
+        html! {
+            p { "Per " (unit) " (per hour when the calls span less than 3 days)." }
+            (legend(&names))
+            div.charts {
+                (time_figure(f, "model", "cost_usd", "US dollars", "Cost"))
+                (time_figure(f, "model", "uncached_input_tokens", "tokens", "Input tokens, not cached"))
+                (time_figure(f, "model", "cache_read_tokens", "tokens", "Cache reads"))
+                (time_figure(f, "model", "cache_write_tokens", "tokens", "Cache writes"))
+                (time_figure(f, "model", "output_tokens", "tokens", "Output tokens"))
             }
-            table(out, f, true, None, &plain);
+            (table(f, false, None, &plain))
         }
-        out.push_str("</section>\n");
+    })
+}
+
+fn cache(report: &Report) -> Markup {
+    let f = report.of("cache_hit_by_model");
+    section(report, "cache", "Cache hit ratio, by model", f, None, || {
+        let name = |r: &[Value]| format!("{} · {}", cell(f, r, "model"), cell(f, r, "harness"));
+        html! {
+            div.charts {
+                (bar_figure(
+                    f,
+                    &name,
+                    "cache_hit_ratio",
+                    "share of input tokens read from the cache",
+                    "Cache hit ratio",
+                    0,
+                ))
+                (bar_figure(
+                    f,
+                    &name,
+                    "cache_write_ratio",
+                    "share of input tokens written to the cache",
+                    "Cache write ratio",
+                    1,
+                ))
+            }
+            (table(f, false, None, &plain))
+        }
+    })
+}
+
+fn agents(report: &Report) -> Markup {
+    let f = report.of("agent_spend");
+    section(report, "agents", "Calls and cost, by agent", f, None, || {
+        let name = |r: &[Value]| cell(f, r, "agent");
+        html! {
+            div.charts {
+                (bar_figure(f, &name, "calls", "model calls", "Calls", 0))
+                (bar_figure(f, &name, "cost_usd", "US dollars", "Cost", 1))
+            }
+            (table(f, false, None, &plain))
+        }
+    })
+}
+
+fn evals(report: &Report) -> Markup {
+    let f = report.of("reeval_tool_failures");
+    let note = "Eval attempts write no token usage: they have tool calls, not model calls or cost.";
+    section(report, "evals", "Tool calls and failures, by eval and cell", f, Some(note), || {
+        let name = |r: &[Value]| format!("{} / {}", cell(f, r, "eval"), cell(f, r, "cell"));
+        html! {
+            div.charts {
+                (bar_figure(f, &name, "tool_calls", "tool calls", "Tool calls", 0))
+                (bar_figure(f, &name, "failure_rate", "share of tool calls that failed", "Failure rate", 3))
+            }
+            (table(f, false, None, &plain))
+        }
+    })
+}
+
+fn outcomes(report: &Report) -> Markup {
+    let f = report.of("run_outcomes");
+    section(report, "outcomes", "Run outcomes over time", f, None, || {
+        let (series, _) = over_time(f, "outcome", "runs");
+        let names: Vec<String> = series.into_iter().map(|s| s.name).collect();
+        html! {
+            (legend(&names))
+            div.charts {
+                (time_figure(f, "outcome", "runs", "runs", "Runs by outcome"))
+            }
+            (table(f, false, None, &plain))
+        }
+    })
+}
+
+fn tools(report: &Report) -> Markup {
+    html! {
+        @for (id, name, title) in [
+            ("denied", "denied_tools", "Denied tools, and why"),
+            ("failing", "failing_commands", "Failing commands, by exit code"),
+            ("slowest", "slowest_tools", "Slowest tools"),
+        ] {
+            (tool_section(report, id, name, title))
+        }
     }
 }
 
-fn egress(out: &mut String, report: &Report) {
+fn tool_section(report: &Report, id: &str, name: &str, title: &str) -> Markup {
+    let f = report.of(name);
+    section(report, id, title, f, None, || {
+        let tool = |r: &[Value]| cell(f, r, "tool");
+        html! {
+            @if name == "slowest_tools" {
+                div.charts {
+                    (bar_figure(f, &tool, "p95_ms", "milliseconds (95th percentile)", "p95 duration", 4))
+                }
+            }
+            (table(f, true, None, &plain))
+        }
+    })
+}
+
+fn egress(report: &Report) -> Markup {
     let f = report.of("network_egress");
-    heading(out, "egress", "Egress, by host", report, &[f]);
-    if f.rows.is_empty() {
-        empty(out, f);
-    } else {
+    section(report, "egress", "Egress, by host", f, None, || {
         let unconfirmed_at = f.column("unconfirmed_flows");
         let unconfirmed = move |r: &[Value]| unconfirmed_at.and_then(|at| r[at].as_i64()).unwrap_or(0);
         let name = |r: &[Value]| {
@@ -521,52 +524,67 @@ fn egress(out: &mut String, report: &Report) {
                 n => format!("{flows} ({n} unconfirmed)"),
             }
         };
-        out.push_str(
-            "<p>A row marked <span class=\"note\">unconfirmed</span> has flows whose body never completed: their bytes in are only declared (<code>unconfirmed_bytes_in</code>).</p>\n",
-        );
-        out.push_str("<div class=\"charts\">\n");
-        bar_figure(out, f, &name, "bytes_out", "bytes sent", "Bytes out", 0);
-        bar_figure(out, f, &name, "bytes_in", "bytes received", "Bytes in", 1);
-        out.push_str("</div>\n");
         let class = |r: &[Value]| if unconfirmed(r) > 0 { "unconfirmed" } else { "" };
-        table(out, f, true, None, &class);
-    }
-    out.push_str("</section>\n");
+        html! {
+            p {
+                "A row marked " span.note { "unconfirmed" }
+                " has flows whose body never completed: their bytes in are only declared ("
+                code { "unconfirmed_bytes_in" } ")."
+            }
+            div.charts {
+                (bar_figure(f, &name, "bytes_out", "bytes sent", "Bytes out", 0))
+                (bar_figure(f, &name, "bytes_in", "bytes received", "Bytes in", 1))
+            }
+            (table(f, true, None, &class))
+        }
+    })
 }
 
-fn sessions(out: &mut String, report: &Report) {
+fn sessions(report: &Report) -> Markup {
     let f = report.of("session");
-    heading(out, "sessions", "The most expensive sessions", report, &[f]);
-    if f.rows.is_empty() {
-        empty(out, f);
-    } else {
+    section(report, "sessions", "The most expensive sessions", f, None, || {
         let example = f.rows.first().map(|r| cell(f, r, "session_id")).unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "<p>Go on from a session's id: <code>txq -e \"select model, input_tokens, output_tokens, cost_usd from calls where session_id = '{}'\"</code></p>",
-            escape(&example.replace('\'', "''"))
-        );
-        table(out, f, true, Some(SESSIONS_SHOWN), &plain);
-    }
-    out.push_str("</section>\n");
+        html! {
+            p {
+                "Go on from a session's id: "
+                code {
+                    "txq -e \"select model, input_tokens, output_tokens, cost_usd from calls where session_id = '"
+                    (Shown(&example.replace('\'', "''")))
+                    "'\""
+                }
+            }
+            (table(f, true, Some(SESSIONS_SHOWN), &plain))
+        }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// `text` shown as the page shows text from the data: in a quoted attribute and as text.
+    fn shown(text: &str) -> String {
+        html! { td data-value=(Shown(text)) { (Shown(text)) } }.into_string()
+    }
+
     #[test]
     fn hostile_text_is_inert() {
+        // A quote of the other kind is inert in a double-quoted attribute and in text.
+        let inert = "&lt;script&gt;alert('x') &amp; &quot;y&quot;&lt;/script&gt;";
         assert_eq!(
-            escape("<script>alert('x') & \"y\"</script>"),
-            "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;"
+            shown("<script>alert('x') & \"y\"</script>"),
+            format!("<td data-value=\"{inert}\">{inert}</td>")
         );
     }
 
     /// A model name with a right-to-left override reversed the text after it on the page.
     #[test]
     fn bidi_overrides_and_controls_are_written_visibly_not_raw() {
-        assert_eq!(escape("gpt\u{202e}<b>\u{2066}x\n"), "gpt\\u{202e}&lt;b&gt;\\u{2066}x\\n");
+        let visible = "gpt\\u{202e}&lt;b&gt;\\u{2066}x\\n";
+        assert_eq!(
+            shown("gpt\u{202e}<b>\u{2066}x\n"),
+            format!("<td data-value=\"{visible}\">{visible}</td>")
+        );
     }
 
     #[test]
