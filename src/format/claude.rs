@@ -83,6 +83,7 @@ pub fn format() -> Format {
             Contribution { table: Normalized::ToolCalls, sql: TOOL_CALLS },
             Contribution { table: Normalized::Sessions, sql: SESSIONS },
         ],
+        report_sections: vec![],
     }
 }
 

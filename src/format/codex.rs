@@ -90,6 +90,7 @@ pub fn format() -> Format {
             Contribution { table: Normalized::ToolCalls, sql: TOOL_CALLS },
             Contribution { table: Normalized::Sessions, sql: SESSIONS },
         ],
+        report_sections: vec![],
     }
 }
 

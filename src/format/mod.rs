@@ -66,6 +66,37 @@ pub struct Format {
     /// Its rows of the normalized tables of the default schema (`calls`, `tool_calls`,
     /// `sessions`), each a query over its tables.
     pub(crate) normalized: Vec<Contribution>,
+    /// Its own sections of the `txq report` page, for what only its data holds (reeval's tool
+    /// failures by eval and cell); the sections every format fills are the report's.
+    pub(crate) report_sections: Vec<ReportSection>,
+}
+
+/// A section of the report page that one format's data fills: the rows of one of its canned
+/// queries (`queries/NAME.sql`) under a heading, with bar charts of some of their columns, a bar
+/// per row.
+#[derive(Debug, Clone)]
+pub struct ReportSection {
+    /// The section's id in the page (`#evals`).
+    pub id: &'static str,
+    /// The canned query whose rows it shows.
+    pub query: &'static str,
+    pub heading: &'static str,
+    /// A sentence under the heading, said whatever the rows.
+    pub note: Option<&'static str>,
+    /// The columns whose values name a row's bar, joined by ` / `.
+    pub bar_named_by: &'static [&'static str],
+    pub charts: &'static [ReportChart],
+}
+
+/// A bar chart of a [`ReportSection`]: one column of its query, a bar per row.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportChart {
+    pub column: &'static str,
+    /// What the column counts, said along its axis.
+    pub unit: &'static str,
+    pub title: &'static str,
+    /// The bars' colour: a place in the report's palette.
+    pub colour: usize,
 }
 
 /// A table of the default schema that every format with the data contributes rows to, with the

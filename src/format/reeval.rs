@@ -4,7 +4,8 @@
 use super::build::{event, field, strs};
 use super::{
     Absent, ContextColumn, ContextSource, Contribution, Derive, Envelope, EventSpec, ExportUnits, FieldSpec,
-    FieldsAt, FileMatch, Format, Kind, LinesTable, LookedFor, MarkerPart, Naming, Normalized, TypeRule, View,
+    FieldsAt, FileMatch, Format, Kind, LinesTable, LookedFor, MarkerPart, Naming, Normalized, ReportChart,
+    ReportSection, TypeRule, View,
 };
 use Kind::{Bool, Int, Json, Str, Timestamp};
 
@@ -78,6 +79,27 @@ pub(crate) fn format() -> Format {
             Contribution { table: Normalized::ToolCalls, sql: TOOL_CALLS },
             Contribution { table: Normalized::Sessions, sql: SESSIONS },
         ],
+        report_sections: vec![tool_failures_section()],
+    }
+}
+
+/// The report's section of eval attempts: their tool calls and failures, a bar per eval and cell.
+fn tool_failures_section() -> ReportSection {
+    ReportSection {
+        id: "evals",
+        query: "reeval_tool_failures",
+        heading: "Tool calls and failures, by eval and cell",
+        note: Some("Eval attempts write no token usage: they have tool calls, not model calls or cost."),
+        bar_named_by: &["eval", "cell"],
+        charts: &[
+            ReportChart { column: "tool_calls", unit: "tool calls", title: "Tool calls", colour: 0 },
+            ReportChart {
+                column: "failure_rate",
+                unit: "share of tool calls that failed",
+                title: "Failure rate",
+                colour: 3,
+            },
+        ],
     }
 }
 
@@ -112,6 +134,7 @@ pub(crate) fn raw_format() -> Format {
         }),
         export: ExportUnits::Joins { schema: "reeval", key: folder_of, alone: "raw", noun: "attempt" },
         normalized: vec![],
+        report_sections: vec![],
     }
 }
 

@@ -46,6 +46,7 @@ pub(crate) fn format() -> Format {
         lines_table: None,
         export: ExportUnits::Joins { schema: "rupu", key: run_of, alone: "netflow", noun: "ledger" },
         normalized: vec![],
+        report_sections: vec![],
     }
 }
 

@@ -1,11 +1,14 @@
 //! `txq report`: the figures of the one-page HTML report, each the rows of a canned query of
 //! `queries/` run on the session (the spend reports over the days and in the time zone asked
 //! for), all at once; [`chart`] draws them, [`page`] lays them out as one self-contained page.
+//! The sections every format fills are the report's own; a format's own sections come from its
+//! description ([`crate::format::Format::report_sections`]).
 
 pub mod chart;
 pub mod page;
 
 use crate::error::Error;
+use crate::format::ReportSection;
 use crate::sql::queries::{CannedQuery, find};
 use crate::sql::reports::{ReportOptions, is_report};
 use datafusion::arrow::array::RecordBatch;
@@ -13,14 +16,13 @@ use datafusion::arrow::json::writer::{LineDelimited, WriterBuilder};
 use datafusion::prelude::SessionContext;
 use serde_json::Value;
 
-/// The canned queries the page is made of, each run once.
+/// The canned queries of the page's sections that every format fills, each run once.
 pub const QUERIES: &[&str] = &[
     "corpus_summary",
     "unpriced_models",
     "spend_over_time",
     "cache_hit_by_model",
     "agent_spend",
-    "reeval_tool_failures",
     "run_outcomes",
     "denied_tools",
     "failing_commands",
@@ -56,25 +58,50 @@ impl Figures {
     }
 }
 
-/// Everything the page shows: what was read, how it was asked, and the rows of each query of
-/// [`QUERIES`].
+/// The sections of every format's own (each once, in the order of the formats).
+pub fn format_sections() -> Vec<ReportSection> {
+    let mut sections: Vec<ReportSection> = Vec::new();
+    for section in crate::format::all().into_iter().flat_map(|f| f.report_sections) {
+        if !sections.iter().any(|s| s.id == section.id) {
+            sections.push(section);
+        }
+    }
+    sections
+}
+
+/// Every query the page runs: [`QUERIES`], then those of `sections`.
+pub fn queries(sections: &[ReportSection]) -> Vec<&'static str> {
+    let mut all = QUERIES.to_vec();
+    for section in sections {
+        if !all.contains(&section.query) {
+            all.push(section.query);
+        }
+    }
+    all
+}
+
+/// Everything the page shows: what was read, how it was asked, the formats' own sections, and
+/// the rows of each query of [`queries`].
 #[derive(Debug, Clone)]
 pub struct Report {
     /// The paths read, as the user gave them (or the default places found).
     pub paths: Vec<String>,
     pub options: ReportOptions,
+    /// The formats' own sections ([`format_sections`]).
+    pub sections: Vec<ReportSection>,
     pub figures: Vec<Figures>,
 }
 
 impl Report {
-    /// The rows of the query `name`, one of [`QUERIES`].
+    /// The rows of the query `name`, one of [`queries`].
     pub fn of(&self, name: &str) -> &Figures {
         self.figures.iter().find(|f| f.query.name == name).unwrap_or_else(|| panic!("{name} is run"))
     }
 }
 
-/// Runs every query of [`QUERIES`] on `ctx`, at once, the spend reports over the days and in
-/// the time zone `options` asks for (UTC when none is: the session's time zone is set to it).
+/// Runs every query of the page ([`queries`]) on `ctx`, at once, the spend reports over the days
+/// and in the time zone `options` asks for (UTC when none is: the session's time zone is set to
+/// it).
 pub async fn collect(
     ctx: &SessionContext,
     paths: Vec<String>,
@@ -92,7 +119,8 @@ pub async fn collect(
     for (table, rows) in futures::future::try_join_all(once).await? {
         ctx.register_table(table, std::sync::Arc::new(rows))?;
     }
-    let runs = QUERIES.iter().map(|name| async move {
+    let sections = format_sections();
+    let runs = queries(&sections).into_iter().map(|name| async move {
         let query = find(name).unwrap_or_else(|| panic!("{name} is a canned query"));
         let in_period = is_report(query.sql);
         let sql = match in_period {
@@ -105,7 +133,7 @@ pub async fn collect(
         figures(query, in_period, columns, &batches)
     });
     let figures = futures::future::try_join_all(runs).await?;
-    Ok(Report { paths, options: options.clone(), figures })
+    Ok(Report { paths, options: options.clone(), sections, figures })
 }
 
 /// The rows of `batches` as the JSON writer of `--format json` writes their values.
@@ -137,8 +165,21 @@ mod tests {
 
     #[test]
     fn every_query_of_the_page_is_a_canned_query() {
-        for name in QUERIES {
+        for name in queries(&format_sections()) {
             assert!(find(name).is_some(), "{name}");
         }
+    }
+
+    #[test]
+    fn a_formats_own_sections_are_on_the_page_once() {
+        let sections = format_sections();
+        assert!(!sections.is_empty());
+        let mut ids: Vec<&str> = sections.iter().map(|s| s.id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), sections.len());
+        let all = queries(&sections);
+        assert_eq!(&all[..QUERIES.len()], QUERIES);
+        assert!(sections.iter().all(|s| all.contains(&s.query)));
     }
 }

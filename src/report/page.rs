@@ -6,6 +6,7 @@
 
 use super::chart::{self, Series, TimeAxis};
 use super::{Figures, Report};
+use crate::format::ReportSection;
 use maud::{DOCTYPE, Markup, PreEscaped, Render, html};
 use serde_json::Value;
 
@@ -58,7 +59,9 @@ pub fn render(report: &Report) -> String {
                 (spend(report))
                 (cache(report))
                 (agents(report))
-                (evals(report))
+                @for described in &report.sections {
+                    (format_section(report, described))
+                }
                 (outcomes(report))
                 (tools(report))
                 (egress(report))
@@ -454,15 +457,19 @@ fn agents(report: &Report) -> Markup {
     })
 }
 
-fn evals(report: &Report) -> Markup {
-    let f = report.of("reeval_tool_failures");
-    let note = "Eval attempts write no token usage: they have tool calls, not model calls or cost.";
-    section(report, "evals", "Tool calls and failures, by eval and cell", f, Some(note), || {
-        let name = |r: &[Value]| format!("{} / {}", cell(f, r, "eval"), cell(f, r, "cell"));
+/// A section of a format's own ([`crate::format::Format::report_sections`]): its bar charts,
+/// then its figures.
+fn format_section(report: &Report, described: &ReportSection) -> Markup {
+    let f = report.of(described.query);
+    section(report, described.id, described.heading, f, described.note, || {
+        let name = |r: &[Value]| {
+            described.bar_named_by.iter().map(|column| cell(f, r, column)).collect::<Vec<_>>().join(" / ")
+        };
         html! {
             div.charts {
-                (bar_figure(f, &name, "tool_calls", "tool calls", "Tool calls", 0))
-                (bar_figure(f, &name, "failure_rate", "share of tool calls that failed", "Failure rate", 3))
+                @for chart in described.charts {
+                    (bar_figure(f, &name, chart.column, chart.unit, chart.title, chart.colour))
+                }
             }
             (table(f, false, None, &plain))
         }
