@@ -3,6 +3,17 @@
 //! figures read from its DOM equal the same canned queries run by `txq query` and the
 //! generator's tally; no console error, no request but the document, every chart its points.
 //! Without Chromium the browser test is skipped, saying so, unless TXQ_REQUIRE_BROWSER=1.
+//! The DevTools client below (some 200 lines: an HTTP GET of /json/list and a tungstenite
+//! websocket) is kept rather than `headless_chrome` or `chromiumoxide`, for what they add to a
+//! cold build of the tests. headless_chrome 1.0.22 brings 15 crates txq does not build
+//! (auto_generate_cdp, darling and derive_builder with theirs, ureq, ureq-proto, webpki-roots,
+//! which, ...); its build script generates the protocol (1.1 MB, 25 600 lines of Rust), and it
+//! builds, alone, in 71 s of CPU (`/usr/bin/time cargo build` of a scratch crate after `cargo
+//! clean -p headless_chrome`, debug); the 14 others took 179 s of wall time between them in a
+//! scratch build sharing the 2 cores with four others (`cargo build --timings`). chromiumoxide
+//! 0.7 brings 9, its generated protocol a crate of its own (chromiumoxide_cdp). Up to 4 minutes
+//! more of a 2-core CI run, and an HTTP client with TLS roots built for a build script, against
+//! 200 lines that need nothing new.
 
 use crate::util::{command, parse_ndjson, txq};
 use serde_json::{Map, Value, json};
