@@ -8,6 +8,8 @@ use crate::error::{Error, Result};
 use crate::format::{FileMatch, Format};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What discovery found: files per format (in the order of `formats`), and problems on the way.
 #[derive(Debug, Default)]
@@ -123,7 +125,39 @@ pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery> {
 /// are listed first (all at once), then each object is claimed as a file is.
 pub async fn discover_all(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery> {
     let listings = super::remote::list_all(paths).await?;
-    discover_listed(formats, paths, &listings)
+    discover_apart(formats, paths, listings).await
+}
+
+/// [`discover_listed`] on a thread for blocking work, not on an async worker: a walk of a million
+/// files holds no worker (Ctrl-C and a progress line stay live), and stops at its next file once
+/// the future is dropped.
+pub(crate) async fn discover_apart(
+    formats: &[Format],
+    paths: &[PathBuf],
+    listings: HashMap<PathBuf, super::remote::Listing>,
+) -> Result<Discovery> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return discover_listed(formats, paths, &listings);
+    };
+    let stop = StopWhenDropped(Arc::new(AtomicBool::new(false)));
+    let (formats, paths, stopped) = (formats.to_vec(), paths.to_vec(), stop.0.clone());
+    let walk = runtime.spawn_blocking(move || discover_until(&formats, &paths, &listings, &stopped));
+    match walk.await {
+        Ok(found) => found,
+        Err(e) => match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(_) => Err(Error::Cancelled),
+        },
+    }
+}
+
+/// Tells a walk to stop when dropped.
+struct StopWhenDropped(Arc<AtomicBool>);
+
+impl Drop for StopWhenDropped {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// [`discover`], with the listing of each remote place among `paths`.
@@ -131,6 +165,16 @@ pub fn discover_listed(
     formats: &[Format],
     paths: &[PathBuf],
     listings: &HashMap<PathBuf, super::remote::Listing>,
+) -> Result<Discovery> {
+    discover_until(formats, paths, listings, &AtomicBool::new(false))
+}
+
+/// [`discover_listed`], ended with [`Error::Cancelled`] at the first file walked after `stop`.
+fn discover_until(
+    formats: &[Format],
+    paths: &[PathBuf],
+    listings: &HashMap<PathBuf, super::remote::Listing>,
+    stop: &AtomicBool,
 ) -> Result<Discovery> {
     let mut out = Discovery { given: paths.to_vec(), ..Default::default() };
     let mut found = Found::new(formats.len());
@@ -184,6 +228,9 @@ pub fn discover_listed(
         let mut in_links: Vec<usize> = Vec::new();
         let mut real_root: Option<PathBuf> = None;
         for entry in walk {
+            if stop.load(Ordering::Relaxed) {
+                return Err(Error::Cancelled);
+            }
             let entry = match entry {
                 Ok(entry) => entry,
                 Err(e) => {
