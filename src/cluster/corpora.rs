@@ -55,7 +55,7 @@ async fn open(origin: &Origin, cache: &mut crate::infer::cache::InferenceCache) 
     let relative = |p: &PathBuf| p.is_relative() && !crate::source::remote::is_remote(p);
     let searched: Vec<PathBuf> =
         origin.places.iter().map(|p| if relative(p) { origin.cwd.join(p) } else { p.clone() }).collect();
-    let mut discovery = crate::source::discover::discover_all(&formats, &searched)
+    let mut discovery = crate::table::corpus::find(&formats, &searched)
         .await
         .map_err(|e| DataFusionError::Execution(format!("the scheduler cannot search the places: {e}")))?;
     let renamed: Vec<(&PathBuf, &PathBuf)> =
@@ -73,7 +73,7 @@ async fn open(origin: &Origin, cache: &mut crate::infer::cache::InferenceCache) 
         }
     }
     let options = ReadOptions { max_line_bytes: origin.max_line_bytes, ..ReadOptions::default() };
-    Ok(Corpus::open_keeping(formats, discovery, options, cache).await)
+    Ok(Corpus::read(formats, discovery, options, cache).await)
 }
 
 /// Runs the future `make` makes to its end, from code that cannot wait (a codec's decode): on a

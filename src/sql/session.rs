@@ -1,10 +1,11 @@
 //! The SQL session over a corpus: a schema per format holding its tables and views, a default
 //! schema where unqualified names find the format that has the table, and the JSON functions.
 
+use crate::infer::cache::InferenceCache;
 use crate::scan::ScanTable;
 use crate::scan::files_table::FilesTable;
 use crate::sql::memory::MemoryOptions;
-use crate::table::corpus::{Corpus, FormatData, ReadOptions};
+use crate::table::corpus::{CacheToLoad, Corpus, FormatData, ReadOptions};
 use async_trait::async_trait;
 use datafusion::catalog::view::ViewTable;
 use datafusion::catalog::{MemorySchemaProvider, SchemaProvider, TableProvider};
@@ -270,35 +271,11 @@ impl From<ReadOptions> for Options {
 pub async fn open(paths: &[std::path::PathBuf], options: impl Into<Options>) -> crate::error::Result<Engine> {
     let Options { read: options, memory } = options.into();
     let formats = crate::format::all();
-    let listings = crate::source::remote::list_all(paths).await?;
-    let (discovery, cache) =
-        discover_loading(&formats, paths, &listings, |searched| Corpus::cache(&options, searched));
-    let cache = cache.unwrap_or_else(crate::infer::cache::InferenceCache::disabled);
-    let corpus = Corpus::open_with_cache(formats, discovery?, options, cache).await;
+    let load = CacheToLoad { dir: options.cache_dir.clone(), without: InferenceCache::disabled };
+    let (discovery, mut cache) = crate::table::corpus::find_loading(&formats, paths, load).await?;
+    let corpus = Corpus::read(formats, discovery, options, &mut cache).await;
     let ctx = session(&corpus, &memory).await?;
     Ok(Engine { corpus, ctx, memory })
-}
-
-/// Walks `paths` while the cache file is read by `load` (its name depends on the directories
-/// searched only), on a thread of its own; `None` for a load that panicked.
-fn discover_loading(
-    formats: &[crate::format::Format],
-    paths: &[std::path::PathBuf],
-    listings: &std::collections::HashMap<std::path::PathBuf, crate::source::remote::Listing>,
-    load: impl FnOnce(&[std::path::PathBuf]) -> crate::infer::cache::InferenceCache + Send,
-) -> (crate::error::Result<crate::source::discover::Discovery>, Option<crate::infer::cache::InferenceCache>) {
-    let searched: Vec<std::path::PathBuf> = paths
-        .iter()
-        .filter(|p| {
-            listings.get(*p).map_or_else(|| std::fs::metadata(p).is_ok_and(|m| m.is_dir()), |l| !l.is_object)
-        })
-        .cloned()
-        .collect();
-    std::thread::scope(|scope| {
-        let cache = scope.spawn(|| load(&searched));
-        let discovery = crate::source::discover::discover_listed(formats, paths, listings);
-        (discovery, cache.join().ok())
-    })
 }
 
 /// Where transcripts are looked for: the paths given, or every format's default places that
@@ -350,7 +327,7 @@ pub struct LiveEngine {
     pub engine: Engine,
     places: Places,
     options: crate::table::corpus::ReadOptions,
-    cache: crate::infer::cache::InferenceCache,
+    cache: InferenceCache,
     /// The paths walked last, and the stamp of what the walk found
     /// ([`crate::source::discover::Discovery::stamp`]).
     walked: Vec<std::path::PathBuf>,
@@ -368,16 +345,10 @@ impl LiveEngine {
         };
         let formats = crate::format::all();
         // With no cache directory, a cache in memory: the next refresh reads on from it.
-        let listings = crate::source::remote::list_all(&paths).await?;
-        let (discovery, cache) =
-            discover_loading(&formats, &paths, &listings, |searched| match &options.cache_dir {
-                Some(dir) => crate::infer::cache::InferenceCache::load(dir, searched),
-                None => crate::infer::cache::InferenceCache::in_memory(),
-            });
-        let mut cache = cache.unwrap_or_else(crate::infer::cache::InferenceCache::in_memory);
-        let discovery = discovery?;
+        let load = CacheToLoad { dir: options.cache_dir.clone(), without: InferenceCache::in_memory };
+        let (discovery, mut cache) = crate::table::corpus::find_loading(&formats, &paths, load).await?;
         let found = discovery.stamp();
-        let corpus = Corpus::open_keeping(formats, discovery, options.clone(), &mut cache).await;
+        let corpus = Corpus::read(formats, discovery, options.clone(), &mut cache).await;
         let ctx = session(&corpus, &memory).await?;
         Ok(LiveEngine {
             engine: Engine { corpus, ctx, memory },
@@ -391,7 +362,7 @@ impl LiveEngine {
 
     /// The inference cache read through (kept in memory only with no cache directory): what
     /// the next refresh knows of each file.
-    pub fn cache_mut(&mut self) -> &mut crate::infer::cache::InferenceCache {
+    pub fn cache_mut(&mut self) -> &mut InferenceCache {
         &mut self.cache
     }
 
@@ -405,12 +376,12 @@ impl LiveEngine {
     pub async fn refresh(&mut self) -> crate::error::Result<Option<Vec<String>>> {
         let (paths, notes) = self.places.paths();
         let formats = crate::format::all();
-        let discovery = crate::source::discover::discover_all(&formats, &paths).await?;
+        let discovery = crate::table::corpus::find(&formats, &paths).await?;
         let found = discovery.stamp();
         if paths == self.walked && found == self.found {
             return Ok(None);
         }
-        let corpus = Corpus::open_keeping(formats, discovery, self.options.clone(), &mut self.cache).await;
+        let corpus = Corpus::read(formats, discovery, self.options.clone(), &mut self.cache).await;
         refresh(&self.engine.ctx, &corpus).await?;
         self.engine.corpus = corpus;
         (self.walked, self.found) = (paths, found);
