@@ -31,6 +31,7 @@ mod rupu_tables;
 mod s3;
 mod sample;
 mod shell;
+mod shell_interrupt;
 mod shipping;
 mod spend_report_periods;
 mod stdin_interrupt;

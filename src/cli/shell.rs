@@ -116,9 +116,24 @@ impl Shell {
     }
 
     /// Takes in the files that grew, came, went or were rewritten since the last statement
-    /// (nothing but a walk of the folders when none did), giving the reading's new warnings.
-    async fn refresh(&mut self) {
-        match self.live.refresh().await {
+    /// (nothing but a walk of the folders when none did), giving the reading's new warnings;
+    /// false when Ctrl-C stopped it (the walk of a large home shows the progress line too).
+    async fn refresh(&mut self) -> bool {
+        let progress = std::sync::Arc::new(Progress::new(std::io::stderr().is_terminal()));
+        let looked = {
+            let cancel = super::interrupt::next();
+            let _ticker = progress.ticker();
+            tokio::select! {
+                looked = self.live.refresh() => Some(looked),
+                () = cancel => None,
+            }
+        };
+        progress.clear();
+        let Some(looked) = looked else {
+            eprintln!("{}", super::interrupt::MESSAGE);
+            return false;
+        };
+        match looked {
             Ok(None) => {}
             Ok(Some(warnings)) => {
                 self.generation += 1;
@@ -134,6 +149,7 @@ impl Shell {
                 escape::message(&super::message(&e))
             ),
         }
+        true
     }
 
     /// Reads and runs input until `\q`, `exit`, `quit`, Ctrl-D, or Ctrl-C twice at an empty prompt.
@@ -232,7 +248,9 @@ impl Shell {
         if is_quit(input) {
             return Flow::Quit;
         }
-        self.refresh().await;
+        if !self.refresh().await {
+            return Flow::Continue;
+        }
         let flow = if is_meta_command(input) {
             match input.parse::<MetaCommand>() {
                 Ok(command) => self.execute(command).await.unwrap_or_else(|e| {
