@@ -600,7 +600,7 @@ fn the_list_names_every_query_and_what_it_answers() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let rows = parse_ndjson(&out.stdout);
     let names: Vec<String> = rows.iter().map(|r| text(r, "name")).collect();
-    assert_eq!(names, txq::sql::queries::ALL.iter().map(|q| q.name.to_string()).collect::<Vec<_>>());
+    assert_eq!(names, txq::sql::queries::all().iter().map(|q| q.name.to_string()).collect::<Vec<_>>());
     let spend = rows.iter().find(|r| text(r, "name") == "spend_by_model_day").unwrap();
     assert!(text(spend, "answers").starts_with("Spend by model and day:"), "{spend:?}");
 }

@@ -184,7 +184,7 @@ fn canned_queries_unchecked(files: &[PathBuf]) -> Vec<&'static str> {
     let text: String = files.iter().map(|f| std::fs::read_to_string(f).unwrap_or_default()).collect();
     let run: std::collections::HashSet<&str> =
         text.lines().filter_map(|l| l.trim().strip_prefix("txq query ")).map(str::trim).collect();
-    txq::sql::queries::ALL.iter().map(|q| q.name).filter(|name| !run.contains(name)).collect()
+    txq::sql::queries::all().iter().map(|q| q.name).filter(|name| !run.contains(name)).collect()
 }
 
 #[tokio::main]

@@ -233,60 +233,7 @@ pub(crate) enum Command {
     /// laid over it. Reads no transcripts.
     Prices,
     /// Write a deterministic sample corpus of rupu and reeval transcripts (damaged files included).
-    Generate(GenerateFlags),
-}
-
-/// The flags of `txq generate`: what the generator writes and where ([`super::generate::run`]).
-#[derive(Debug, Clone, clap::Args)]
-pub(crate) struct GenerateFlags {
-    /// The directory to write into: OUT/.rupu/transcripts, OUT/.reeval/runs, OUT/evals/.history.
-    #[arg(long, value_name = "OUT")]
-    pub(crate) out: PathBuf,
-    /// How many agent runs.
-    #[arg(long, default_value_t = 12)]
-    pub(crate) runs: usize,
-    /// How many reeval runs to write beside them (each has several evals, cells and attempts).
-    #[arg(long, default_value_t = 1)]
-    pub(crate) reeval_runs: usize,
-    /// Write about this many bytes of rupu transcripts instead of --runs runs (`500MB`, `1GB`).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub(crate) size: Option<u64>,
-    /// The seed; the same seed writes the same bytes.
-    #[arg(long, default_value_t = 42)]
-    pub(crate) seed: u64,
-    /// Write no damaged lines or files.
-    #[arg(long)]
-    pub(crate) no_damage: bool,
-    /// Smallest and largest tool output, in bytes.
-    #[arg(long, value_name = "MIN,MAX", value_parser = parse_range, default_value = "40,300")]
-    pub(crate) tool_output_bytes: (usize, usize),
-    /// The share of runs, in percent, written as rupu v0.74 writes them (flows before their
-    /// turn, streamed calls completed in .rupu/netflow ledgers, denials in tool results, ...).
-    #[arg(long, value_name = "PERCENT", default_value_t = 0,
-          value_parser = clap::value_parser!(u64).range(0..=100))]
-    pub(crate) v0_74_percent: u64,
-    /// Write a home of Claude Code, Codex CLI or Gemini CLI transcripts instead (claude,
-    /// codex, gemini, all; repeatable, or a comma list), --runs sessions of each or about
-    /// --size bytes in all: OUT/.claude, OUT/.config/claude, OUT/.codex, OUT/.gemini.
-    #[arg(long, value_name = "HARNESS", value_delimiter = ',', value_parser = parse_harness)]
-    pub(crate) harness: Vec<String>,
-}
-
-/// A harness `txq generate --harness` writes, or `all`.
-fn parse_harness(s: &str) -> Result<String, String> {
-    let name = s.trim().to_ascii_lowercase();
-    match crate::generate::Harness::from_name(&name) {
-        Some(_) => Ok(name),
-        None if name == crate::generate::harness::ALL_HARNESSES => Ok(name),
-        None => {
-            let names: Vec<&str> = crate::generate::Harness::ALL.iter().map(|h| h.name()).collect();
-            Err(format!(
-                "not a harness: {s:?} (one of {}, or {})",
-                names.join(", "),
-                crate::generate::harness::ALL_HARNESSES
-            ))
-        }
-    }
+    Generate(crate::generate::command::GenerateFlags),
 }
 
 /// A duration of `--interval`: a number of seconds, or one with `ms`, `s` or `m` after it.
@@ -314,10 +261,6 @@ fn parse_interval(s: &str) -> Result<std::time::Duration, String> {
 /// The shortest `--interval`: a shorter one would look at every file many times a second.
 const MIN_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
 
-fn parse_size(s: &str) -> Result<u64, String> {
-    crate::text::size::parse(s)
-}
-
 /// The rows of a table the shell shows unless `--maxrows` says otherwise.
 pub(crate) const SHELL_MAX_ROWS: usize = 40;
 
@@ -342,15 +285,6 @@ pub(crate) fn parse_memory_limit(s: &str) -> Result<u64, String> {
     }
 }
 
-fn parse_range(s: &str) -> Result<(usize, usize), String> {
-    let (a, b) = s.split_once(',').ok_or("expected MIN,MAX")?;
-    let (a, b) =
-        (a.trim().parse().map_err(|e| format!("{e}"))?, b.trim().parse().map_err(|e| format!("{e}"))?);
-    if a > b {
-        return Err("MIN is larger than MAX".into());
-    }
-    Ok((a, b))
-}
 
 /// What txq reads, for `txq --help`: every format's transcripts, by the names their descriptions
 /// give them.

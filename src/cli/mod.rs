@@ -10,7 +10,6 @@ pub mod config;
 pub(crate) mod exec;
 pub(crate) mod export;
 pub(crate) mod follow;
-pub(crate) mod generate;
 pub(crate) mod helper;
 pub mod interrupt;
 pub(crate) mod manual;
@@ -94,7 +93,7 @@ pub async fn run(args: Args) -> Result<(), Error> {
             report::command(&args, out, &report, paths).await
         }
         Some(Command::Prices) => prices::command(&args),
-        Some(Command::Generate(flags)) => generate::run(flags),
+        Some(Command::Generate(flags)) => crate::generate::command::run(flags),
         Some(Command::Completions { shell }) => manual::completions(*shell, &mut stdout.lock()),
         Some(Command::Man { out: Some(dir), .. }) => manual::pages_into(dir, &mut stdout.lock()),
         Some(Command::Man { command, out: None }) => manual::page(command.as_deref(), &mut stdout.lock()),

@@ -4,7 +4,7 @@
 
 use super::args::Args;
 use crate::error::Error;
-use crate::sql::queries::{ALL, find, unknown};
+use crate::sql::queries::{all, find, unknown};
 use crate::sql::reports::{ReportOptions, is_report};
 use datafusion::prelude::SessionContext;
 use std::io::Read;
@@ -88,7 +88,7 @@ fn report_sql(ctx: &SessionContext, sql: &str, report: &ReportOptions) -> Result
 
 /// What to say when --since, --until or --timezone is given to a query that is not a report.
 fn not_a_report(name: &str, flags: &[&str]) -> String {
-    let reports: Vec<&str> = ALL.iter().filter(|q| is_report(q.sql)).map(|q| q.name).collect();
+    let reports: Vec<&str> = all().iter().filter(|q| is_report(q.sql)).map(|q| q.name).collect();
     format!(
         "{}: {name:?} is not a spend report; {} take --since, --until and --timezone",
         flags.join(", "),

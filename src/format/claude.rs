@@ -6,7 +6,7 @@
 use super::build::{event, field, flag, named};
 use super::{
     ContextColumn, ContextSource, Contribution, Envelope, EventSpec, ExportUnits, FieldsAt, FileMatch,
-    Format, Kind, LookedFor, Naming, Normalized, TypeRule, View,
+    Format, Kind, LookedFor, ModelFamily, Naming, Normalized, TypeRule, View,
 };
 use Kind::{Count, Int, Json, Str, Timestamp};
 
@@ -84,6 +84,8 @@ pub fn format() -> Format {
             Contribution { table: Normalized::Sessions, sql: SESSIONS },
         ],
         report_sections: vec![],
+        queries: &[],
+        model_family: Some(ModelFamily { name: "claude", provider: "anthropic" }),
     }
 }
 

@@ -78,6 +78,8 @@ pub fn format() -> Format {
             Contribution { table: Normalized::Sessions, sql: SESSIONS },
         ],
         report_sections: vec![],
+        queries: &[],
+        model_family: None,
     }
 }
 

@@ -48,7 +48,6 @@ pub struct Format {
     pub(crate) required_type: Option<&'static str>,
     /// What the files of its naming with no `required_type` line are, in words for users (`step
     /// logs`, `netflow ledgers`), for the warning about them and the docs.
-    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) not_transcripts: &'static [&'static str],
     /// Columns every event table of this format carries, taken from the file or its position.
     pub(crate) context: Vec<ContextColumn>,
@@ -69,6 +68,29 @@ pub struct Format {
     /// Its own sections of the `txq report` page, for what only its data holds (reeval's tool
     /// failures by eval and cell); the sections every format fills are the report's.
     pub(crate) report_sections: Vec<ReportSection>,
+    /// Its own canned queries (`txq query NAME`), for what only its data holds; the queries over
+    /// every format's rows are `queries/`'s own.
+    pub queries: &'static [FormatQuery],
+    /// The models its agent calls, when they are one seller's: a price entry whose model id
+    /// names the family is that seller's, whatever provider it gives (a cache read's price
+    /// falls back by the seller's rule).
+    pub model_family: Option<ModelFamily>,
+}
+
+/// A family of models by their ids' first word, and who sells them.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelFamily {
+    /// The word every id of the family holds (`claude-sonnet-4-5`, `anthropic.claude-3-haiku`).
+    pub name: &'static str,
+    /// The seller, as LiteLLM's `litellm_provider` names it.
+    pub provider: &'static str,
+}
+
+/// A canned query a format owns: its name, and its SQL (a file of `queries/`, embedded).
+#[derive(Debug, Clone, Copy)]
+pub struct FormatQuery {
+    pub name: &'static str,
+    pub sql: &'static str,
 }
 
 /// A section of the report page that one format's data fills: the rows of one of its canned

@@ -5,7 +5,7 @@ use super::build::{event, field, strs};
 use super::{
     Absent, ContextColumn, ContextSource, Contribution, Derive, Envelope, EventSpec, ExportUnits, FieldSpec,
     FieldsAt, FileMatch, Format, Kind, LinesTable, LookedFor, MarkerPart, Naming, Normalized, ReportChart,
-    ReportSection, TypeRule, View,
+    FormatQuery, ReportSection, TypeRule, View,
 };
 use Kind::{Bool, Int, Json, Str, Timestamp};
 
@@ -80,8 +80,17 @@ pub(crate) fn format() -> Format {
             Contribution { table: Normalized::Sessions, sql: SESSIONS },
         ],
         report_sections: vec![tool_failures_section()],
+        queries: QUERIES,
+        model_family: None,
     }
 }
+
+/// The canned queries over its attempts only (`txq query NAME`), as `queries/NAME.sql`.
+const QUERIES: &[FormatQuery] = &[
+    FormatQuery { name: "reeval_failed_searches", sql: include_str!("../../queries/reeval_failed_searches.sql") },
+    FormatQuery { name: "reeval_tool_failures", sql: include_str!("../../queries/reeval_tool_failures.sql") },
+    FormatQuery { name: "reeval_turn_durations", sql: include_str!("../../queries/reeval_turn_durations.sql") },
+];
 
 /// The report's section of eval attempts: their tool calls and failures, a bar per eval and cell.
 fn tool_failures_section() -> ReportSection {
@@ -135,6 +144,8 @@ pub(crate) fn raw_format() -> Format {
         export: ExportUnits::Joins { schema: "reeval", key: folder_of, alone: "raw", noun: "attempt" },
         normalized: vec![],
         report_sections: vec![],
+        queries: &[],
+        model_family: None,
     }
 }
 

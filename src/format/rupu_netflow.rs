@@ -47,6 +47,8 @@ pub(crate) fn format() -> Format {
         export: ExportUnits::Joins { schema: "rupu", key: run_of, alone: "netflow", noun: "ledger" },
         normalized: vec![],
         report_sections: vec![],
+        queries: &[],
+        model_family: None,
     }
 }
 

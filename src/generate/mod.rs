@@ -7,6 +7,7 @@
 
 #[cfg(feature = "testing")]
 pub mod expected;
+pub mod command;
 pub mod harness;
 pub(crate) mod lines;
 pub(crate) mod reeval;

@@ -19,8 +19,8 @@ macro_rules! canned {
     };
 }
 
-/// Every canned analysis, in name order.
-pub const ALL: &[CannedQuery] = canned![
+/// The canned analyses over every format's rows; each format adds its own ([`all`]).
+const SHARED: &[CannedQuery] = canned![
     "aborted_runs",
     "agent_spend",
     "agent_summary",
@@ -33,9 +33,6 @@ pub const ALL: &[CannedQuery] = canned![
     "failing_commands",
     "monthly",
     "network_egress",
-    "reeval_failed_searches",
-    "reeval_tool_failures",
-    "reeval_turn_durations",
     "run_outcomes",
     "session",
     "slowest_tools",
@@ -44,6 +41,18 @@ pub const ALL: &[CannedQuery] = canned![
     "unpriced_models",
     "weekly",
 ];
+
+/// Every canned analysis, in name order: the shared ones and each format's own.
+pub fn all() -> &'static [CannedQuery] {
+    static ALL: std::sync::OnceLock<Vec<CannedQuery>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let formats = crate::format::all();
+        let own = formats.iter().flat_map(|f| f.queries).map(|q| CannedQuery { name: q.name, sql: q.sql });
+        let mut all: Vec<CannedQuery> = SHARED.iter().copied().chain(own).collect();
+        all.sort_by_key(|q| q.name);
+        all
+    })
+}
 
 impl CannedQuery {
     /// What the query answers: its header comment, as one line of text.
@@ -56,12 +65,12 @@ impl CannedQuery {
 /// The canned query called `name` (`name.sql` works too).
 pub fn find(name: &str) -> Option<&'static CannedQuery> {
     let name = name.strip_suffix(".sql").unwrap_or(name);
-    ALL.iter().find(|q| q.name == name)
+    all().iter().find(|q| q.name == name)
 }
 
 /// What to say when no canned query has that name.
 pub(crate) fn unknown(name: &str) -> String {
-    let names: Vec<&str> = ALL.iter().map(|q| q.name).collect();
+    let names: Vec<&str> = all().iter().map(|q| q.name).collect();
     format!("no canned query {name:?}: `txq query --list` lists them ({})", names.join(", "))
 }
 
@@ -71,8 +80,8 @@ pub(crate) fn list() -> RecordBatch {
         Field::new("name", DataType::Utf8, false),
         Field::new("answers", DataType::Utf8, false),
     ]));
-    let names = StringArray::from_iter_values(ALL.iter().map(|q| q.name));
-    let about = StringArray::from_iter_values(ALL.iter().map(CannedQuery::about));
+    let names = StringArray::from_iter_values(all().iter().map(|q| q.name));
+    let about = StringArray::from_iter_values(all().iter().map(CannedQuery::about));
     RecordBatch::try_new(schema, vec![Arc::new(names), Arc::new(about)]).expect("two text columns")
 }
 
@@ -90,13 +99,13 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         files.sort();
-        let embedded: Vec<String> = ALL.iter().map(|q| format!("{}.sql", q.name)).collect();
+        let embedded: Vec<String> = all().iter().map(|q| format!("{}.sql", q.name)).collect();
         assert_eq!(files, embedded);
     }
 
     #[test]
     fn each_is_one_statement_with_a_header() {
-        for query in ALL {
+        for query in all() {
             let statements = DFParser::parse_sql_with_dialect(query.sql, &GenericDialect {}).unwrap();
             assert_eq!(statements.len(), 1, "{}", query.name);
             assert!(query.about().len() > 40, "{} says what it answers", query.name);

@@ -158,7 +158,7 @@ mod tests {
     #[test]
     fn the_reports_are_the_canned_queries_with_a_period() {
         let reports: Vec<&str> =
-            crate::sql::queries::ALL.iter().filter(|q| is_report(q.sql)).map(|q| q.name).collect();
+            crate::sql::queries::all().iter().filter(|q| is_report(q.sql)).map(|q| q.name).collect();
         assert_eq!(
             reports,
             [
@@ -177,7 +177,7 @@ mod tests {
 
     #[test]
     fn the_period_is_set_and_the_rest_of_the_query_kept() {
-        for query in crate::sql::queries::ALL.iter().filter(|q| is_report(q.sql)) {
+        for query in crate::sql::queries::all().iter().filter(|q| is_report(q.sql)) {
             let sql = with_period(query.sql, Some(day(2026, 9, 1)), None).unwrap();
             assert!(
                 sql.contains(

@@ -35,6 +35,20 @@ pub(crate) struct Rates {
     pub(crate) long: Option<(i64, Tier)>,
 }
 
+/// Anthropic, who price a cache read at a tenth of an input token.
+fn is_anthropic(provider: &str) -> bool {
+    provider.to_ascii_lowercase().contains("anthropic")
+}
+
+/// Who sells the model of id `model`, by the model families the formats' descriptions name: a
+/// family's name anywhere in the id (`anthropic.claude-3-haiku` on Bedrock as well).
+fn family_seller(model: &str) -> Option<&'static str> {
+    static FAMILIES: std::sync::OnceLock<Vec<crate::format::ModelFamily>> = std::sync::OnceLock::new();
+    let families = FAMILIES.get_or_init(|| crate::format::all().iter().filter_map(|f| f.model_family).collect());
+    let model = model.to_ascii_lowercase();
+    families.iter().find(|family| model.contains(family.name)).map(|family| family.provider)
+}
+
 impl Rates {
     /// The rates of an entry that gives input and output prices (`None` otherwise): a missing
     /// cache-write price is 1.25 × input, a missing cache-read price 0.1 × input for an
@@ -43,9 +57,8 @@ impl Rates {
     pub(crate) fn of(entry: &Entry) -> Option<Rates> {
         let [input, output, read, write, long_input, long_output, long_read, long_write] = entry.prices;
         let (input, output) = (input?, output?);
-        let anthropic =
-            entry.provider.as_deref().is_some_and(|p| p.to_ascii_lowercase().contains("anthropic"))
-                || entry.model.to_ascii_lowercase().contains("claude"); // a model family, not a format
+        let anthropic = entry.provider.as_deref().is_some_and(is_anthropic)
+            || family_seller(&entry.model).is_some_and(is_anthropic);
         let short = Tier {
             input,
             output,

@@ -63,8 +63,13 @@ fn not_transcripts_warnings(format: &Format, skipped: &[(Arc<SourceFile>, NotATr
             2 => " and 1 other file".to_string(),
             n => format!(" and {} other files", n - 1),
         };
+        // What else the format's naming holds, as its description says (`(step logs?)`).
+        let guess = match format.not_transcripts {
+            [] => String::new(),
+            kinds => format!(" ({}?)", kinds.join(" or ")),
+        };
         warnings.push(format!(
-            "{}{others}: not read: {why}, so not {} transcripts (step logs or netflow ledgers?); \
+            "{}{others}: not read: {why}, so not {} transcripts{guess}; \
              `select file, skipped from {}.files where not transcript` lists each with why",
             crate::text::escape::path(&first.path),
             format.name,

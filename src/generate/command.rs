@@ -1,13 +1,13 @@
-//! `txq generate`: writes a deterministic sample corpus, of a number of runs or about a size.
+//! `txq generate`, the generator's own command: its flags (read by clap) and the run that writes a
+//! deterministic sample corpus, of a number of runs or about a size.
 
-use super::args::GenerateFlags;
 use crate::error::Error;
-use crate::generate::harness::harnesses_named;
-use crate::generate::{
+use super::harness::harnesses_named;
+use super::{
     HarnessOptions, ReevalOptions, RupuOptions, TRANSCRIPTS_DIR, write_harness_files, write_reeval_files,
     write_rupu_files,
 };
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Runs of a pilot corpus that measures how many bytes a run takes.
 const PILOT_RUNS: usize = 60;
@@ -17,7 +17,7 @@ const PILOT_SESSIONS: usize = 40;
 
 /// `txq generate`: writes the corpus its flags ask for into `--out`, saying on stderr what it
 /// wrote.
-pub(crate) fn run(options: &GenerateFlags) -> Result<(), Error> {
+pub fn run(options: &GenerateFlags) -> Result<(), Error> {
     let out = options.out.as_path();
     if !options.harness.is_empty() {
         return run_harnesses(out, options);
@@ -106,4 +106,68 @@ fn dir_bytes(dir: &Path) -> u64 {
         .filter(|m| m.is_file())
         .map(|m| m.len())
         .sum()
+}
+
+/// The flags of `txq generate`: what the generator writes and where ([`run`]).
+#[derive(Debug, Clone, clap::Args)]
+pub struct GenerateFlags {
+    /// The directory to write into: OUT/.rupu/transcripts, OUT/.reeval/runs, OUT/evals/.history.
+    #[arg(long, value_name = "OUT")]
+    pub out: PathBuf,
+    /// How many agent runs.
+    #[arg(long, default_value_t = 12)]
+    pub runs: usize,
+    /// How many reeval runs to write beside them (each has several evals, cells and attempts).
+    #[arg(long, default_value_t = 1)]
+    pub reeval_runs: usize,
+    /// Write about this many bytes of rupu transcripts instead of --runs runs (`500MB`, `1GB`).
+    #[arg(long, value_name = "SIZE", value_parser = crate::text::size::parse)]
+    pub size: Option<u64>,
+    /// The seed; the same seed writes the same bytes.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Write no damaged lines or files.
+    #[arg(long)]
+    pub no_damage: bool,
+    /// Smallest and largest tool output, in bytes.
+    #[arg(long, value_name = "MIN,MAX", value_parser = parse_range, default_value = "40,300")]
+    pub tool_output_bytes: (usize, usize),
+    /// The share of runs, in percent, written as rupu v0.74 writes them (flows before their
+    /// turn, streamed calls completed in .rupu/netflow ledgers, denials in tool results, ...).
+    #[arg(long, value_name = "PERCENT", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub v0_74_percent: u64,
+    /// Write a home of Claude Code, Codex CLI or Gemini CLI transcripts instead (claude,
+    /// codex, gemini, all; repeatable, or a comma list), --runs sessions of each or about
+    /// --size bytes in all: OUT/.claude, OUT/.config/claude, OUT/.codex, OUT/.gemini.
+    #[arg(long, value_name = "HARNESS", value_delimiter = ',', value_parser = parse_harness)]
+    pub harness: Vec<String>,
+}
+
+/// A harness `txq generate --harness` writes, or `all`.
+fn parse_harness(s: &str) -> Result<String, String> {
+    let name = s.trim().to_ascii_lowercase();
+    match super::Harness::from_name(&name) {
+        Some(_) => Ok(name),
+        None if name == super::harness::ALL_HARNESSES => Ok(name),
+        None => {
+            let names: Vec<&str> = super::Harness::ALL.iter().map(|h| h.name()).collect();
+            Err(format!(
+                "not a harness: {s:?} (one of {}, or {})",
+                names.join(", "),
+                super::harness::ALL_HARNESSES
+            ))
+        }
+    }
+}
+
+/// `--tool-output-bytes MIN,MAX`.
+fn parse_range(s: &str) -> Result<(usize, usize), String> {
+    let (a, b) = s.split_once(',').ok_or("expected MIN,MAX")?;
+    let (a, b) =
+        (a.trim().parse().map_err(|e| format!("{e}"))?, b.trim().parse().map_err(|e| format!("{e}"))?);
+    if a > b {
+        return Err("MIN is larger than MAX".into());
+    }
+    Ok((a, b))
 }
