@@ -2,11 +2,12 @@
 //! the JSON Lines files by one generic scan.
 //!
 //! The modules are the stages of the pipeline, each importing only from those above it here:
-//! [`error`], [`text`] and [`format`] are read by all; [`source`] finds files and splits their
+//! [`text`], [`error`] and [`format`] are read by all; [`source`] finds files and splits their
 //! lines, [`json`] reads a line, [`infer`] learns what the files hold, [`table`] makes the corpus
 //! and its tables, [`scan`] streams them to DataFusion, [`sql`] is the session, [`cluster`] runs it
 //! on a Ballista cluster, and [`export`], [`report`] (the HTML report of canned queries) and
-//! [`cli`] are what people use. [`generate`] writes corpora for tests and benchmarks.
+//! [`cli`] are what people use. [`generate`] is the corpus generator behind `txq generate` and the tests and benchmarks, using
+//! only [`text`] and [`error`].
 //! docs/architecture.md draws it.
 
 pub mod cli;

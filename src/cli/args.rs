@@ -232,7 +232,8 @@ pub(crate) enum Command {
     /// Print the prices table in use: the built-in list, with --prices FILE (or $TXQ_PRICES)
     /// laid over it. Reads no transcripts.
     Prices,
-    /// Write a deterministic sample corpus of rupu and reeval transcripts (damaged files included).
+    /// Write a deterministic sample corpus of transcripts, damaged files included (--harness: a
+    /// harness's home).
     Generate(crate::generate::command::GenerateFlags),
 }
 

@@ -1,5 +1,7 @@
 //! What a transcript format is, as data: where its files are, how a line's type is found, where its
-//! fields live, what they mean, and the derived tables built from them.
+//! fields live, what they mean, the derived tables built from them, and all else that is a
+//! format's: how it is exported, its rows of the normalized tables, its report sections and canned
+//! queries, the family of its models, and its words for users.
 //!
 //! One generic scan ([`crate::scan`]) reads every format; a format adds nothing but a description.
 

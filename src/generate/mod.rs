@@ -3,7 +3,8 @@
 //! it meant them: [`Written`] counts them; with the `testing` feature, `write_rupu_corpus(dir,
 //! &RupuOptions::default())` returns an `Expected`, the answers a correct reader must give,
 //! tallied from those lines, never by reading a file back. [`harness`] writes Claude Code, Codex
-//! CLI and Gemini CLI homes the same way.
+//! CLI and Gemini CLI homes the same way; [`command`] is `txq generate` itself: its flags and its
+//! run.
 
 #[cfg(feature = "testing")]
 pub mod expected;

@@ -115,8 +115,9 @@ fn expand(place: &str, home: Option<&Path>) -> Option<PathBuf> {
     })
 }
 
-/// Walks `paths` and gives each file to the first format that claims it: formats matching a file
-/// by its exact name go before those matching it by extension.
+/// Walks `paths` and gives each file to the first format that claims it (formats matching a file
+/// by its exact name before those matching it by extension), noting the other formats that claim
+/// it too, for the corpus's owners step to decide by content.
 pub fn discover(formats: &[Format], paths: &[PathBuf]) -> Result<Discovery> {
     discover_listed(formats, paths, &HashMap::new())
 }

@@ -1,5 +1,7 @@
 //! The SQL session over a corpus: a schema per format holding its tables and views, a default
-//! schema where unqualified names find the format that has the table, and the JSON functions.
+//! schema where unqualified names find the format that has the table, and the JSON functions; and
+//! the engines over it: [`Engine`] (a corpus and its session, [`open`]) and [`LiveEngine`] (read
+//! again when the files change).
 
 use crate::infer::cache::InferenceCache;
 use crate::scan::ScanTable;

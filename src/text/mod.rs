@@ -1,5 +1,6 @@
-//! Text for people: what comes from the data or the file system, made safe to show, sizes as
-//! people write them, and the status line of a long task.
+//! Text for people: what comes from the data or the file system made safe to show ([`escape`]),
+//! sizes as people write them ([`size`]), lists in words ([`words`]), a settings file a person
+//! names read safely ([`settings_file`]), and the status line of a long task ([`status_line`]).
 
 pub mod escape;
 pub mod settings_file;

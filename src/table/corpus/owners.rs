@@ -44,8 +44,9 @@ pub(super) fn set_aside_copies(formats: &[Format], files: &mut [SourceFiles]) ->
     copies
 }
 
-/// Gives each file more than one format claims to the one its content says: the first whose
-/// description documents its first line's type ([`decide_by_content`]), else the first by rank.
+/// Gives each file more than one format claims to the one its content says: the one whose
+/// description documents the types of the most of its first 16 lines ([`decide_by_content`]),
+/// the first by rank on a tie or with nothing readable.
 /// A file the cache knows unchanged for the format that holds it was decided when it was read.
 pub(super) async fn decide_contested(
     formats: &[Format],
