@@ -3,9 +3,23 @@
 use super::build::{event, field, flag, list, strs};
 use super::{
     Absent, ContextColumn, ContextSource, Contribution, Early, Envelope, EventSpec, ExportUnits, FieldSpec,
-    FieldsAt, FileMatch, Format, Kind, LookedFor, Naming, Normalized, TypeRule, View,
+    FieldsAt, FileMatch, Format, FormatQuery, Kind, LookedFor, Naming, Normalized, TypeRule, View,
 };
 use Kind::{Bool, Count, Int, Json, Str, Timestamp};
+
+/// The canned queries over its runs only (`txq query NAME`), as `queries/NAME.sql`.
+const QUERIES: &[FormatQuery] = &[
+    FormatQuery { name: "aborted_runs", sql: include_str!("../../queries/aborted_runs.sql") },
+    FormatQuery { name: "agent_spend", sql: include_str!("../../queries/agent_spend.sql") },
+    FormatQuery { name: "agent_summary", sql: include_str!("../../queries/agent_summary.sql") },
+    FormatQuery { name: "cache_hit_ratio", sql: include_str!("../../queries/cache_hit_ratio.sql") },
+    FormatQuery { name: "denied_tools", sql: include_str!("../../queries/denied_tools.sql") },
+    FormatQuery { name: "failing_commands", sql: include_str!("../../queries/failing_commands.sql") },
+    FormatQuery { name: "network_egress", sql: include_str!("../../queries/network_egress.sql") },
+    FormatQuery { name: "run_outcomes", sql: include_str!("../../queries/run_outcomes.sql") },
+    FormatQuery { name: "slowest_tools", sql: include_str!("../../queries/slowest_tools.sql") },
+    FormatQuery { name: "spend_by_model_day", sql: include_str!("../../queries/spend_by_model_day.sql") },
+];
 
 /// The rupu format.
 pub fn format() -> Format {
@@ -75,7 +89,7 @@ pub fn format() -> Format {
             Contribution { table: Normalized::Sessions, sql: SESSIONS },
         ],
         report_sections: vec![],
-        queries: &[],
+        queries: QUERIES,
         model_family: None,
     }
 }

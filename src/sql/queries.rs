@@ -21,22 +21,12 @@ macro_rules! canned {
 
 /// The canned analyses over every format's rows; each format adds its own ([`all`]).
 const SHARED: &[CannedQuery] = canned![
-    "aborted_runs",
-    "agent_spend",
-    "agent_summary",
     "blocks",
     "cache_hit_by_model",
-    "cache_hit_ratio",
     "corpus_summary",
     "daily",
-    "denied_tools",
-    "failing_commands",
     "monthly",
-    "network_egress",
-    "run_outcomes",
     "session",
-    "slowest_tools",
-    "spend_by_model_day",
     "spend_over_time",
     "unpriced_models",
     "weekly",
@@ -111,6 +101,43 @@ mod tests {
             assert!(query.about().len() > 40, "{} says what it answers", query.name);
             assert!(query.sql.starts_with("-- "), "{} starts with its header", query.name);
         }
+    }
+
+    /// `schema.table` names in a query's SQL (its header left out), for each schema of `schemas`.
+    fn tables_of(query: &CannedQuery, schemas: &[&str]) -> Vec<String> {
+        let sql: String = query.sql.lines().filter(|l| !l.starts_with("--")).collect::<Vec<_>>().join("\n");
+        let words: Vec<&str> =
+            sql.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.')).collect();
+        words
+            .iter()
+            .filter(|w| schemas.iter().any(|s| w.strip_prefix(s).is_some_and(|rest| rest.starts_with('.'))))
+            .map(|w| w.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_query_over_one_formats_tables_is_that_formats_and_a_shared_one_reads_no_formats_events() {
+        let formats = crate::format::all();
+        let schemas: Vec<&str> = formats.iter().map(|f| f.name).collect();
+        for format in &formats {
+            for own in format.queries {
+                let query = find(own.name).unwrap();
+                let read = tables_of(query, &schemas);
+                assert!(
+                    read.iter().any(|t| t.starts_with(&format!("{}.", format.name))),
+                    "{} reads none of {}'s tables: {read:?}",
+                    own.name,
+                    format.name
+                );
+            }
+        }
+        for shared in SHARED {
+            // Only the files tables, which every format has (`corpus_summary` counts them).
+            let events: Vec<String> =
+                tables_of(shared, &schemas).into_iter().filter(|t| !t.ends_with(".files")).collect();
+            assert!(events.is_empty(), "{} is shared but reads {events:?}: it is a format's own", shared.name);
+        }
+        assert_eq!(SHARED.len() + formats.iter().map(|f| f.queries.len()).sum::<usize>(), all().len());
     }
 
     #[test]
