@@ -286,7 +286,6 @@ pub(crate) fn parse_memory_limit(s: &str) -> Result<u64, String> {
     }
 }
 
-
 /// What txq reads, for `txq --help`: every format's transcripts, by the names their descriptions
 /// give them.
 fn about() -> String {

@@ -4,8 +4,8 @@
 use super::build::{event, field, strs};
 use super::{
     Absent, ContextColumn, ContextSource, Contribution, Derive, Envelope, EventSpec, ExportUnits, FieldSpec,
-    FieldsAt, FileMatch, Format, Kind, LinesTable, LookedFor, MarkerPart, Naming, Normalized, ReportChart,
-    FormatQuery, ReportSection, TypeRule, View,
+    FieldsAt, FileMatch, Format, FormatQuery, Kind, LinesTable, LookedFor, MarkerPart, Naming, Normalized,
+    ReportChart, ReportSection, TypeRule, View,
 };
 use Kind::{Bool, Int, Json, Str, Timestamp};
 
@@ -87,9 +87,15 @@ pub(crate) fn format() -> Format {
 
 /// The canned queries over its attempts only (`txq query NAME`), as `queries/NAME.sql`.
 const QUERIES: &[FormatQuery] = &[
-    FormatQuery { name: "reeval_failed_searches", sql: include_str!("../../queries/reeval_failed_searches.sql") },
+    FormatQuery {
+        name: "reeval_failed_searches",
+        sql: include_str!("../../queries/reeval_failed_searches.sql"),
+    },
     FormatQuery { name: "reeval_tool_failures", sql: include_str!("../../queries/reeval_tool_failures.sql") },
-    FormatQuery { name: "reeval_turn_durations", sql: include_str!("../../queries/reeval_turn_durations.sql") },
+    FormatQuery {
+        name: "reeval_turn_durations",
+        sql: include_str!("../../queries/reeval_turn_durations.sql"),
+    },
 ];
 
 /// The report's section of eval attempts: their tool calls and failures, a bar per eval and cell.

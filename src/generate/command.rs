@@ -1,12 +1,12 @@
 //! `txq generate`, the generator's own command: its flags (read by clap) and the run that writes a
 //! deterministic sample corpus, of a number of runs or about a size.
 
-use crate::error::Error;
 use super::harness::harnesses_named;
 use super::{
     HarnessOptions, ReevalOptions, RupuOptions, TRANSCRIPTS_DIR, write_harness_files, write_reeval_files,
     write_rupu_files,
 };
+use crate::error::Error;
 use std::path::{Path, PathBuf};
 
 /// Runs of a pilot corpus that measures how many bytes a run takes.

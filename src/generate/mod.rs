@@ -6,9 +6,9 @@
 //! CLI and Gemini CLI homes the same way; [`command`] is `txq generate` itself: its flags and its
 //! run.
 
+pub mod command;
 #[cfg(feature = "testing")]
 pub mod expected;
-pub mod command;
 pub mod harness;
 pub(crate) mod lines;
 pub(crate) mod reeval;

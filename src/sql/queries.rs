@@ -135,7 +135,11 @@ mod tests {
             // Only the files tables, which every format has (`corpus_summary` counts them).
             let events: Vec<String> =
                 tables_of(shared, &schemas).into_iter().filter(|t| !t.ends_with(".files")).collect();
-            assert!(events.is_empty(), "{} is shared but reads {events:?}: it is a format's own", shared.name);
+            assert!(
+                events.is_empty(),
+                "{} is shared but reads {events:?}: it is a format's own",
+                shared.name
+            );
         }
         assert_eq!(SHARED.len() + formats.iter().map(|f| f.queries.len()).sum::<usize>(), all().len());
     }

@@ -44,7 +44,8 @@ fn is_anthropic(provider: &str) -> bool {
 /// family's name anywhere in the id (`anthropic.claude-3-haiku` on Bedrock as well).
 fn family_seller(model: &str) -> Option<&'static str> {
     static FAMILIES: std::sync::OnceLock<Vec<crate::format::ModelFamily>> = std::sync::OnceLock::new();
-    let families = FAMILIES.get_or_init(|| crate::format::all().iter().filter_map(|f| f.model_family).collect());
+    let families =
+        FAMILIES.get_or_init(|| crate::format::all().iter().filter_map(|f| f.model_family).collect());
     let model = model.to_ascii_lowercase();
     families.iter().find(|family| model.contains(family.name)).map(|family| family.provider)
 }
