@@ -3,7 +3,8 @@
 //! plan sent as anything but a logical plan is refused (the logical one is checked by
 //! [`super::guard::ReadOnly`] where the scheduler plans it); and a job any of whose tasks failed
 //! or was reset (its executor lost), or whose stage ran again, ends failed rather than
-//! successful, so that its client never reads an answer that a part run twice made wrong.
+//! successful, so that its client never reads an answer that a part run twice made wrong; such a
+//! job still running is failed (and cancelled) at its next status, not left to finish.
 
 use super::secret::Secret;
 use ballista_core::serde::protobuf::execute_query_params::Query;
@@ -42,6 +43,9 @@ struct Jobs {
 #[derive(Default)]
 struct Job {
     ran_again: Option<String>,
+    /// A stage of it ran a second attempt (its executor lost): not a task's own error, which
+    /// Ballista may retry and then report.
+    stage_ran_again: bool,
     unrecorded_since: Option<Instant>,
 }
 
@@ -63,6 +67,7 @@ impl Jobs {
         if task.stage_attempt_num > 0 {
             let job = self.job(&task.job_id);
             job.ran_again.get_or_insert(format!("stage {} ran again", task.stage_id));
+            job.stage_ran_again = true;
         }
     }
 
@@ -75,7 +80,9 @@ impl Jobs {
             _ if status.stage_attempt_num > 0 => format!("stage {} ran again", status.stage_id),
             _ => return,
         };
-        self.job(&status.job_id).ran_again.get_or_insert(why);
+        let job = self.job(&status.job_id);
+        job.ran_again.get_or_insert(why);
+        job.stage_ran_again |= status.stage_attempt_num > 0;
     }
 }
 
@@ -122,6 +129,9 @@ impl Guarded {
     /// count rows twice), and still running while Ballista's record of its tasks is not there.
     async fn checked(&self, status: Option<wire::JobStatus>) -> Option<wire::JobStatus> {
         let mut status = status?;
+        if let Some(job_status::Status::Running(running)) = &status.status {
+            return Some(self.failed_early(status.clone(), running.clone()).await.unwrap_or(status));
+        }
         let Some(job_status::Status::Successful(done)) = &status.status else { return Some(status) };
         let job_id: ballista_core::JobId = status.job_id.clone().into();
         let record = self.finished.get_execution_graph(&job_id).await.ok().flatten();
@@ -151,6 +161,34 @@ impl Guarded {
                 ended_at: done.ended_at,
             }));
         }
+        Some(status)
+    }
+}
+
+impl Guarded {
+    /// A running job one of whose stages has run again already (an executor lost), failed now
+    /// and cancelled, rather than left to finish: its answer would be refused then anyway, and a
+    /// job whose lost executor Ballista keeps rolling its stages back for may never finish.
+    /// `None` for any other job (a task's own failure is Ballista's to retry and report).
+    async fn failed_early(
+        &self,
+        mut status: wire::JobStatus,
+        running: wire::RunningJob,
+    ) -> Option<wire::JobStatus> {
+        let why =
+            self.jobs().by_id.get(&status.job_id).filter(|job| job.stage_ran_again)?.ran_again.clone()?;
+        log::warn!("job {} ended failed while it ran: {why}", status.job_id);
+        let cancel = Request::new(wire::CancelJobParams { job_id: status.job_id.clone() });
+        if let Err(e) = SchedulerGrpc::cancel_job(&self.inner, cancel).await {
+            log::warn!("job {} not cancelled: {e}", status.job_id);
+        }
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        status.status = Some(job_status::Status::Failed(wire::FailedJob {
+            error: RAN_AGAIN.to_string(),
+            queued_at: running.queued_at,
+            started_at: running.started_at,
+            ended_at: now.as_millis() as u64,
+        }));
         Some(status)
     }
 }
