@@ -77,12 +77,15 @@ pub fn render(report: &Report) -> String {
 /// Text from the data as the page shows it: the characters a terminal is not given raw
 /// (controls, and the bidirectional overrides and isolates that would reorder the text after
 /// them) written visibly as the terminal output writes them (`\u{202e}`), then escaped for HTML
-/// as every text of a template is.
+/// as every text of a template is, and its `'` as `&#39;` (so that it is inert in an attribute
+/// quoted either way).
 struct Shown<'a>(&'a str);
 
 impl Render for Shown<'_> {
     fn render_to(&self, buffer: &mut String) {
-        crate::text::escape::text(self.0).render_to(buffer);
+        let mut escaped = String::new();
+        crate::text::escape::text(self.0).render_to(&mut escaped);
+        buffer.push_str(&escaped.replace('\'', "&#39;"));
     }
 }
 
@@ -577,7 +580,7 @@ mod tests {
     #[test]
     fn hostile_text_is_inert() {
         // A quote of the other kind is inert in a double-quoted attribute and in text.
-        let inert = "&lt;script&gt;alert('x') &amp; &quot;y&quot;&lt;/script&gt;";
+        let inert = "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;";
         assert_eq!(
             shown("<script>alert('x') & \"y\"</script>"),
             format!("<td data-value=\"{inert}\">{inert}</td>")
