@@ -125,12 +125,40 @@ impl Guarded {
         self.jobs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// A running job one of whose stages has run again already (an executor lost), failed now
+    /// and cancelled, rather than left to finish: its answer would be refused then anyway, and a
+    /// job whose lost executor Ballista keeps rolling its stages back for may never finish.
+    /// Any other job is left as it is (a task's own failure is Ballista's to retry and report).
+    async fn fail_if_ran_again(&self, status: &mut wire::JobStatus, queued_at: u64, started_at: u64) {
+        let why = self
+            .jobs()
+            .by_id
+            .get(&status.job_id)
+            .filter(|job| job.stage_ran_again)
+            .and_then(|job| job.ran_again.clone());
+        let Some(why) = why else { return };
+        log::warn!("job {} ended failed while it ran: {why}", status.job_id);
+        let cancel = Request::new(wire::CancelJobParams { job_id: status.job_id.clone() });
+        if let Err(e) = SchedulerGrpc::cancel_job(&self.inner, cancel).await {
+            log::warn!("job {} not cancelled: {e}", status.job_id);
+        }
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        status.status = Some(job_status::Status::Failed(wire::FailedJob {
+            error: RAN_AGAIN.to_string(),
+            queued_at,
+            started_at,
+            ended_at: now.as_millis() as u64,
+        }));
+    }
+
     /// `status`, failed when its job succeeded but ran a part again (so that its answer may
     /// count rows twice), and still running while Ballista's record of its tasks is not there.
     async fn checked(&self, status: Option<wire::JobStatus>) -> Option<wire::JobStatus> {
         let mut status = status?;
         if let Some(job_status::Status::Running(running)) = &status.status {
-            return Some(self.failed_early(status.clone(), running.clone()).await.unwrap_or(status));
+            let (queued_at, started_at) = (running.queued_at, running.started_at);
+            self.fail_if_ran_again(&mut status, queued_at, started_at).await;
+            return Some(status);
         }
         let Some(job_status::Status::Successful(done)) = &status.status else { return Some(status) };
         let job_id: ballista_core::JobId = status.job_id.clone().into();
@@ -161,34 +189,6 @@ impl Guarded {
                 ended_at: done.ended_at,
             }));
         }
-        Some(status)
-    }
-}
-
-impl Guarded {
-    /// A running job one of whose stages has run again already (an executor lost), failed now
-    /// and cancelled, rather than left to finish: its answer would be refused then anyway, and a
-    /// job whose lost executor Ballista keeps rolling its stages back for may never finish.
-    /// `None` for any other job (a task's own failure is Ballista's to retry and report).
-    async fn failed_early(
-        &self,
-        mut status: wire::JobStatus,
-        running: wire::RunningJob,
-    ) -> Option<wire::JobStatus> {
-        let why =
-            self.jobs().by_id.get(&status.job_id).filter(|job| job.stage_ran_again)?.ran_again.clone()?;
-        log::warn!("job {} ended failed while it ran: {why}", status.job_id);
-        let cancel = Request::new(wire::CancelJobParams { job_id: status.job_id.clone() });
-        if let Err(e) = SchedulerGrpc::cancel_job(&self.inner, cancel).await {
-            log::warn!("job {} not cancelled: {e}", status.job_id);
-        }
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-        status.status = Some(job_status::Status::Failed(wire::FailedJob {
-            error: RAN_AGAIN.to_string(),
-            queued_at: running.queued_at,
-            started_at: running.started_at,
-            ended_at: now.as_millis() as u64,
-        }));
         Some(status)
     }
 }
