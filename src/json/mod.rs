@@ -230,6 +230,13 @@ fn plain_string(rest: &[u8]) -> Option<&str> {
 /// The plain string value of the top-level `key` of the object `line`, stepping over strings,
 /// objects and arrays without reading them; `None` at anything unexpected.
 fn top_level_string<'a>(line: &'a [u8], key: &str) -> Option<&'a str> {
+    let at = top_level_value(line, key)?;
+    plain_string(line[at..].strip_prefix(b"\"")?)
+}
+
+/// Where the value of the first top-level `key` of the object `line` starts, stepping over
+/// strings, objects and arrays without reading them; `None` at anything unexpected.
+fn top_level_value(line: &[u8], key: &str) -> Option<usize> {
     if line.first() != Some(&b'{') {
         return None;
     }
@@ -240,9 +247,10 @@ fn top_level_string<'a>(line: &'a [u8], key: &str) -> Option<&'a str> {
                 let start = at + 1;
                 let end = string_end(line, start)?;
                 if depth == 1 && matches!(last, b'{' | b',') && &line[start..end] == key.as_bytes() {
-                    let mut rest = &line[end + 1..];
-                    rest = rest.trim_ascii_start().strip_prefix(b":")?.trim_ascii_start();
-                    return plain_string(rest.strip_prefix(b"\"")?);
+                    let rest = &line[end + 1..];
+                    let after_colon = rest.trim_ascii_start().strip_prefix(b":")?;
+                    let value = after_colon.trim_ascii_start();
+                    return Some(line.len() - value.len());
                 }
                 last = b'"';
                 at = end + 1;
@@ -480,6 +488,24 @@ pub(crate) fn quick_type_of<'a>(line: &'a [u8], envelope: &Envelope) -> Option<&
     quick_type(line, envelope.type_key()?)
 }
 
+/// The refining part of a refined type (`token_count` of `event_msg.token_count`) of a line written
+/// the usual way, whose type key says `quick`, found without parsing it: the plain string at the
+/// refining key among the event's fields. `None` when `quick` is not refined, the fields have no
+/// such key, or only a full parse can tell.
+pub(crate) fn quick_refinement_of<'a>(line: &'a [u8], envelope: &Envelope, quick: &str) -> Option<&'a str> {
+    let TypeRule::Refined { refined, sub, .. } = envelope.types else { return None };
+    if !refined.contains(&quick) {
+        return None;
+    }
+    match envelope.fields_key() {
+        Some(key) => {
+            let at = top_level_value(line, key)?;
+            top_level_string(&line[at..], sub)
+        }
+        None => top_level_string(line, sub),
+    }
+}
+
 /// [`parse_event`] by serde_json alone.
 fn parse_event_serde<'a>(
     line: &'a [u8],
@@ -691,6 +717,30 @@ mod tests {
         assert_eq!(quick_type(br#"{"data":{},"type":7}"#, "type"), None);
         assert_eq!(quick_type(br#"{"data":{},"type":"cut"#, "type"), None);
         assert_eq!(quick_type(br#"{"data":"unterminated"#, "type"), None);
+    }
+
+    #[test]
+    fn quick_refinement_finds_the_second_part_of_a_refined_type_without_parsing() {
+        let types = TypeRule::Refined { key: "type", refined: &["event_msg"], sub: "type" };
+        let under = Envelope { types, fields: crate::format::FieldsAt::Under("payload") };
+        let beside = Envelope { types, fields: crate::format::FieldsAt::Beside };
+        let of = |line: &[u8]| quick_refinement_of(line, &under, quick_type_of(line, &under).unwrap_or(""));
+        // The refining key last among the fields, after values that hold the word.
+        let line = br#"{"timestamp":"t","type":"event_msg","payload":{"info":{"type":"no"},"text":""type":"no"","type":"token_count"}}"#;
+        assert_eq!(of(line), Some("token_count"));
+        assert_eq!(of(br#"{"payload":{"type":"task_started"},"type":"event_msg"}"#), Some("task_started"));
+        // Not a refined type, no refining key, or one only a parse can read.
+        assert_eq!(of(br#"{"type":"session_meta","payload":{"type":"x"}}"#), None);
+        assert_eq!(of(br#"{"type":"event_msg","payload":{"info":{"type":"no"}}}"#), None);
+        assert_eq!(of(br#"{"type":"event_msg","payload":{"type":"token_count"}}"#), None);
+        assert_eq!(of(br#"{"type":"event_msg","payload":{"type":7}}"#), None);
+        assert_eq!(of(br#"{"type":"event_msg","payload":"text"}"#), None);
+        assert_eq!(of(br#"{"type":"event_msg","payload":{"type":"cut"#), None);
+        // Fields beside the type: the refining key is the line's own.
+        let line = br#"{"kind":"x","type":"event_msg"}"#;
+        let beside_types = TypeRule::Refined { key: "kind", refined: &["x"], sub: "type" };
+        let beside = Envelope { types: beside_types, ..beside };
+        assert_eq!(quick_refinement_of(line, &beside, "x"), Some("event_msg"));
     }
 
     #[test]

@@ -461,7 +461,9 @@ async fn scan_files(
     counters: ScanCounters,
 ) -> Result<()> {
     let mut decoder = RowDecoder::new(&source.table, config.projection.as_deref());
-    let mut reader = LineReader::new(source.clone()).counting_nulls(counters.nulled_values.clone());
+    let mut reader = LineReader::new(source.clone())
+        .counting_nulls(counters.nulled_values.clone())
+        .projecting(config.projection.as_deref());
     let tx = Counted { tx: &tx, rows: &counters.output_rows };
     let mut sent = 0usize;
     // Batches made while a block was read, with their rows, to send before the next block.
@@ -504,7 +506,10 @@ async fn scan_files(
                 }
             };
         started(&source, &config, index, file, &counters);
-        reader.start_file(file, &mut decoder);
+        match rows_known(&source, index, file) {
+            Some(rows) => reader.start_file_holding(file, &mut decoder, rows),
+            None => reader.start_file(file, &mut decoder),
+        }
         let mut splitter = LineSplitter::new(source.max_line_bytes);
         loop {
             let block = match blocks.next_block().await {
@@ -736,6 +741,19 @@ fn read_line(
         reader.clear_row_bytes();
         full.push((decoder.rows(), decoder.finish()));
     }
+}
+
+/// The rows of one type that `file` (transcript `index` of the format) holds, known from its
+/// events by type while it is as the corpus found it and holds no damaged line (whose warning a
+/// read of the whole file gives): a scan that has read them need not read the rest.
+fn rows_known(source: &ScanSource, index: usize, file: &SourceFile) -> Option<u64> {
+    let Rows::Type(wanted) = &source.table.rows else { return None };
+    let data = &source.data;
+    if index >= data.file_events.files() || data.file_damage.of_file(index) > 0 || !file.unchanged() {
+        return None;
+    }
+    let events = data.file_events.of(index);
+    Some(events.filter(|(t, _)| t.as_ref() == wanted.as_str()).map(|(_, n)| n).sum())
 }
 
 /// Whether every column asked for is known without reading a line: the file's context and, for

@@ -4,12 +4,12 @@
 use super::ScanSource;
 use crate::format::{ContextSource, Early};
 use crate::infer::pass::descend;
-use crate::json::{Damage, Shape, Want, parse_line_event, quick_type_of};
+use crate::json::{Damage, Shape, Want, parse_line_event, quick_refinement_of, quick_type_of};
 use crate::scan::decode::{FileContext, LineValues, NulledValue, RowDecoder, excerpt};
 use crate::source::files::SourceFile;
 use crate::source::lines::Line;
 use crate::table::corpus::Problem;
-use crate::table::event_table::{EventTable, Rows};
+use crate::table::event_table::{ColumnSource, EventTable, Rows};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -42,6 +42,13 @@ pub struct LineReader {
     /// `Carried` context columns, in order, and the value each holds in the file so far.
     carried_from: Vec<(&'static str, &'static str, bool)>,
     carried: Vec<Option<String>>,
+    /// Which of them the rows need: a value no column asks for is not followed.
+    carried_needed: Vec<bool>,
+    /// The rows the current file holds, when known from its events by type: once they are
+    /// read, the rest of the file is not.
+    file_rows_known: Option<u64>,
+    /// The rows read of the current file so far.
+    file_rows: u64,
     /// Whether the format reads keys of the line beside the key its fields are under.
     line_keys: bool,
     file: Option<Arc<SourceFile>>,
@@ -100,6 +107,9 @@ impl LineReader {
             turn_from,
             early,
             carried: vec![None; carried_from.len()],
+            carried_needed: vec![true; carried_from.len()],
+            file_rows_known: None,
+            file_rows: 0,
             carried_from,
             line_keys,
             file: None,
@@ -120,6 +130,22 @@ impl LineReader {
         self
     }
 
+    /// The reader of a scan that decodes only the columns `projection` lists (all: `None`): a
+    /// value carried from earlier lines that none of them holds is not followed, so the lines
+    /// that carry it need not be read.
+    pub(crate) fn projecting(mut self, projection: Option<&[usize]>) -> Self {
+        let Some(projection) = projection else { return self };
+        let carried: Vec<usize> = (self.table().columns.iter().enumerate())
+            .filter(|(_, c)| matches!(c.source, ColumnSource::Context(ContextSource::Carried { .. })))
+            .map(|(i, _)| i)
+            .collect();
+        // `errors` shows every carried value of its rows, whatever the projection names.
+        if carried.len() == self.carried_from.len() && self.table().rows != Rows::Errors {
+            self.carried_needed = carried.iter().map(|i| projection.contains(i)).collect();
+        }
+        self
+    }
+
     pub(crate) fn row_bytes(&self) -> u64 {
         self.row_bytes
     }
@@ -137,6 +163,15 @@ impl LineReader {
         self.in_turn = false;
         self.carried.iter_mut().for_each(|value| *value = None);
         self.checkers.clear();
+        self.file_rows_known = None;
+        self.file_rows = 0;
+    }
+
+    /// Starts a file known to hold `rows` rows of the table: once they are read, its other lines
+    /// are passed over unread.
+    pub(crate) fn start_file_holding(&mut self, file: &Arc<SourceFile>, decoder: &mut RowDecoder, rows: u64) {
+        self.start_file(file, decoder);
+        self.file_rows_known = Some(rows);
     }
 
     /// What the lines read of the current file so far leave for the lines after them: a read
@@ -185,11 +220,45 @@ impl LineReader {
             Line::Whole { bytes, .. } | Line::Unterminated { bytes, .. } => bytes.len() as u64,
             Line::TooLong { head, .. } => head.len() as u64,
         };
+        if self.file_rows_known.is_some_and(|known| self.file_rows >= known) {
+            return;
+        }
         let rows = decoder.rows();
         self.read(line, decoder);
         if decoder.rows() > rows {
             self.row_bytes += length;
+            self.file_rows += (decoder.rows() - rows) as u64;
         }
+    }
+
+    /// Whether a line may hold a row, or a value the rows carry or follow the turn by: false when
+    /// its type, told without parsing it, says it cannot.
+    fn may_be_wanted(&self, bytes: &[u8]) -> bool {
+        let envelope = &self.source.data.format.envelope;
+        let (Some(wanted), Some(quick)) = (&self.wanted, quick_type_of(bytes, envelope)) else {
+            return true;
+        };
+        let followed = self.turn_from.is_some_and(|(event, _)| event == quick)
+            || self.early.is_some_and(|early| early.end == quick);
+        let carried = || {
+            (self.carried_from.iter().zip(&self.carried_needed))
+                .filter(|(_, needed)| **needed)
+                .map(|((event, ..), _)| *event)
+        };
+        if followed || (envelope.may_be(quick, wanted) || carried().any(|event| envelope.may_be(quick, event))) {
+            // A refined type's second part, where it is written the usual way, tells more.
+            return match quick_refinement_of(bytes, envelope, quick) {
+                None => true,
+                Some(refinement) => {
+                    let is = |name: &str| {
+                        name == quick
+                            || name.strip_prefix(quick).and_then(|r| r.strip_prefix('.')) == Some(refinement)
+                    };
+                    followed || is(wanted) || carried().any(is)
+                }
+            };
+        }
+        false
     }
 
     /// Reads one line into `decoder`: a row, a row of `errors`, or nothing.
@@ -202,15 +271,10 @@ impl LineReader {
                 return self.damaged(number, &String::from_utf8_lossy(head), &damage, decoder);
             }
         };
-        let envelope = &self.source.data.format.envelope;
-        if let (Some(wanted), Some(quick)) = (&self.wanted, quick_type_of(bytes, envelope)) {
-            let followed = self.turn_from.is_some_and(|(event, _)| event == quick)
-                || self.early.is_some_and(|early| early.end == quick)
-                || self.carried_from.iter().any(|(event, ..)| envelope.may_be(quick, event));
-            if !envelope.may_be(quick, wanted) && !followed {
-                return;
-            }
+        if !self.may_be_wanted(bytes) {
+            return;
         }
+        let envelope = &self.source.data.format.envelope;
         if self.source.data.format.lines_table.is_some() {
             return self.whole_line(number, bytes, last, decoder);
         }
@@ -223,7 +287,8 @@ impl LineReader {
             }
         };
         for (at, (event_type, key, first)) in self.carried_from.iter().enumerate() {
-            if event.type_name == *event_type
+            if self.carried_needed[at]
+                && event.type_name == *event_type
                 && !(*first && self.carried[at].is_some())
                 && let Some(value) = string_at(&event, self.want, key)
             {

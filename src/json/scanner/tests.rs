@@ -197,3 +197,21 @@ fn string_ends_are_found_as_byte_by_byte() {
         assert_eq!(super::string_end(&text, 0), byte_by_byte(&text), "{:?}", String::from_utf8_lossy(&text));
     }
 }
+
+#[test]
+fn the_bytes_of_a_block_equal_to_one_are_found_as_the_portable_loop_finds_them() {
+    let mut rng = Rng::new(11);
+    for round in 0..2000 {
+        let mut block = [0u8; 64];
+        for b in &mut block {
+            // Mostly the bytes looked for, in some rounds any byte (those over 127 included).
+            *b = match round % 3 {
+                0 => [b'"', b'\\', b'a', 0xff][rng.below(4) as usize],
+                _ => rng.below(256) as u8,
+            };
+        }
+        for byte in [b'"', b'\\', 0xff, 0] {
+            assert_eq!(super::bits_equal(&block, byte), super::bits_equal_portable(&block, byte), "{block:?}");
+        }
+    }
+}
