@@ -198,13 +198,15 @@ fn escape_end(b: &[u8], at: usize) -> Option<usize> {
 #[cfg(target_arch = "x86_64")]
 fn bits_equal(block: &[u8; 64], byte: u8) -> u64 {
     use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
-    let needle = _mm_set1_epi8(byte as i8);
     let mut bits = 0u64;
     for (i, sixteen) in block.chunks_exact(16).enumerate() {
-        // SAFETY: an unaligned load of the sixteen bytes of `sixteen`, all within the block.
-        let bytes = unsafe { _mm_loadu_si128(sixteen.as_ptr().cast::<__m128i>()) };
-        let equal = _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, needle)) as u32 & 0xffff;
-        bits |= u64::from(equal) << (i * 16);
+        // SAFETY: SSE2 is part of every x86_64 target, and the load is an unaligned load of the
+        // sixteen bytes of `sixteen`, all within the block.
+        let equal = unsafe {
+            let bytes = _mm_loadu_si128(sixteen.as_ptr().cast::<__m128i>());
+            _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(byte as i8)))
+        };
+        bits |= u64::from(equal as u32 & 0xffff) << (i * 16);
     }
     bits
 }
