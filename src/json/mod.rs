@@ -724,15 +724,18 @@ mod tests {
         let types = TypeRule::Refined { key: "type", refined: &["event_msg"], sub: "type" };
         let under = Envelope { types, fields: crate::format::FieldsAt::Under("payload") };
         let beside = Envelope { types, fields: crate::format::FieldsAt::Beside };
-        let of = |line: &[u8]| quick_refinement_of(line, &under, quick_type_of(line, &under).unwrap_or(""));
+        fn of_line<'a>(line: &'a [u8], envelope: &Envelope) -> Option<&'a str> {
+            quick_refinement_of(line, envelope, quick_type_of(line, envelope).unwrap_or(""))
+        }
+        let of = |line: &'static [u8]| of_line(line, &under);
         // The refining key last among the fields, after values that hold the word.
-        let line = br#"{"timestamp":"t","type":"event_msg","payload":{"info":{"type":"no"},"text":""type":"no"","type":"token_count"}}"#;
+        let line = br#"{"timestamp":"t","type":"event_msg","payload":{"info":{"type":"no"},"text":"\"type\":\"no\"","type":"token_count"}}"#;
         assert_eq!(of(line), Some("token_count"));
         assert_eq!(of(br#"{"payload":{"type":"task_started"},"type":"event_msg"}"#), Some("task_started"));
         // Not a refined type, no refining key, or one only a parse can read.
         assert_eq!(of(br#"{"type":"session_meta","payload":{"type":"x"}}"#), None);
         assert_eq!(of(br#"{"type":"event_msg","payload":{"info":{"type":"no"}}}"#), None);
-        assert_eq!(of(br#"{"type":"event_msg","payload":{"type":"token_count"}}"#), None);
+        assert_eq!(of(br#"{"type":"event_msg","payload":{"type":"tok\u0065n_count"}}"#), None);
         assert_eq!(of(br#"{"type":"event_msg","payload":{"type":7}}"#), None);
         assert_eq!(of(br#"{"type":"event_msg","payload":"text"}"#), None);
         assert_eq!(of(br#"{"type":"event_msg","payload":{"type":"cut"#), None);
