@@ -391,7 +391,9 @@ macro_rules! threads {
 
 /// The calls: each token_count with info whose totals moved from the previous one of the file
 /// (a re-emitted count is not a call; totals that drop start a new baseline), unless a parent
-/// thread has a count with the same totals (a child's replay of its parent's history). A count
+/// thread has a count with the same totals (a child's replay of its parent's history: found
+/// among the counts that moved, which hold every thread's every totals, by a window over equal
+/// totals, so that the counts are read once). A count
 /// whose totals cannot all be read (a figure missing, null, of the wrong type or out of range:
 /// listed in `errors`) is no evidence of a call, and the count before it stays the baseline.
 /// Figures from last_token_usage where all of its figures can be read, else the totals less the
@@ -428,9 +430,10 @@ const CALLS: &str = concat!(
   FROM steps
   WHERE p_in IS NULL OR t_in <> p_in OR t_cached <> p_cached OR t_write <> p_write OR t_out <> p_out
         OR t_reasoning <> p_reasoning OR t_total <> p_total
-), parents AS (
-  SELECT DISTINCT t.session_id, c.t_in, c.t_cached, c.t_write, c.t_out, c.t_reasoning, c.t_total
-  FROM counts c JOIN threads t ON t.file = c.file
+), marked AS (
+  SELECT *, array_has(array_agg(session_id) OVER (PARTITION BY t_in, t_cached, t_write, t_out, t_reasoning, t_total),
+                      parent_session_id) AS replayed
+  FROM moved
 )
 SELECT 'codex' AS harness, m.session_id, m.parent_session_id, m.timestamp AS ts,
        coalesce(m.model_provider, 'openai') AS provider, m.turn_model AS model,
@@ -446,15 +449,14 @@ SELECT 'codex' AS harness, m.session_id, m.parent_session_id, m.timestamp AS ts,
             WHEN m.dropped OR m.p_in IS NULL THEN m.t_reasoning ELSE m.t_reasoning - m.p_reasoning END
          AS reasoning_tokens,
        m.file, m.line
-FROM moved m
-LEFT JOIN parents p ON p.session_id = m.parent_session_id AND p.t_in = m.t_in AND p.t_cached = m.t_cached
-  AND p.t_write = m.t_write AND p.t_out = m.t_out AND p.t_reasoning = m.t_reasoning AND p.t_total = m.t_total
-WHERE p.session_id IS NULL"
+FROM marked m
+WHERE NOT coalesce(m.replayed, false)"
 );
 
 /// The tool calls: each function_call of a rollout whose call_id its parent thread has not (a
-/// child's replay), joined to the first output of that call_id in the same file: not ok when it
-/// says `Process exited with code N` with N ≠ 0, its text the error then.
+/// child's replay, found by a window over equal call_ids: the calls are read once), joined to
+/// the first output of that call_id in the same file: not ok when it says `Process exited with
+/// code N` with N ≠ 0, its text the error then.
 const TOOL_CALLS: &str = concat!(
     "WITH ",
     threads!(),
@@ -472,11 +474,10 @@ SELECT 'codex' AS harness, u.session_id, u.timestamp AS ts, u.name AS tool, u.ca
        coalesce(o.exit_code, 0) = 0 AS ok,
        CASE WHEN coalesce(o.exit_code, 0) <> 0 THEN o.text END AS error,
        CAST(NULL AS BIGINT) AS duration_ms
-FROM uses u
+FROM (SELECT *, array_has(array_agg(session_id) OVER (PARTITION BY call_id), parent_session_id) AS replayed
+      FROM uses) u
 LEFT JOIN outputs o ON o.file = u.file AND o.call_id = u.call_id AND o.nth = 1
-LEFT JOIN (SELECT DISTINCT session_id, call_id FROM uses) p
-  ON p.session_id = u.parent_session_id AND p.call_id = u.call_id
-WHERE p.call_id IS NULL"
+WHERE NOT coalesce(u.replayed, false)"
 );
 
 /// A session per rollout's thread, with its parent; its times those of its lines.

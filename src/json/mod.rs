@@ -246,7 +246,12 @@ fn top_level_value(line: &[u8], key: &str) -> Option<usize> {
             b'"' => {
                 let start = at + 1;
                 let end = string_end(line, start)?;
-                if depth == 1 && matches!(last, b'{' | b',') && &line[start..end] == key.as_bytes() {
+                let is_key = depth == 1 && matches!(last, b'{' | b',');
+                // A key written with an escape may be `key` once read: only a parse can tell.
+                if is_key && memchr::memchr(b'\\', &line[start..end]).is_some() {
+                    return None;
+                }
+                if is_key && &line[start..end] == key.as_bytes() {
                     let rest = &line[end + 1..];
                     let after_colon = rest.trim_ascii_start().strip_prefix(b":")?;
                     let value = after_colon.trim_ascii_start();
@@ -455,14 +460,17 @@ pub(crate) fn parse_line_event<'a>(
         && refined.contains(&type_name.as_ref())
     {
         let parsed;
-        let object = match want {
-            Want::Fields => &fields,
-            Want::Text => {
-                parsed = parse_object_text(fields_text).unwrap_or_default();
-                &parsed
-            }
+        let inner = match want {
+            Want::Fields => fields.get(sub).filter(|raw| Shape::of(raw) == Shape::Str).and_then(string),
+            // The refining key's plain string found without parsing the fields, where it can be.
+            Want::Text => match top_level_string(fields_text.as_bytes(), sub) {
+                Some(plain) => Some(Cow::Borrowed(plain)),
+                None => {
+                    parsed = parse_object_text(fields_text).unwrap_or_default();
+                    parsed.get(sub).filter(|raw| Shape::of(raw) == Shape::Str).and_then(string)
+                }
+            },
         };
-        let inner = object.get(sub).filter(|raw| Shape::of(raw) == Shape::Str).and_then(string);
         if let Some(inner) = inner {
             type_name = Cow::Owned(format!("{type_name}.{inner}"));
         }
@@ -737,6 +745,8 @@ mod tests {
         assert_eq!(of(br#"{"type":"event_msg","payload":{"info":{"type":"no"}}}"#), None);
         assert_eq!(of(br#"{"type":"event_msg","payload":{"type":"tok\u0065n_count"}}"#), None);
         assert_eq!(of(br#"{"type":"event_msg","payload":{"type":7}}"#), None);
+        // A key with an escape before the refining key: it may be the refining key once read.
+        assert_eq!(of(br#"{"type":"event_msg","payload":{"typ\u0065":"a","type":"b"}}"#), None);
         assert_eq!(of(br#"{"type":"event_msg","payload":"text"}"#), None);
         assert_eq!(of(br#"{"type":"event_msg","payload":{"type":"cut"#), None);
         // Fields beside the type: the refining key is the line's own.

@@ -143,6 +143,19 @@ impl LineReader {
         if carried.len() == self.carried_from.len() && self.table().rows != Rows::Errors {
             self.carried_needed = carried.iter().map(|i| projection.contains(i)).collect();
         }
+        // Columns none of which lies among the event's fields need only the fields' text, which
+        // is found without reading what is in it.
+        let table = self.table();
+        let among_fields =
+            |i: &usize| matches!(table.columns.get(*i).map(|c| &c.source), Some(ColumnSource::Field { on_line: false, .. }));
+        let rows_of_lines = match &table.rows {
+            Rows::AllEvents => true,
+            Rows::Type(_) => table.fields_path.is_empty(),
+            Rows::Lines | Rows::Errors => false,
+        };
+        if rows_of_lines && self.source.data.format.envelope.fields_key().is_some() && !projection.iter().any(among_fields) {
+            self.want = Want::Text;
+        }
         self
     }
 
