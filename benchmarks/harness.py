@@ -222,7 +222,8 @@ def home_section(home, facts, rows, checks, args):
     lines.append(f"Home: {home}, {files} files, {total / 1e9:.2f} GB: "
                  + "; ".join(f"{k} {f} files, {b / 1e9:.2f} GB" for k, (f, b) in facts["parts"].items())
                  + f". Median of {args.runs} interleaved runs after one warm-up run each; MB is the largest "
-                 "peak RSS of those runs; page cache warm.")
+                 "peak RSS of those runs; page cache warm. Load average (1 min) "
+                 f"{facts['load'][0]:.2f} as this home began, {facts['load'][1]:.2f} as it ended.")
     lines.append("")
     lines.append("| question | txq warm s | txq first s | ccusage s | warm / ccusage | first / ccusage | first / warm "
                  "| txq warm MB | txq first MB | ccusage MB |")
@@ -259,6 +260,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3, help="timed runs of each tool per question")
     ap.add_argument("--results", help="replace the section of this Markdown file (RESULTS.md)")
     ap.add_argument("--command", help="the command line to record (default: this script's)")
+    ap.add_argument("--note", help="a sentence to record under the command (e.g. which build this baseline is)")
     ap.add_argument("--cache-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
                                                          "harness-txq-cache"),
                     help="where txq's warm and first-run caches go (emptied here)")
@@ -275,13 +277,15 @@ def main():
     launcher = None
     if ccusage:
         launcher = statistics.median(run([ccusage, "--version"], os.environ)[0] for _ in range(5))
-    load = os.getloadavg()
     section = [HEADING, ""]
     section.append(f"Written by `benchmarks/harness.py`; run on {datetime.date.today().isoformat()} with: "
                    f"`{command}`.")
+    if args.note:
+        section.append("")
+        section.append(args.note)
     section.append("")
-    section.append(f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; load average "
-                   f"{load[0]:.2f} when the run began. txq: {version_of([args.txq, '--version'])} ({args.txq}); "
+    section.append(f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}. "
+                   f"txq: {version_of([args.txq, '--version'])} ({args.txq}); "
                    + (f"{version_of([ccusage, '--version'])} ({ccusage}), `--offline`; its `ccusage` "
                       f"command is a Node launcher that spawns a native binary: `ccusage --version` takes "
                       f"{launcher:.3f} s, inside every ccusage time below."
@@ -297,8 +301,9 @@ def main():
     section.append("")
     for home in args.home:
         parts = {k: tree_facts(v) for k, v in harness_paths(home).items()}
-        facts = {"all": tree_facts([home]), "parts": parts}
+        facts = {"all": tree_facts([home]), "parts": parts, "load": [os.getloadavg()[0]]}
         rows, checks = bench_home(home, args, ccusage, args.cache_dir)
+        facts["load"].append(os.getloadavg()[0])
         part = home_section(home, facts, rows, checks, args)
         print("\n".join(part), flush=True)
         section += part + [""]
