@@ -50,6 +50,7 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no benchmarks/__pycache__ from importing bench
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import replace_section  # noqa: E402
 
