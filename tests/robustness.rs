@@ -470,6 +470,33 @@ async fn collect(
     (text, engine.corpus.problems.take())
 }
 
+/// A scan passes over the rest of a file once it has read the rows the file's summary counts (the
+/// usage lines here end before the tool output); a file written again since the corpus was
+/// opened, its size the same, is read whole all the same, for the rows it holds now.
+#[tokio::test]
+async fn a_scan_that_stops_at_a_files_counted_rows_reads_a_file_written_again_since_whole() {
+    let output = r#"{"type":"tool_result","data":{"call_id":"c1","output":"an output longer than a usage line of this test"}}"#;
+    let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes(), USAGE.as_bytes(), output.as_bytes()]));
+    let engine = open(dir.path()).await;
+    const SUM: &str = "select count(*) as n, sum(input_tokens) as s, sum(output_tokens) as o from usage";
+    let (table, problems) = collect(&engine, SUM).await;
+    assert!(table.contains("| 2 | 20 | 6 |"), "{table}");
+    assert_eq!(problems, vec![]);
+    // The tool output's line becomes a usage line of the same length.
+    let usage = r#"{"type":"usage","data":{"model":"m","input_tokens":1000,"output_tokens":3,"pad":""}}"#;
+    let usage = usage.replace(r#""pad":"""#, &format!(r#""pad":"{}""#, "x".repeat(output.len() - usage.len())));
+    assert_eq!(usage.len(), output.len());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(
+        dir.path().join("run_1.jsonl"),
+        lines(&[START.as_bytes(), USAGE.as_bytes(), USAGE.as_bytes(), usage.as_bytes()]),
+    )
+    .unwrap();
+    let (table, problems) = collect(&engine, SUM).await;
+    assert!(table.contains("| 3 | 1020 | 9 |"), "{table}");
+    assert_eq!(problems, vec![]);
+}
+
 #[tokio::test]
 async fn a_file_that_goes_away_after_discovery_is_named_and_the_query_goes_on() {
     let dir = transcript(&lines(&[START.as_bytes(), USAGE.as_bytes()]));
