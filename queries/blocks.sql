@@ -16,46 +16,34 @@
 --   shown: those that start on them. Blocks are found among all the calls first, so a block
 --   begun before the first day is not cut short, nor are the ones after it moved.
 -- - Calls with no time are left out.
-with recursive
-period as (select cast(null as date) as first_day, cast(null as date) as last_day),
--- Each call, with the hour it was made in.
-timed as (
-  select *, date_trunc('hour', cast(ts as timestamptz)) as hour from calls where ts is not null
+with period as (select cast(null as date) as first_day, cast(null as date) as last_day),
+-- Each harness's calls summed by the hour they were made in: the calls are read once.
+hourly as (
+  select harness, date_trunc('hour', cast(ts as timestamptz)) as hour,
+         min(cast(ts as timestamptz)) as first_call, max(cast(ts as timestamptz)) as last_call,
+         count(*) as calls, count(cost_usd) as priced_calls, sum(input_tokens) as input_tokens,
+         sum(cache_read_tokens) as cache_read_tokens, sum(cache_write_tokens) as cache_write_tokens,
+         sum(output_tokens) as output_tokens,
+         -- summed as decimals: exact, whatever order the calls are added in
+         sum(cast(cost_usd as decimal(38, 12))) as cost_usd, array_agg(distinct model) as models
+  from calls where ts is not null
+  group by 1, 2
 ),
--- The hours in which each harness made calls.
-active as (select harness, array_agg(distinct hour) as hours from timed group by harness),
--- Each block's start, with the hours of calls from there on: the next block starts at the
--- first of them that its 5 hours do not hold.
-blocks (harness, block_start, hours) as (
-  select harness, array_min(hours), hours from active
-  union all
-  select harness, array_min(later), later
-  from (
-    select harness,
-           array_except(hours, range(block_start, block_start + interval '5 hours', interval '1 hour')) as later
-    from blocks
-  ) as rest
-  where cardinality(later) > 0
-),
--- The 5 hours of each block.
-block_hours as (
-  select harness, block_start,
-         unnest(range(block_start, block_start + interval '5 hours', interval '1 hour')) as hour
-  from blocks
+-- Each hour with the start of its block: `block_start` walks the harness's hours in order, a
+-- block starting at the first hour no earlier block holds and holding those of its 5 hours that
+-- no earlier block holds (docs/export.md#blocks).
+placed as (
+  select *, block_start(hour) over (partition by harness order by hour) as block_start from hourly
 )
-select b.harness, b.block_start, b.block_start + interval '5 hours' as block_end,
-       min(cast(t.ts as timestamptz)) as first_call, max(cast(t.ts as timestamptz)) as last_call,
-       count(*) as calls, sum(t.input_tokens) as input_tokens,
-       sum(t.cache_read_tokens) as cache_read_tokens, sum(t.cache_write_tokens) as cache_write_tokens,
-       sum(t.output_tokens) as output_tokens,
-       -- summed as decimals: exact, whatever order the calls are added in
-       case when count(t.cost_usd) = count(*)
-            then cast(round(sum(cast(t.cost_usd as decimal(38, 12))), 6) as double) end as cost_usd,
-       array_to_string(array_sort(array_agg(distinct t.model)), ', ') as models
-from block_hours b
-join timed t on t.harness = b.harness and t.hour = b.hour
+select harness, block_start, block_start + interval '5 hours' as block_end,
+       min(first_call) as first_call, max(last_call) as last_call, sum(calls) as calls,
+       sum(input_tokens) as input_tokens, sum(cache_read_tokens) as cache_read_tokens,
+       sum(cache_write_tokens) as cache_write_tokens, sum(output_tokens) as output_tokens,
+       case when sum(priced_calls) = sum(calls) then cast(round(sum(cost_usd), 6) as double) end as cost_usd,
+       array_to_string(array_sort(array_distinct(flatten(array_agg(models)))), ', ') as models
+from placed
 cross join period
-where (first_day is null or cast(b.block_start as date) >= first_day)
-  and (last_day is null or cast(b.block_start as date) <= last_day)
-group by b.harness, b.block_start
-order by b.block_start, b.harness
+where (first_day is null or cast(block_start as date) >= first_day)
+  and (last_day is null or cast(block_start as date) <= last_day)
+group by harness, block_start
+order by block_start, harness

@@ -72,6 +72,10 @@ pub fn session_state(config: SessionConfig) -> Result<SessionState> {
         .with_scalar_functions(ballista_core::extension::ballista_scalar_functions())
         .build();
     datafusion_functions_json::register_all(&mut state)?;
+    datafusion::execution::FunctionRegistry::register_udwf(
+        &mut state,
+        Arc::new(crate::sql::blocks::window_function()),
+    )?;
     Ok(state)
 }
 

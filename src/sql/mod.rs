@@ -2,6 +2,7 @@
 //! statement may hold ([`memory`]), the `prices` table ([`prices`]), the canned queries
 //! ([`queries`]) and the days and time zone of the spend reports among them ([`reports`]).
 
+pub(crate) mod blocks;
 pub mod memory;
 pub(crate) mod normalized;
 pub(crate) mod prices;

@@ -30,6 +30,7 @@ pub async fn session(corpus: &Corpus, memory: &MemoryOptions) -> Result<SessionC
     let runtime = crate::sql::memory::runtime(memory)?;
     let mut ctx = SessionContext::new_with_config_rt(config, runtime);
     datafusion_functions_json::register_all(&mut ctx)?;
+    ctx.register_udwf(crate::sql::blocks::window_function());
     // The prices before the tables (the normalized views price their calls with `call_cost`);
     // the `prices` table again after them, in the default schema they make.
     crate::sql::prices::register_built_in(&ctx)?;
