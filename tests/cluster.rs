@@ -257,17 +257,24 @@ fn statements_on_a_two_executor_cluster_equal_the_local_run() {
         Duration::from_secs(120),
     );
     assert!(errors.stderr.contains("damaged lines"), "{}", errors.stderr);
-    // A canned query and a script too.
+    // Canned queries (blocks with txq's window function, which the executors must know) and a
+    // script too.
     for args in [
         vec!["--no-cache", "--format", "csv", "query", "denied_tools", remote.as_str()],
         vec!["--no-cache", "--format", "csv", "query", "spend_by_model_day", remote.as_str()],
+        vec!["--no-cache", "--format", "csv", "query", "blocks", remote.as_str()],
     ] {
         let (local, _) = run(&args, &c, Duration::from_secs(120));
         let url = cluster.url();
         let mut on_cluster = args.clone();
         on_cluster.extend(["--cluster", url.as_str()]);
         let (distributed, _) = run(&on_cluster, &c, Duration::from_secs(120));
-        assert_eq!((distributed.code, &distributed.stdout), (local.code, &local.stdout), "{args:?}");
+        assert_eq!(
+            (distributed.code, &distributed.stdout),
+            (local.code, &local.stdout),
+            "{args:?}: {}",
+            distributed.stderr
+        );
     }
     // And the shell's statements.
     use rexpect::session::{Options, spawn_with_options};

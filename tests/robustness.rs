@@ -484,7 +484,8 @@ async fn a_scan_that_stops_at_a_files_counted_rows_reads_a_file_written_again_si
     assert_eq!(problems, vec![]);
     // The tool output's line becomes a usage line of the same length.
     let usage = r#"{"type":"usage","data":{"model":"m","input_tokens":1000,"output_tokens":3,"pad":""}}"#;
-    let usage = usage.replace(r#""pad":"""#, &format!(r#""pad":"{}""#, "x".repeat(output.len() - usage.len())));
+    let usage =
+        usage.replace(r#""pad":"""#, &format!(r#""pad":"{}""#, "x".repeat(output.len() - usage.len())));
     assert_eq!(usage.len(), output.len());
     std::thread::sleep(std::time::Duration::from_millis(20));
     std::fs::write(

@@ -175,6 +175,7 @@ pub async fn connect(ctx: SessionContext, url: &str) -> crate::error::Result<Ses
     let state = ctx.state();
     // Ballista's upgrade keeps only its own functions: the session's are registered again.
     let functions: Vec<_> = state.scalar_functions().values().cloned().collect();
+    let window_functions: Vec<_> = state.window_functions().values().cloned().collect();
     // The session's catalog is kept: a default one made afresh would hold none of its tables.
     let config = with_codecs(state.config().clone())
         .with_create_default_catalog_and_schema(false)
@@ -194,6 +195,12 @@ pub async fn connect(ctx: SessionContext, url: &str) -> crate::error::Result<Ses
     let ctx = SessionContext::new_with_state(state);
     for function in functions {
         ctx.register_udf(function.as_ref().clone());
+    }
+    // Those Ballista's upgrade lost (`block_start`); the built-in ones it kept.
+    for function in window_functions {
+        if ctx.state().window_functions().get(function.name()).is_none() {
+            ctx.register_udwf(function.as_ref().clone());
+        }
     }
     Ok(ctx)
 }

@@ -146,14 +146,21 @@ impl LineReader {
         // Columns none of which lies among the event's fields need only the fields' text, which
         // is found without reading what is in it.
         let table = self.table();
-        let among_fields =
-            |i: &usize| matches!(table.columns.get(*i).map(|c| &c.source), Some(ColumnSource::Field { on_line: false, .. }));
+        let among_fields = |i: &usize| {
+            matches!(
+                table.columns.get(*i).map(|c| &c.source),
+                Some(ColumnSource::Field { on_line: false, .. })
+            )
+        };
         let rows_of_lines = match &table.rows {
             Rows::AllEvents => true,
             Rows::Type(_) => table.fields_path.is_empty(),
             Rows::Lines | Rows::Errors => false,
         };
-        if rows_of_lines && self.source.data.format.envelope.fields_key().is_some() && !projection.iter().any(among_fields) {
+        if rows_of_lines
+            && self.source.data.format.envelope.fields_key().is_some()
+            && !projection.iter().any(among_fields)
+        {
             self.want = Want::Text;
         }
         self
@@ -258,7 +265,9 @@ impl LineReader {
                 .filter(|(_, needed)| **needed)
                 .map(|((event, ..), _)| *event)
         };
-        if followed || (envelope.may_be(quick, wanted) || carried().any(|event| envelope.may_be(quick, event))) {
+        if followed
+            || (envelope.may_be(quick, wanted) || carried().any(|event| envelope.may_be(quick, event)))
+        {
             // A refined type's second part, where it is written the usual way, tells more.
             return match quick_refinement_of(bytes, envelope, quick) {
                 None => true,

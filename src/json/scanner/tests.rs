@@ -211,7 +211,11 @@ fn the_bytes_of_a_block_equal_to_one_are_found_as_the_portable_loop_finds_them()
             };
         }
         for byte in [b'"', b'\\', 0xff, 0] {
-            assert_eq!(super::bits_equal(&block, byte), super::bits_equal_portable(&block, byte), "{block:?}");
+            assert_eq!(
+                super::bits_equal(&block, byte),
+                super::bits_equal_portable(&block, byte),
+                "{block:?}"
+            );
         }
     }
 }
