@@ -744,8 +744,9 @@ fn read_line(
 }
 
 /// The rows of one type that `file` (transcript `index` of the format) holds, known from its
-/// events by type while it is as the corpus found it and holds no damaged line (whose warning a
-/// read of the whole file gives): a scan that has read them need not read the rest.
+/// events by type while it is as the corpus found it: a scan that has read them need not read
+/// the rest. A file with a damaged line is read whole, as before (what the line would have been
+/// is not known).
 fn rows_known(source: &ScanSource, index: usize, file: &SourceFile) -> Option<u64> {
     let Rows::Type(wanted) = &source.table.rows else { return None };
     let data = &source.data;
