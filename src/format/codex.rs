@@ -393,9 +393,9 @@ macro_rules! threads {
 /// (a re-emitted count is not a call; totals that drop start a new baseline), unless a parent
 /// thread has a count with the same totals (a child's replay of its parent's history: found
 /// among the counts that moved, which hold every thread's every totals, by a window over equal
-/// totals, so that the counts are read once). A count
-/// whose totals cannot all be read (a figure missing, null, of the wrong type or out of range:
-/// listed in `errors`) is no evidence of a call, and the count before it stays the baseline.
+/// totals, so that the counts are read once). A count whose totals cannot all be read (a figure
+/// missing, null, of the wrong type or out of range: listed in `errors`) is no evidence of a
+/// call, and the count before it stays the baseline.
 /// Figures from last_token_usage where all of its figures can be read, else the totals less the
 /// baseline; the model of the latest turn_context, else of the latest count that names one.
 const CALLS: &str = concat!(

@@ -20,8 +20,9 @@ use std::sync::Arc;
 const READS_AHEAD: usize = 8;
 
 /// Reads the `files` of `format` that `settled` has no summary of yet (`grown` on from what
-/// the cache knew), `options.parallel_files` at a time, settling each and remembering it in
-/// `cache`; the warnings of the reads, in the order of the files.
+/// the cache knew), on `options.parallel_files` cores with [`READS_AHEAD`] reads queued for
+/// each, settling each and remembering it in `cache`; the warnings of the reads, in the order
+/// of the files.
 pub(super) async fn read_the_rest(
     store: &Arc<dyn ObjectStore>,
     options: &ReadOptions,
