@@ -288,12 +288,7 @@ fn exact_rows(source: &ScanSource, partitions: &[Vec<u32>]) -> Option<Vec<u64>> 
     }
     let mut rows = Vec::with_capacity(partitions.len());
     for files in partitions {
-        let mut n = 0u64;
-        for &i in files {
-            let events = data.file_events.of(i as usize);
-            n += events.filter(|(t, _)| wanted.is_none_or(|w| w == t.as_ref())).map(|(_, n)| n).sum::<u64>();
-        }
-        rows.push(n);
+        rows.push(files.iter().map(|&i| data.file_events.events_of(i as usize, wanted)).sum());
     }
     files().all(|i| data.files.get(i).unchanged()).then_some(rows)
 }
@@ -753,8 +748,7 @@ fn rows_known(source: &ScanSource, index: usize, file: &SourceFile) -> Option<u6
     if index >= data.file_events.files() || data.file_damage.of_file(index) > 0 || !file.unchanged() {
         return None;
     }
-    let events = data.file_events.of(index);
-    Some(events.filter(|(t, _)| t.as_ref() == wanted.as_str()).map(|(_, n)| n).sum())
+    Some(data.file_events.events_of(index, Some(wanted)))
 }
 
 /// Whether every column asked for is known without reading a line: the file's context and, for

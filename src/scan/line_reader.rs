@@ -44,11 +44,9 @@ pub struct LineReader {
     carried: Vec<Option<String>>,
     /// Which of them the rows need: a value no column asks for is not followed.
     carried_needed: Vec<bool>,
-    /// The rows the current file holds, when known from its events by type: once they are
-    /// read, the rest of the file is not.
-    file_rows_known: Option<u64>,
-    /// The rows read of the current file so far.
-    file_rows: u64,
+    /// The rows of the current file not read yet, when known from its events by type: once
+    /// none is left, the rest of the file is not read.
+    rows_left: Option<u64>,
     /// Whether the format reads keys of the line beside the key its fields are under.
     line_keys: bool,
     file: Option<Arc<SourceFile>>,
@@ -108,8 +106,7 @@ impl LineReader {
             early,
             carried: vec![None; carried_from.len()],
             carried_needed: vec![true; carried_from.len()],
-            file_rows_known: None,
-            file_rows: 0,
+            rows_left: None,
             carried_from,
             line_keys,
             file: None,
@@ -183,15 +180,14 @@ impl LineReader {
         self.in_turn = false;
         self.carried.iter_mut().for_each(|value| *value = None);
         self.checkers.clear();
-        self.file_rows_known = None;
-        self.file_rows = 0;
+        self.rows_left = None;
     }
 
     /// Starts a file known to hold `rows` rows of the table: once they are read, its other lines
     /// are passed over unread.
     pub(crate) fn start_file_holding(&mut self, file: &Arc<SourceFile>, decoder: &mut RowDecoder, rows: u64) {
         self.start_file(file, decoder);
-        self.file_rows_known = Some(rows);
+        self.rows_left = Some(rows);
     }
 
     /// What the lines read of the current file so far leave for the lines after them: a read
@@ -240,14 +236,15 @@ impl LineReader {
             Line::Whole { bytes, .. } | Line::Unterminated { bytes, .. } => bytes.len() as u64,
             Line::TooLong { head, .. } => head.len() as u64,
         };
-        if self.file_rows_known.is_some_and(|known| self.file_rows >= known) {
+        if self.rows_left == Some(0) {
             return;
         }
         let rows = decoder.rows();
         self.read(line, decoder);
         if decoder.rows() > rows {
             self.row_bytes += length;
-            self.file_rows += (decoder.rows() - rows) as u64;
+            let made = (decoder.rows() - rows) as u64;
+            self.rows_left = self.rows_left.map(|left| left.saturating_sub(made));
         }
     }
 
@@ -260,27 +257,21 @@ impl LineReader {
         };
         let followed = self.turn_from.is_some_and(|(event, _)| event == quick)
             || self.early.is_some_and(|early| early.end == quick);
+        if followed {
+            return true;
+        }
         let carried = || {
             (self.carried_from.iter().zip(&self.carried_needed))
                 .filter(|(_, needed)| **needed)
                 .map(|((event, ..), _)| *event)
         };
-        if followed
-            || (envelope.may_be(quick, wanted) || carried().any(|event| envelope.may_be(quick, event)))
-        {
-            // A refined type's second part, where it is written the usual way, tells more.
-            return match quick_refinement_of(bytes, envelope, quick) {
-                None => true,
-                Some(refinement) => {
-                    let is = |name: &str| {
-                        name == quick
-                            || name.strip_prefix(quick).and_then(|r| r.strip_prefix('.')) == Some(refinement)
-                    };
-                    followed || is(wanted) || carried().any(is)
-                }
-            };
+        if !envelope.may_be(quick, wanted) && !carried().any(|event| envelope.may_be(quick, event)) {
+            return false;
         }
-        false
+        // A refined type's second part, where it is written the usual way, tells more.
+        let Some(refinement) = quick_refinement_of(bytes, envelope, quick) else { return true };
+        let is = |name: &str| name.strip_prefix(quick).and_then(|r| r.strip_prefix('.')) == Some(refinement);
+        is(wanted) || carried().any(is)
     }
 
     /// Reads one line into `decoder`: a row, a row of `errors`, or nothing.

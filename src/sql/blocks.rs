@@ -93,6 +93,7 @@ impl PartitionEvaluator for Blocks {
 /// hours after its start that no earlier block holds (what `range(start, start + 5 hours, 1
 /// hour)` lists: an hour off that grid, as a time zone's half-hour shift makes, is not in it).
 fn start_rows(hours: impl Iterator<Item = Option<i64>>, hour: i64) -> Vec<Option<u32>> {
+    let span = BLOCK_HOURS.saturating_mul(hour);
     // The blocks whose 5 hours may still hold a later hour: (start, its row), earliest first.
     let mut open: Vec<(i64, u32)> = Vec::new();
     let mut starts = Vec::new();
@@ -101,8 +102,7 @@ fn start_rows(hours: impl Iterator<Item = Option<i64>>, hour: i64) -> Vec<Option
             starts.push(None);
             continue;
         };
-        let ends = |start: i64| start.saturating_add(BLOCK_HOURS.saturating_mul(hour));
-        open.retain(|&(start, _)| value < ends(start));
+        open.retain(|&(start, _)| value < start.saturating_add(span));
         let holding = open.iter().find(|&&(start, _)| value >= start && (value - start) % hour == 0);
         match holding {
             Some(&(_, at)) => starts.push(Some(at)),

@@ -99,6 +99,11 @@ impl FileEvents {
         self.types_of(file).map(|(t, n)| (&self.types[t as usize], n))
     }
 
+    /// How many events of `type_name` (of any type: `None`) file `file` holds.
+    pub(crate) fn events_of(&self, file: usize, type_name: Option<&str>) -> u64 {
+        self.of(file).filter(|(t, _)| type_name.is_none_or(|w| w == t.as_ref())).map(|(_, n)| n).sum()
+    }
+
     fn types_of(&self, file: usize) -> impl Iterator<Item = (u32, u64)> + '_ {
         let list = self.files.get(file).and_then(|&list| self.lists.get(list as usize));
         list.into_iter().flat_map(|bytes| bytes.shapes()).filter_map(|(id, n)| {
