@@ -48,6 +48,7 @@ pub(crate) const TOOL_CALLS: &[Column] = &[
 const SESSION_FACTS: &[Column] = &[
     ("harness", TEXT),
     ("session_id", TEXT),
+    ("file_session_id", TEXT),
     ("parent_session_id", TEXT),
     ("started_at", TIME),
     ("ended_at", TIME),
@@ -88,7 +89,7 @@ call_sums AS (
 ), tool_sums AS (
   SELECT harness, session_id, count(*) AS tool_calls FROM tools GROUP BY harness, session_id
 )
-SELECT f.harness, f.session_id, f.parent_session_id, f.started_at, f.ended_at, f.cwd, c.model,
+SELECT f.harness, f.session_id, f.file_session_id, f.parent_session_id, f.started_at, f.ended_at, f.cwd, c.model,
        coalesce(c.calls, 0) AS calls, coalesce(c.input_tokens, 0) AS input_tokens,
        coalesce(c.output_tokens, 0) AS output_tokens, c.cost_usd,
        coalesce(t.tool_calls, 0) AS tool_calls, f.file

@@ -27,6 +27,7 @@ const SHARED: &[CannedQuery] = canned![
     "daily",
     "monthly",
     "session",
+    "session_models",
     "spend_over_time",
     "unpriced_models",
     "weekly",

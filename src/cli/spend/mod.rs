@@ -1,0 +1,336 @@
+//! `txq daily|weekly|monthly|session|blocks`: ccusage's reports under its names and flags,
+//! each the rows of a canned spend report (queries/) run as any SQL is, laid out as people read
+//! them ([`table`]: totals, money, separators, fitted to the terminal) or in ccusage's JSON
+//! ([`json`]); `--format` other than table, and `--follow`, give the query's own rows.
+
+mod json;
+mod model;
+mod table;
+
+use super::args::{Args, Order, SpendFlags};
+use super::print::OutputFormat;
+use super::script::Script;
+use crate::error::Error;
+use crate::sql::reports::ReportOptions;
+use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
+use model::{Block, Period};
+use std::io::Write;
+
+/// The length of a billing block, as the `blocks` query places them.
+const BLOCK: Duration = Duration::hours(5);
+
+/// Which report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReportKind {
+    Daily,
+    Weekly,
+    Monthly,
+    Session,
+    Blocks,
+}
+
+impl ReportKind {
+    /// The canned query whose rows it lays out.
+    fn query(self) -> &'static str {
+        match self {
+            ReportKind::Session => "session_models",
+            _ => self.flat_query(),
+        }
+    }
+
+    /// The canned query of the same name, whose rows `--format` and `--follow` give.
+    fn flat_query(self) -> &'static str {
+        match self {
+            ReportKind::Daily => "daily",
+            ReportKind::Weekly => "weekly",
+            ReportKind::Monthly => "monthly",
+            ReportKind::Session => "session",
+            ReportKind::Blocks => "blocks",
+        }
+    }
+
+    /// The key of its rows in ccusage's JSON.
+    fn json_key(self) -> &'static str {
+        self.flat_query()
+    }
+
+    /// The column of a period's rows that names it.
+    fn period_column(self) -> &'static str {
+        match self {
+            ReportKind::Daily => "day",
+            ReportKind::Weekly => "week",
+            _ => "month",
+        }
+    }
+}
+
+/// What a command asks besides the flags every report takes.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Wanted {
+    /// `--last N`: the last N periods.
+    pub(crate) last: Option<u32>,
+    /// `--by-agent`.
+    pub(crate) by_agent: bool,
+    /// `session --id`.
+    pub(crate) id: Option<String>,
+    /// `blocks --active`.
+    pub(crate) active: bool,
+    /// `blocks --recent`: the last 3 days'.
+    pub(crate) recent: bool,
+}
+
+/// Runs the report `kind` on the transcripts of `flags.paths`, written to stdout.
+pub(crate) async fn command(
+    args: &Args,
+    kind: ReportKind,
+    flags: &SpendFlags,
+    wanted: Wanted,
+) -> Result<(), Error> {
+    let mut report =
+        ReportOptions { since: flags.since, until: flags.until, time_zone: flags.timezone.clone() };
+    let zone = report.zone();
+    let now = Utc::now();
+    if let Some(first) = first_day(kind, &wanted, today_in(&zone, now)) {
+        report.since = Some(report.since.map_or(first, |since| since.max(first)));
+    }
+    if args.follow || (!args.json && args.format != OutputFormat::Table) {
+        return super::query::command(args, kind.flat_query(), report, &flags.paths).await;
+    }
+    let prices = super::reading::prices(args)?;
+    let script = Script::Canned { name: kind.query(), report };
+    let rows = super::exec::rows_of(args, script, &flags.paths, prices).await?;
+    let shape = json::Shape { no_cost: flags.no_cost, by_agent: wanted.by_agent, time_zone: zone.clone() };
+    let layout = table::Layout {
+        width: terminal_width(),
+        compact: flags.compact,
+        breakdown: flags.breakdown,
+        no_cost: flags.no_cost,
+        time_zone: zone,
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match kind {
+        ReportKind::Blocks => {
+            let mut blocks = model::blocks(&rows);
+            if wanted.active {
+                blocks.retain(|b| is_active(b, now));
+            }
+            if flags.order == Some(Order::Desc) {
+                blocks.reverse();
+            }
+            match args.json {
+                true => write_json(&json::blocks(&blocks, !wanted.active, now, &shape), &mut out)?,
+                false => {
+                    table::blocks(&blocks, wanted.active, now, &layout, &mut out).map_err(Error::Output)?
+                }
+            }
+        }
+        _ => {
+            let mut periods = match kind {
+                ReportKind::Session => model::sessions(&rows),
+                _ => model::periods(&rows, kind.period_column()),
+            };
+            if let Some(id) = &wanted.id {
+                periods.retain(|p| &p.key == id || p.session.as_ref().is_some_and(|s| &s.session_id == id));
+            }
+            order(kind, flags.order, &mut periods);
+            match args.json {
+                true => write_json(&json::periods(kind, &periods, &shape), &mut out)?,
+                false => table::periods(kind, &periods, &layout, &mut out).map_err(Error::Output)?,
+            }
+        }
+    }
+    out.flush().map_err(Error::Output)
+}
+
+/// Puts the rows in the order asked: periods oldest first (`--order desc`: newest first);
+/// sessions costliest first, or by their last activity when an order is asked.
+fn order(kind: ReportKind, order: Option<Order>, periods: &mut [Period]) {
+    match (kind, order) {
+        (ReportKind::Session, None) => periods.sort_by(|a, b| {
+            let (a_cost, b_cost) = (a.spend().cost, b.spend().cost);
+            b_cost.total_cmp(&a_cost).then_with(|| a.key.cmp(&b.key))
+        }),
+        (ReportKind::Session, Some(order)) => {
+            let last =
+                |p: &Period| p.session.as_ref().and_then(|s| s.ended_at.as_deref()).and_then(model::instant);
+            periods.sort_by(|a, b| last(a).cmp(&last(b)).then_with(|| a.key.cmp(&b.key)));
+            if order == Order::Desc {
+                periods.reverse();
+            }
+        }
+        (_, Some(Order::Desc)) => periods.reverse(),
+        _ => {}
+    }
+}
+
+/// The first day `--last N` or `--recent` leaves in: the day N-1 days, weeks (from Monday) or
+/// months (from the 1st) before `today`'s; 3 days before it for `--recent`.
+fn first_day(kind: ReportKind, wanted: &Wanted, today: NaiveDate) -> Option<NaiveDate> {
+    if wanted.recent {
+        return today.checked_sub_days(chrono::Days::new(3));
+    }
+    let back = wanted.last?.max(1) - 1;
+    match kind {
+        ReportKind::Daily => today.checked_sub_days(chrono::Days::new(u64::from(back))),
+        ReportKind::Weekly => {
+            let monday = today
+                .checked_sub_days(chrono::Days::new(u64::from(today.weekday().num_days_from_monday())))?;
+            monday.checked_sub_days(chrono::Days::new(7 * u64::from(back)))
+        }
+        ReportKind::Monthly => today.with_day(1)?.checked_sub_months(chrono::Months::new(back)),
+        ReportKind::Session | ReportKind::Blocks => None,
+    }
+}
+
+/// The day it is at `now` in the time zone `zone` (UTC when txq cannot read it).
+fn today_in(zone: &str, now: DateTime<Utc>) -> NaiveDate {
+    match zone.parse::<datafusion::arrow::array::timezone::Tz>() {
+        Ok(tz) => now.with_timezone(&tz).date_naive(),
+        Err(_) => now.date_naive(),
+    }
+}
+
+/// A block is under way while its 5 hours last and its last call is less than 5 hours old.
+fn is_active(block: &Block, now: DateTime<Utc>) -> bool {
+    now < block.end && now - block.last_call < BLOCK
+}
+
+/// The idle time between two blocks of a harness that ccusage lists as a gap: from 5 hours
+/// after the last call of the one to the first call of the next, when that is more than 5 hours
+/// after it.
+fn gap_between(before: &Block, after: &Block) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+    (after.first_call - before.last_call > BLOCK).then(|| (before.last_call + BLOCK, after.first_call))
+}
+
+/// How fast a block under way spends, and where it ends if it goes on so.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Burn {
+    pub(crate) tokens_per_minute: f64,
+    /// Input and output alone, as ccusage's indicator counts them.
+    pub(crate) tokens_per_minute_for_indicator: f64,
+    pub(crate) cost_per_hour: f64,
+    pub(crate) remaining_minutes: i64,
+    pub(crate) projected_tokens: i64,
+    pub(crate) projected_cost: f64,
+}
+
+/// A block's burn rate from its first call to its last, and its projection to its end (none
+/// when the calls span no time), as ccusage computes them.
+fn burn(block: &Block, now: DateTime<Utc>) -> Option<Burn> {
+    let minutes = (block.last_call - block.first_call).num_milliseconds() as f64 / 60_000.0;
+    if minutes <= 0.0 {
+        return None;
+    }
+    let spend = &block.spend;
+    let tokens_per_minute = spend.total_tokens() as f64 / minutes;
+    let cost_per_hour = spend.cost / minutes * 60.0;
+    let remaining_minutes = (block.end - now).num_minutes().max(0);
+    let projected_tokens =
+        (spend.total_tokens() as f64 + tokens_per_minute * remaining_minutes as f64).round();
+    let projected_cost =
+        ((spend.cost + cost_per_hour / 60.0 * remaining_minutes as f64) * 100.0).round() / 100.0;
+    Some(Burn {
+        tokens_per_minute,
+        tokens_per_minute_for_indicator: (spend.input + spend.output) as f64 / minutes,
+        cost_per_hour,
+        remaining_minutes,
+        projected_tokens: projected_tokens as i64,
+        projected_cost,
+    })
+}
+
+/// A working directory as ccusage names a project: its last two parts (`work/billing-api`).
+pub(crate) fn project_of(cwd: &str) -> String {
+    let parts: Vec<&str> = cwd.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
+    parts[parts.len().saturating_sub(2)..].join("/")
+}
+
+/// The columns a table may take: the terminal's, else `$COLUMNS`, else 120.
+fn terminal_width() -> usize {
+    terminal_size::terminal_size_of(std::io::stdout())
+        .map(|(w, _)| usize::from(w.0))
+        .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
+        .filter(|w| *w >= 20)
+        .unwrap_or(120)
+}
+
+fn write_json(value: &serde_json::Value, out: &mut dyn Write) -> Result<(), Error> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(|e| Error::Output(e.into()))?;
+    writeln!(out).map_err(Error::Output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day(y: i32, m: u32, d: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(y, m, d).unwrap()
+    }
+
+    #[test]
+    fn last_n_periods_start_n_minus_one_periods_back_from_the_current_one() {
+        let last = |n| Wanted { last: Some(n), ..Wanted::default() };
+        let today = day(2026, 12, 5); // a Saturday
+        assert_eq!(first_day(ReportKind::Daily, &last(1), today), Some(today));
+        assert_eq!(first_day(ReportKind::Daily, &last(7), today), Some(day(2026, 11, 29)));
+        assert_eq!(first_day(ReportKind::Weekly, &last(1), today), Some(day(2026, 11, 30)));
+        assert_eq!(first_day(ReportKind::Weekly, &last(2), today), Some(day(2026, 11, 23)));
+        assert_eq!(first_day(ReportKind::Monthly, &last(3), today), Some(day(2026, 10, 1)));
+        let recent = Wanted { recent: true, ..Wanted::default() };
+        assert_eq!(first_day(ReportKind::Blocks, &recent, today), Some(day(2026, 12, 2)));
+        assert_eq!(first_day(ReportKind::Daily, &Wanted::default(), today), None);
+    }
+
+    #[test]
+    fn a_project_is_the_last_two_parts_of_the_working_directory() {
+        assert_eq!(project_of("/home/me/work/billing-api"), "work/billing-api");
+        assert_eq!(project_of("/srv"), "srv");
+        assert_eq!(project_of("C:\\Users\\me\\app\\"), "me/app");
+        assert_eq!(project_of(""), "");
+    }
+
+    fn block(first: &str, last: &str, tokens: i64, cost: f64) -> Block {
+        let t = |s: &str| model::instant(s).unwrap();
+        let start = t(first).duration_trunc(Duration::hours(1)).unwrap();
+        Block {
+            harness: "h".into(),
+            start,
+            end: start + BLOCK,
+            first_call: t(first),
+            last_call: t(last),
+            models: vec![],
+            spend: model::Spend { calls: 2, input: tokens, cost, ..Default::default() },
+        }
+    }
+    use chrono::DurationRound;
+
+    #[test]
+    fn a_block_under_way_burns_from_its_first_call_to_its_last_and_projects_to_its_end() {
+        let b = block("2026-12-05T10:10:00Z", "2026-12-05T11:10:00Z", 6000, 3.0);
+        let now = model::instant("2026-12-05T12:00:00Z").unwrap();
+        assert!(is_active(&b, now));
+        let burn = burn(&b, now).unwrap();
+        assert_eq!(burn.tokens_per_minute, 100.0);
+        assert_eq!(burn.cost_per_hour, 3.0);
+        assert_eq!(burn.remaining_minutes, 180); // the block ends at 15:00
+        assert_eq!(burn.projected_tokens, 6000 + 18000);
+        assert_eq!(burn.projected_cost, 12.0);
+        // 5 hours after its last call, or past its end, a block is over.
+        assert!(!is_active(&b, model::instant("2026-12-05T15:00:00Z").unwrap()));
+        let one_call = block("2026-12-05T10:10:00Z", "2026-12-05T10:10:00Z", 10, 0.1);
+        assert_eq!(super::burn(&one_call, now), None);
+    }
+
+    #[test]
+    fn a_gap_is_listed_when_a_harness_was_idle_more_than_five_hours() {
+        let a = block("2026-12-05T01:10:00Z", "2026-12-05T02:00:00Z", 1, 0.0);
+        let near = block("2026-12-05T06:30:00Z", "2026-12-05T06:40:00Z", 1, 0.0);
+        let far = block("2026-12-05T09:00:00Z", "2026-12-05T09:10:00Z", 1, 0.0);
+        assert_eq!(gap_between(&a, &near), None);
+        assert_eq!(
+            gap_between(&a, &far),
+            Some((model::instant("2026-12-05T07:00:00Z").unwrap(), far.first_call))
+        );
+    }
+}
