@@ -407,8 +407,9 @@ pub(crate) fn parse_memory_limit(s: &str) -> Result<u64, String> {
 /// give them.
 fn about() -> String {
     format!(
-        "SQL over AI-agent transcripts: every event type of {} is a table; `calls`, `tool_calls` and \
-         `sessions` hold every harness's",
+        "SQL over AI-agent transcripts: what your agents spent, per day, session, model and tool. \
+         `calls`, `tool_calls` and `sessions` hold every harness's, each call counted once; every \
+         event type of {} is a table too",
         crate::format::transcripts_read(&crate::format::all())
     )
 }
@@ -450,6 +451,12 @@ fn parse_report_out(s: &str) -> Result<PathBuf, String> {
 }
 
 const AFTER_HELP: &str = "\
+Point it at your home: with no PATH it reads every agent's default place (~/.claude, ~/.codex,
+~/.gemini, ...), and ccusage's reports work as they do there (docs/cli.md#ccusage):
+  txq daily                       spend per day, in your time zone, with a total (--json: ccusage's)
+  txq session --since 20261101    per session, costliest first, with its project
+  txq blocks --active             the 5-hour block under way: time left, burn rate, projection
+
 Examples:
   txq -e \"select harness, model, sum(input_tokens), sum(output_tokens) from calls group by 1, 2\"
   txq query daily --since 2026-11-01
