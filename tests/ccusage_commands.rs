@@ -19,6 +19,8 @@ use txq::generate::{HarnessOptions, write_harness_home};
 struct Home {
     dir: tempfile::TempDir,
     calls: Vec<ExpectedCall>,
+    /// Each session's working directory, by harness, session and parent.
+    cwds: BTreeMap<(String, String, Option<String>), Option<String>>,
 }
 
 fn home() -> &'static Home {
@@ -27,7 +29,12 @@ fn home() -> &'static Home {
         let dir = tempfile::tempdir().unwrap();
         let options = HarnessOptions { sessions: 14, keep_rows: true, ..HarnessOptions::default() };
         let expected = write_harness_home(dir.path(), &options).unwrap();
-        Home { dir, calls: expected.calls }
+        let cwds = expected
+            .sessions
+            .iter()
+            .map(|s| ((s.harness.clone(), s.session_id.clone(), s.parent_session_id.clone()), s.cwd.clone()))
+            .collect();
+        Home { dir, calls: expected.calls, cwds }
     })
 }
 
@@ -187,6 +194,40 @@ fn since_until_last_order_and_no_cost_narrow_and_shape_the_report() {
     // The flat rows of the canned query stay: --format.
     let flat = run(&["daily", "--format", "ndjson"], &[], home().dir.path());
     assert!(flat.lines().all(|l| l.contains("\"harness\"") && l.contains("\"day\"")), "{flat}");
+}
+
+/// A call's project as ccusage shows one: its session's working directory's last two parts.
+fn project_of(call: &ExpectedCall) -> String {
+    let key = (call.harness.clone(), call.session_id.clone(), call.parent_session_id.clone());
+    let cwd = home().cwds.get(&key).cloned().flatten().unwrap_or_default();
+    let parts: Vec<&str> = cwd.split('/').filter(|p| !p.is_empty()).collect();
+    parts[parts.len().saturating_sub(2)..].join("/")
+}
+
+#[test]
+fn instances_split_each_period_by_project_and_project_keeps_one() {
+    let expected = bucketed(|c| format!("{} {}", project_of(c), utc(&c.ts).date_naive()));
+    let report = report_json(&["daily", "--json", "--instances"], &[]);
+    let mut got = BTreeMap::new();
+    for (project, rows) in report["projects"].as_object().unwrap() {
+        for row in rows.as_array().unwrap() {
+            assert_eq!(row["project"], json!(project));
+            assert_eq!(row["date"], row["period"]);
+            let models = row["modelsUsed"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string());
+            got.insert(format!("{project} {}", row["period"].as_str().unwrap()), (figures(row), models.collect()));
+        }
+    }
+    assert_eq!(got, expected);
+    // --project keeps one project's calls, named as ccusage's Claude folders name it too.
+    let project = home().calls.iter().map(project_of).find(|p| p.contains('/')).unwrap();
+    let mut want = [0i64; 5];
+    for ((name, _), (sums, _)) in expected.iter().map(|(k, v)| (k.rsplit_once(' ').unwrap(), v)) {
+        if name == project {
+            (0..5).for_each(|i| want[i] += sums[i]);
+        }
+    }
+    let one = report_json(&["weekly", "--json", "--project", &project], &[]);
+    assert_eq!(figures(&one["totals"]), want, "{project}");
 }
 
 #[test]

@@ -321,6 +321,13 @@ pub(crate) struct PeriodFlags {
     /// In --json, each period's spend per harness too (`agents`), as ccusage's --by-agent.
     #[arg(long)]
     pub(crate) by_agent: bool,
+    /// A row per period and project (the working directory's last two parts).
+    #[arg(short = 'i', long)]
+    pub(crate) instances: bool,
+    /// Only the calls of this project: its last two parts (work/app), its folder's name, its
+    /// whole path, or its Claude Code folder name (-home-me-work-app).
+    #[arg(short = 'p', long, value_name = "PROJECT", allow_hyphen_values = true)]
+    pub(crate) project: Option<String>,
 }
 
 /// `txq session`: a spend report's flags, and one session.
@@ -331,6 +338,9 @@ pub(crate) struct SessionFlags {
     /// Only the session of this id: as its file names it, or as its lines do.
     #[arg(short = 'i', long, value_name = "ID")]
     pub(crate) id: Option<String>,
+    /// Only the sessions of this project, named as for `txq daily --project`.
+    #[arg(short = 'p', long, value_name = "PROJECT", allow_hyphen_values = true)]
+    pub(crate) project: Option<String>,
 }
 
 /// `txq blocks`: a spend report's flags, and which blocks.

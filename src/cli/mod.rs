@@ -82,7 +82,7 @@ pub async fn run(args: Args) -> Result<(), Error> {
             spend::command(&args, ReportKind::Monthly, &f.spend, period_wanted(f)).await
         }
         Some(Command::Session(f)) => {
-            let wanted = spend::Wanted { id: f.id.clone(), ..Default::default() };
+            let wanted = spend::Wanted { id: f.id.clone(), project: f.project.clone(), ..Default::default() };
             spend::command(&args, ReportKind::Session, &f.spend, wanted).await
         }
         Some(Command::Blocks(f)) => {
@@ -122,7 +122,13 @@ pub async fn run(args: Args) -> Result<(), Error> {
 
 /// What `txq daily|weekly|monthly` ask besides the flags every report takes.
 fn period_wanted(flags: &args::PeriodFlags) -> spend::Wanted {
-    spend::Wanted { last: flags.last, by_agent: flags.by_agent, ..Default::default() }
+    spend::Wanted {
+        last: flags.last,
+        by_agent: flags.by_agent,
+        instances: flags.instances,
+        project: flags.project.clone(),
+        ..Default::default()
+    }
 }
 
 /// `txq` with no command: the SQL of `-e`, `-f` or stdin run (followed with `--follow`), or with

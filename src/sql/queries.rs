@@ -25,6 +25,7 @@ const SHARED: &[CannedQuery] = canned![
     "cache_hit_by_model",
     "corpus_summary",
     "daily",
+    "daily_by_cwd",
     "monthly",
     "session",
     "session_models",

@@ -181,6 +181,7 @@ mod tests {
                 "blocks",
                 "cache_hit_by_model",
                 "daily",
+                "daily_by_cwd",
                 "monthly",
                 "run_outcomes",
                 "session",

@@ -48,6 +48,10 @@ pub(crate) fn periods(kind: ReportKind, periods: &[Period], shape: &Shape) -> Va
                     );
                 }
                 None => {
+                    if let Some(project) = &period.project {
+                        row.insert("project".into(), json!(project));
+                        row.insert(kind.instance_key().into(), json!(period.key));
+                    }
                     row.insert("agent".into(), json!("all"));
                     row.insert("metadata".into(), json!({ "agents": period.harnesses() }));
                     if shape.by_agent {
@@ -70,7 +74,23 @@ pub(crate) fn periods(kind: ReportKind, periods: &[Period], shape: &Shape) -> Va
         })
         .collect();
     let mut report = Map::new();
-    report.insert(kind.json_key().into(), Value::Array(rows));
+    match periods.iter().any(|p| p.project.is_some()) {
+        // --instances: ccusage's `{"projects": {"<project>": [rows]}}`.
+        true => {
+            let mut projects = Map::new();
+            for (period, row) in periods.iter().zip(rows) {
+                let list =
+                    projects.entry(period.project.clone().unwrap_or_default()).or_insert_with(|| json!([]));
+                if let Value::Array(list) = list {
+                    list.push(row);
+                }
+            }
+            report.insert("projects".into(), Value::Object(projects));
+        }
+        false => {
+            report.insert(kind.json_key().into(), Value::Array(rows));
+        }
+    }
     report.insert("totals".into(), Value::Object(sums(&total, shape)));
     report.insert("timeZone".into(), json!(shape.time_zone));
     if !total.unpriced.is_empty() {

@@ -30,10 +30,12 @@ pub(crate) enum ReportKind {
 }
 
 impl ReportKind {
-    /// The canned query whose rows it lays out.
-    fn query(self) -> &'static str {
+    /// The canned query whose rows it lays out: with `by_project`, the days of every period's
+    /// query with their working directories.
+    fn query(self, by_project: bool) -> &'static str {
         match self {
             ReportKind::Session => "session_models",
+            ReportKind::Daily | ReportKind::Weekly | ReportKind::Monthly if by_project => "daily_by_cwd",
             _ => self.flat_query(),
         }
     }
@@ -54,6 +56,15 @@ impl ReportKind {
         self.flat_query()
     }
 
+    /// The key ccusage names a period by in a project's rows (`--instances`).
+    fn instance_key(self) -> &'static str {
+        match self {
+            ReportKind::Daily => "date",
+            ReportKind::Weekly => "week",
+            _ => "month",
+        }
+    }
+
     /// The column of a period's rows that names it.
     fn period_column(self) -> &'static str {
         match self {
@@ -71,6 +82,10 @@ pub(crate) struct Wanted {
     pub(crate) last: Option<u32>,
     /// `--by-agent`.
     pub(crate) by_agent: bool,
+    /// `--instances`: a row per period and project.
+    pub(crate) instances: bool,
+    /// `--project`: only this project's calls.
+    pub(crate) project: Option<String>,
     /// `session --id`.
     pub(crate) id: Option<String>,
     /// `blocks --active`.
@@ -97,8 +112,12 @@ pub(crate) async fn command(
         return super::query::command(args, kind.flat_query(), report, &flags.paths).await;
     }
     let prices = super::reading::prices(args)?;
-    let script = Script::Canned { name: kind.query(), report };
-    let rows = super::exec::rows_of(args, script, &flags.paths, prices).await?;
+    let by_project = wanted.instances || wanted.project.is_some();
+    let script = Script::Canned { name: kind.query(by_project), report };
+    let mut rows = super::exec::rows_of(args, script, &flags.paths, prices).await?;
+    if let Some(project) = &wanted.project {
+        rows.retain(|row| model::is_project(row.get("cwd").and_then(|v| v.as_str()), project));
+    }
     let shape = json::Shape { no_cost: flags.no_cost, by_agent: wanted.by_agent, time_zone: zone.clone() };
     let layout = table::Layout {
         width: terminal_width(),
@@ -128,7 +147,10 @@ pub(crate) async fn command(
         _ => {
             let mut periods = match kind {
                 ReportKind::Session => model::sessions(&rows),
-                _ => model::periods(&rows, kind.period_column()),
+                _ => {
+                    let column = if by_project { "day" } else { kind.period_column() };
+                    model::periods(&rows, |row| model::period_of(row, column, kind), wanted.instances)
+                }
             };
             if let Some(id) = &wanted.id {
                 periods.retain(|p| &p.key == id || p.session.as_ref().is_some_and(|s| &s.session_id == id));

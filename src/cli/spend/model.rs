@@ -82,6 +82,9 @@ pub(crate) struct Period {
     /// The day (`2026-09-02`), the week's Monday, the month (`2026-09`), or the session as its
     /// file names it.
     pub(crate) key: String,
+    /// With `--instances`: the project (the working directory's last two parts; empty where the
+    /// harness writes none).
+    pub(crate) project: Option<String>,
     pub(crate) models: Vec<ModelSpend>,
     /// A session's own facts (none for a period of time).
     pub(crate) session: Option<SessionFacts>,
@@ -138,7 +141,7 @@ impl Period {
         }
         harnesses
             .into_iter()
-            .map(|(harness, models)| Period { key: harness, models, session: None })
+            .map(|(harness, models)| Period { key: harness, models, ..Period::default() })
             .collect()
     }
 }
@@ -154,27 +157,55 @@ fn sum_by(models: &[ModelSpend], key: impl Fn(&ModelSpend) -> String) -> Vec<(St
     sums
 }
 
-/// The periods of the rows of `daily`, `weekly` or `monthly` (one per day, week or month and
-/// harness and model), keyed by the column `key` (`month` shown as `2026-09`), in their order.
-pub(crate) fn periods(rows: &[Map<String, Value>], key: &str) -> Vec<Period> {
-    let mut periods: Vec<Period> = Vec::new();
+/// The periods of the rows of `daily`, `weekly`, `monthly` or `daily_by_cwd` (one per period,
+/// harness and model, and working directory), each named by `key` (a day bucketed into its
+/// week or month), split by project when `by_project` asks; in the order of their names.
+pub(crate) fn periods(
+    rows: &[Map<String, Value>],
+    key: impl Fn(&Map<String, Value>) -> String,
+    by_project: bool,
+) -> Vec<Period> {
+    let mut periods: BTreeMap<(String, Option<String>), Vec<ModelSpend>> = BTreeMap::new();
     for row in rows {
-        let mut name = text(row, key).unwrap_or_default();
-        if key == "month" {
-            name.truncate(7);
-        }
+        let project =
+            by_project.then(|| text(row, "cwd").as_deref().map(super::project_of).unwrap_or_default());
         let model = text(row, "model").unwrap_or_default();
-        let spend = ModelSpend {
-            harness: text(row, "harness").unwrap_or_default(),
-            spend: Spend::of_row(row, &model),
-            model,
-        };
-        match periods.last_mut() {
-            Some(last) if last.key == name => last.models.push(spend),
-            _ => periods.push(Period { key: name, models: vec![spend], session: None }),
+        let harness = text(row, "harness").unwrap_or_default();
+        let spend = Spend::of_row(row, &model);
+        let models = periods.entry((key(row), project)).or_default();
+        match models.iter_mut().find(|m| m.harness == harness && m.model == model) {
+            Some(m) => m.spend.add(&spend),
+            None => models.push(ModelSpend { harness, model, spend }),
         }
     }
     periods
+        .into_iter()
+        .map(|((key, project), models)| Period { key, project, models, session: None })
+        .collect()
+}
+
+/// A row's day (the column `day`, `week` or `month` of its query) as the period `of` names it:
+/// the day, its week's Monday, or its month (`2026-09`).
+pub(crate) fn period_of(row: &Map<String, Value>, column: &str, of: super::ReportKind) -> String {
+    let day = text(row, column).unwrap_or_default();
+    let date = chrono::NaiveDate::parse_from_str(&day, "%Y-%m-%d").ok();
+    match (of, date) {
+        (super::ReportKind::Weekly, Some(date)) => {
+            use chrono::Datelike;
+            (date - chrono::Days::new(u64::from(date.weekday().num_days_from_monday()))).to_string()
+        }
+        (super::ReportKind::Monthly, _) => day.get(..7).unwrap_or(&day).to_string(),
+        _ => day,
+    }
+}
+
+/// Whether a working directory is the project `name`: its last two parts (`work/app`), its
+/// folder's name, its whole path, or the name Claude Code gives its folder (`-home-me-work-app`).
+pub(crate) fn is_project(cwd: Option<&str>, name: &str) -> bool {
+    let Some(cwd) = cwd else { return false };
+    let encoded: String = cwd.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let last = cwd.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next().unwrap_or(cwd);
+    [super::project_of(cwd).as_str(), last, cwd.trim_end_matches('/'), encoded.as_str()].contains(&name)
 }
 
 /// The sessions of the rows of `session_models` (one per session and model, a session's rows
@@ -203,6 +234,7 @@ pub(crate) fn sessions(rows: &[Map<String, Value>]) -> Vec<Period> {
             Some(last) if same(last) => last.models.push(spend),
             _ => sessions.push(Period {
                 key: text(row, "file_session_id").unwrap_or_else(|| facts.session_id.clone()),
+                project: None,
                 models: vec![spend],
                 session: Some(facts),
             }),
@@ -295,11 +327,30 @@ mod tests {
         .iter()
         .map(|r| row(r))
         .collect();
-        let periods = periods(&rows, "month");
+        let periods =
+            periods(&rows, |r| period_of(r, "month", crate::cli::spend::ReportKind::Monthly), false);
         assert_eq!(periods.iter().map(|p| p.key.as_str()).collect::<Vec<_>>(), ["2026-09", "2026-10"]);
         assert_eq!(periods[0].by_model().iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>(), ["y", "x"]);
         assert_eq!(periods[0].spend().cost, 0.3);
         assert_eq!(periods[0].harnesses(), ["a", "b"]);
+    }
+
+    #[test]
+    fn a_day_falls_in_its_week_from_monday_and_its_month() {
+        use crate::cli::spend::ReportKind::{Daily, Monthly, Weekly};
+        let r = row(r#"{"day":"2026-12-05"}"#);
+        assert_eq!(period_of(&r, "day", Daily), "2026-12-05");
+        assert_eq!(period_of(&r, "day", Weekly), "2026-11-30");
+        assert_eq!(period_of(&r, "day", Monthly), "2026-12");
+    }
+
+    #[test]
+    fn a_project_is_named_by_its_last_parts_its_folder_its_path_or_claudes_folder_name() {
+        for name in ["work/app", "app", "/home/me/work/app", "-home-me-work-app"] {
+            assert!(is_project(Some("/home/me/work/app"), name), "{name}");
+        }
+        assert!(!is_project(Some("/home/me/work/app"), "work"));
+        assert!(!is_project(None, "app"));
     }
 
     #[test]

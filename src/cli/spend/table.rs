@@ -115,7 +115,11 @@ pub(crate) fn periods(
         return writeln!(out, "No calls in this period.");
     }
     let session = kind == ReportKind::Session;
+    let by_project = periods.iter().any(|p| p.project.is_some());
     let mut columns = vec![whole(key, 0)];
+    if by_project {
+        columns.push(text("Project", 0));
+    }
     if session {
         columns.extend([text("Harness", 2), text("Project", 1), whole("Last activity", 3)]);
     } else {
@@ -133,7 +137,14 @@ pub(crate) fn periods(
                 vec![s.cwd.as_deref().map(super::project_of).unwrap_or_default()],
                 vec![s.ended_at.as_deref().map(minute).unwrap_or_default()],
             ],
-            None => vec![vec![period.key.clone()], period.harnesses()],
+            None => {
+                let mut cells = vec![vec![period.key.clone()]];
+                if let Some(project) = &period.project {
+                    cells.push(vec![project.clone()]);
+                }
+                cells.push(period.harnesses());
+                cells
+            }
         };
         // Under --breakdown, the models are named on their own rows.
         cells.push(if layout.breakdown { vec![String::new()] } else { period.model_names() });
@@ -142,6 +153,9 @@ pub(crate) fn periods(
         if layout.breakdown {
             for m in &period.models {
                 let mut cells = vec![vec![String::new()]];
+                if by_project {
+                    cells.push(vec![String::new()]);
+                }
                 if session {
                     cells.extend([vec![String::new()], vec![String::new()], vec![String::new()]]);
                 } else {
