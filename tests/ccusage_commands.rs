@@ -191,6 +191,11 @@ fn since_until_last_order_and_no_cost_narrow_and_shape_the_report() {
     assert_eq!(last["daily"], json!([]));
     let no_cost = run(&["daily", "-j", "--no-cost"], &[], home().dir.path());
     assert!(!no_cost.contains("Cost") && !no_cost.contains("\"cost\""), "{no_cost}");
+    // ccusage's --mode: calculate is what txq does; display is refused, saying why.
+    run(&["daily", "-j", "-m", "calculate"], &[], home().dir.path());
+    let display = command(home().dir.path()).args(["daily", "--mode", "display"]).output().unwrap();
+    assert_eq!(display.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&display.stderr).contains("txq prices every call from its tokens"));
     // The flat rows of the canned query stay: --format.
     let flat = run(&["daily", "--format", "ndjson"], &[], home().dir.path());
     assert!(flat.lines().all(|l| l.contains("\"harness\"") && l.contains("\"day\"")), "{flat}");
@@ -213,8 +218,12 @@ fn instances_split_each_period_by_project_and_project_keeps_one() {
         for row in rows.as_array().unwrap() {
             assert_eq!(row["project"], json!(project));
             assert_eq!(row["date"], row["period"]);
-            let models = row["modelsUsed"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string());
-            got.insert(format!("{project} {}", row["period"].as_str().unwrap()), (figures(row), models.collect()));
+            let models =
+                row["modelsUsed"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string());
+            got.insert(
+                format!("{project} {}", row["period"].as_str().unwrap()),
+                (figures(row), models.collect()),
+            );
         }
     }
     assert_eq!(got, expected);
@@ -381,6 +390,18 @@ fn blocks_active_shows_the_block_under_way_with_its_burn_rate_and_projection() {
     let left = (end - Utc::now()).num_minutes();
     assert!((remaining - left).abs() <= 1, "{remaining} against {left}");
     assert_eq!(block["projection"]["totalTokens"], json!((4800.0 + 120.0 * remaining as f64).round() as i64));
+    // A token limit: where the projection stands against it.
+    let text = run(&["blocks", "-a", "-j", "-t", "5000"], &[], dir.path());
+    let limited: Value = serde_json::from_str(&text).unwrap();
+    let status = &limited["blocks"][0]["tokenLimitStatus"];
+    let projected = limited["blocks"][0]["projection"]["totalTokens"].as_i64().unwrap();
+    assert_eq!(status["limit"], 5000);
+    assert_eq!(status["projectedUsage"], projected);
+    assert_eq!(status["status"], if projected > 5000 { "exceeds" } else if projected > 4000 { "warning" } else { "ok" });
+    // `max`: the most an earlier block used, the old call's 110 tokens.
+    let text = run(&["blocks", "-a", "-j", "--token-limit", "max"], &[], dir.path());
+    let limited: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(limited["blocks"][0]["tokenLimitStatus"]["limit"], 110);
     // The table says the time left, the burn rate and the projection.
     let table = run(&["blocks", "--active"], &[], dir.path());
     for said in ["left", "burn rate", "/hour", "projected"] {

@@ -305,6 +305,10 @@ pub(crate) struct SpendFlags {
     /// Accepted for ccusage's scripts: every harness found is read.
     #[arg(long, hide = true)]
     pub(crate) all: bool,
+    /// ccusage's cost mode: auto and calculate are what txq does (every call priced from its
+    /// tokens); display (the cost a line carries) is refused.
+    #[arg(short = 'm', long, value_enum, value_name = "MODE")]
+    pub(crate) mode: Option<CostMode>,
     /// Transcript directories or files, as for txq itself.
     #[arg(value_name = "PATH")]
     pub(crate) paths: Vec<PathBuf>,
@@ -355,6 +359,37 @@ pub(crate) struct BlockFlags {
     /// Only the blocks of the last 3 days.
     #[arg(short = 'r', long)]
     pub(crate) recent: bool,
+    /// With --active: warn when the block's projected tokens near (80 %) or pass this many
+    /// (`max`: the most any earlier block of the harness used).
+    #[arg(short = 't', long, value_name = "TOKENS", value_parser = parse_token_limit)]
+    pub(crate) token_limit: Option<TokenLimit>,
+}
+
+/// A `--token-limit`: a number of tokens, or the most an earlier block used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TokenLimit {
+    Tokens(i64),
+    Max,
+}
+
+fn parse_token_limit(s: &str) -> Result<TokenLimit, String> {
+    match s.trim() {
+        "max" => Ok(TokenLimit::Max),
+        n => n
+            .parse::<i64>()
+            .ok()
+            .filter(|n| *n > 0)
+            .map(TokenLimit::Tokens)
+            .ok_or_else(|| format!("not a token limit: {s:?} (give a number of tokens, 500000, or max)")),
+    }
+}
+
+/// ccusage's `--mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CostMode {
+    Auto,
+    Calculate,
+    Display,
 }
 
 /// A report's order, as ccusage's --order.

@@ -86,7 +86,12 @@ pub async fn run(args: Args) -> Result<(), Error> {
             spend::command(&args, ReportKind::Session, &f.spend, wanted).await
         }
         Some(Command::Blocks(f)) => {
-            let wanted = spend::Wanted { active: f.active, recent: f.recent, ..Default::default() };
+            let wanted = spend::Wanted {
+                active: f.active,
+                recent: f.recent,
+                token_limit: f.token_limit,
+                ..Default::default()
+            };
             spend::command(&args, ReportKind::Blocks, &f.spend, wanted).await
         }
         Some(Command::Query { name: None, .. }) => query::list(args.format),

@@ -139,7 +139,13 @@ fn breakdowns(period: &Period, shape: &Shape) -> Value {
 /// The blocks report as ccusage writes it: each block, and between two of a harness's an idle
 /// gap of more than 5 hours as a block of its own (`isGap`), as ccusage lists them; the block
 /// under way with its burn rate and projection.
-pub(crate) fn blocks(blocks: &[Block], gaps: bool, now: DateTime<Utc>, shape: &Shape) -> Value {
+pub(crate) fn blocks(
+    blocks: &[Block],
+    gaps: bool,
+    now: DateTime<Utc>,
+    limits: &std::collections::BTreeMap<String, i64>,
+    shape: &Shape,
+) -> Value {
     let mut rows = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
         if gaps
@@ -148,7 +154,18 @@ pub(crate) fn blocks(blocks: &[Block], gaps: bool, now: DateTime<Utc>, shape: &S
         {
             rows.push(gap_row(&block.harness, gap.0, gap.1, shape));
         }
-        rows.push(block_row(block, now, shape));
+        let mut row = block_row(block, now, shape);
+        let projected = row["projection"]["totalTokens"].as_i64();
+        if let (Some(limit), Some(projected), Value::Object(row)) =
+            (limits.get(&block.harness), projected, &mut row)
+        {
+            let (status, percent) = super::limit_status(projected, *limit);
+            row.insert(
+                "tokenLimitStatus".into(),
+                json!({ "limit": limit, "projectedUsage": projected, "percentUsed": percent, "status": status }),
+            );
+        }
+        rows.push(row);
     }
     let mut report = Map::new();
     report.insert("blocks".into(), Value::Array(rows));

@@ -7,13 +7,14 @@ mod json;
 mod model;
 mod table;
 
-use super::args::{Args, Order, SpendFlags};
+use super::args::{Args, CostMode, Order, SpendFlags, TokenLimit};
 use super::print::OutputFormat;
 use super::script::Script;
 use crate::error::Error;
 use crate::sql::reports::ReportOptions;
 use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
 use model::{Block, Period};
+use std::collections::BTreeMap;
 use std::io::Write;
 
 /// The length of a billing block, as the `blocks` query places them.
@@ -92,6 +93,8 @@ pub(crate) struct Wanted {
     pub(crate) active: bool,
     /// `blocks --recent`: the last 3 days'.
     pub(crate) recent: bool,
+    /// `blocks --token-limit`.
+    pub(crate) token_limit: Option<TokenLimit>,
 }
 
 /// Runs the report `kind` on the transcripts of `flags.paths`, written to stdout.
@@ -101,6 +104,13 @@ pub(crate) async fn command(
     flags: &SpendFlags,
     wanted: Wanted,
 ) -> Result<(), Error> {
+    if flags.mode == Some(CostMode::Display) {
+        return Err(Error::Usage(
+            "--mode display (the cost a line carries) is not offered: txq prices every call from its tokens \
+             (docs/prices.md), as --mode calculate"
+                .into(),
+        ));
+    }
     let mut report =
         ReportOptions { since: flags.since, until: flags.until, time_zone: flags.timezone.clone() };
     let zone = report.zone();
@@ -131,6 +141,7 @@ pub(crate) async fn command(
     match kind {
         ReportKind::Blocks => {
             let mut blocks = model::blocks(&rows);
+            let limits = token_limits(&blocks, wanted.token_limit, now);
             if wanted.active {
                 blocks.retain(|b| is_active(b, now));
             }
@@ -138,10 +149,9 @@ pub(crate) async fn command(
                 blocks.reverse();
             }
             match args.json {
-                true => write_json(&json::blocks(&blocks, !wanted.active, now, &shape), &mut out)?,
-                false => {
-                    table::blocks(&blocks, wanted.active, now, &layout, &mut out).map_err(Error::Output)?
-                }
+                true => write_json(&json::blocks(&blocks, !wanted.active, now, &limits, &shape), &mut out)?,
+                false => table::blocks(&blocks, wanted.active, now, &limits, &layout, &mut out)
+                    .map_err(Error::Output)?,
             }
         }
         _ => {
@@ -262,6 +272,37 @@ fn burn(block: &Block, now: DateTime<Utc>) -> Option<Burn> {
     })
 }
 
+/// Each harness's `--token-limit` in tokens: the number given, or with `max` the most tokens any
+/// of its blocks but those under way used (none when it has no other).
+fn token_limits(blocks: &[Block], limit: Option<TokenLimit>, now: DateTime<Utc>) -> BTreeMap<String, i64> {
+    let mut limits = BTreeMap::new();
+    for block in blocks {
+        let tokens = match limit {
+            None => continue,
+            Some(TokenLimit::Tokens(n)) => n,
+            Some(TokenLimit::Max) if is_active(block, now) => continue,
+            Some(TokenLimit::Max) => block.spend.total_tokens(),
+        };
+        let entry = limits.entry(block.harness.clone()).or_insert(tokens);
+        *entry = (*entry).max(tokens);
+    }
+    limits
+}
+
+/// How a block's projected tokens stand against a limit, as ccusage's `tokenLimitStatus`:
+/// `exceeds` past it, `warning` past 80 % of it, else `ok`; and the percent.
+fn limit_status(projected: i64, limit: i64) -> (&'static str, f64) {
+    let percent = projected as f64 / limit as f64 * 100.0;
+    let status = if projected > limit {
+        "exceeds"
+    } else if percent > 80.0 {
+        "warning"
+    } else {
+        "ok"
+    };
+    (status, percent)
+}
+
 /// A working directory as ccusage names a project: its last two parts (`work/billing-api`).
 pub(crate) fn project_of(cwd: &str) -> String {
     let parts: Vec<&str> = cwd.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
@@ -342,6 +383,19 @@ mod tests {
         assert!(!is_active(&b, model::instant("2026-12-05T15:00:00Z").unwrap()));
         let one_call = block("2026-12-05T10:10:00Z", "2026-12-05T10:10:00Z", 10, 0.1);
         assert_eq!(super::burn(&one_call, now), None);
+    }
+
+    #[test]
+    fn a_token_limit_warns_past_80_percent_and_is_exceeded_past_itself() {
+        assert_eq!(limit_status(500, 1000), ("ok", 50.0));
+        assert_eq!(limit_status(900, 1000), ("warning", 90.0));
+        assert_eq!(limit_status(1001, 1000).0, "exceeds");
+        let old = block("2026-12-01T10:10:00Z", "2026-12-01T11:10:00Z", 7000, 1.0);
+        let other = block("2026-12-02T10:10:00Z", "2026-12-02T11:10:00Z", 9000, 1.0);
+        let now = model::instant("2026-12-05T12:00:00Z").unwrap();
+        let limits = token_limits(&[old.clone(), other], Some(TokenLimit::Max), now);
+        assert_eq!(limits.get("h"), Some(&9000));
+        assert_eq!(token_limits(&[old], Some(TokenLimit::Tokens(50)), now).get("h"), Some(&50));
     }
 
     #[test]

@@ -182,6 +182,7 @@ pub(crate) fn blocks(
     blocks: &[Block],
     active: bool,
     now: DateTime<Utc>,
+    limits: &std::collections::BTreeMap<String, i64>,
     layout: &Layout,
     out: &mut dyn Write,
 ) -> io::Result<()> {
@@ -232,6 +233,16 @@ pub(crate) fn blocks(
                         local(block.end)
                     ),
                     None => String::new(),
+                },
+                match (super::burn(block, now), limits.get(&block.harness)) {
+                    (Some(burn), Some(limit)) => {
+                        let (status, percent) = super::limit_status(burn.projected_tokens, *limit);
+                        format!(
+                            "  limit      {} tokens: {percent:.0}% projected ({status})",
+                            separated(*limit)
+                        )
+                    }
+                    _ => String::new(),
                 },
             ];
             for line in lines.iter().filter(|l| !l.is_empty()) {
