@@ -700,3 +700,39 @@ fn the_normalized_tables_export_whole_as_txq_reads_them_over_the_live_files() {
         assert_eq!(path.parent().unwrap(), only.join("public/calls"), "no Hive folder");
     }
 }
+
+/// A call of a model with no price exports with a null `cost_usd` in `public/calls`, and the
+/// export says so, as a statement does.
+#[test]
+fn an_exported_call_of_a_model_with_no_price_costs_null_and_is_named() {
+    let work = tempfile::tempdir().unwrap();
+    let transcripts = work.path().join(".rupu/transcripts");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let lines = [
+        r#"{"type":"run_start","data":{"run_id":"run_U","workspace_id":"w","agent":"a","provider":"acme","model":"mystery-1","started_at":"2026-10-07T09:00:00Z","mode":"ask"}}"#,
+        r#"{"type":"usage","data":{"provider":"acme","model":"mystery-1","input_tokens":10,"output_tokens":1}}"#,
+        r#"{"type":"usage","data":{"provider":"openai","model":"gpt-5","input_tokens":1000000,"output_tokens":0}}"#,
+    ];
+    std::fs::write(transcripts.join("run_U.jsonl"), lines.join("\n") + "\n").unwrap();
+    let out = work.path().join("out");
+    let result = export(&["--out", out.to_str().unwrap(), ".rupu/transcripts"], work.path());
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(
+        result.stderr.contains(
+            "txq: warning: no price for mystery-1: their cost is null; give prices with --prices FILE"
+        ),
+        "{}",
+        result.stderr
+    );
+    let calls = &tables_of(&out)["public.calls"];
+    let mut costs: Vec<(Option<String>, Option<String>)> = Vec::new();
+    for (_, batch) in calls {
+        costs.extend(strings(batch, "model").into_iter().zip(strings(batch, "cost_usd")));
+    }
+    costs.sort();
+    // gpt-5: a million input tokens at $1.25.
+    assert_eq!(
+        costs,
+        [(Some("gpt-5".to_string()), Some("1.25".to_string())), (Some("mystery-1".to_string()), None)]
+    );
+}

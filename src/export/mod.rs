@@ -198,6 +198,11 @@ async fn export_local(engine: &Engine, options: &ExportOptions) -> Result<Summar
     summary.files = progress.files();
     summary.bytes = progress.bytes();
     summary.elapsed = started.elapsed();
+    // The models the normalized tables' `cost_usd` found no price for, as a statement says them.
+    let unpriced = crate::sql::prices::take_unpriced(&engine.ctx);
+    if !unpriced.is_empty() {
+        summary.warnings.push(crate::sql::prices::unpriced_warning(&unpriced));
+    }
     for problem in engine.corpus.problems.take() {
         match problem {
             Problem::UnreadableFile { file, why } => summary.warnings.push(format!(
