@@ -397,7 +397,16 @@ fn blocks_active_shows_the_block_under_way_with_its_burn_rate_and_projection() {
     let projected = limited["blocks"][0]["projection"]["totalTokens"].as_i64().unwrap();
     assert_eq!(status["limit"], 5000);
     assert_eq!(status["projectedUsage"], projected);
-    assert_eq!(status["status"], if projected > 5000 { "exceeds" } else if projected > 4000 { "warning" } else { "ok" });
+    assert_eq!(
+        status["status"],
+        if projected > 5000 {
+            "exceeds"
+        } else if projected > 4000 {
+            "warning"
+        } else {
+            "ok"
+        }
+    );
     // `max`: the most an earlier block used, the old call's 110 tokens.
     let text = run(&["blocks", "-a", "-j", "--token-limit", "max"], &[], dir.path());
     let limited: Value = serde_json::from_str(&text).unwrap();
@@ -478,8 +487,8 @@ fn ccusages_json_and_txqs_have_the_same_keys_and_agree_where_the_accounting_does
         let missing: Vec<&String> = their_keys.difference(&my_keys).collect();
         assert!(missing.is_empty(), "{report}: keys ccusage writes and txq does not: {missing:?}");
     }
-    // Per session: Codex's figures agree in full, Gemini's but for the output (txq counts
-    // thoughts in it); Claude Code's do not (ccusage counts a subagent's calls in its parent's
+    // Per session: Codex's figures agree in full but for the cost of cache writes, Gemini's but
+    // for the output (txq counts thoughts in it); Claude Code's do not (ccusage counts a subagent's calls in its parent's
     // session, and more than its own blocks report does): docs/harnesses.md#ccusage.
     let (theirs, mine) = (peer(&["session"]), ours(&["session"]));
     let by_name = |report: &Value| -> BTreeMap<String, Value> {
@@ -494,17 +503,24 @@ fn ccusages_json_and_txqs_have_the_same_keys_and_agree_where_the_accounting_does
     for (key, row) in &mine {
         let agent = row["agent"].as_str().unwrap();
         let Some(their) = theirs.get(key).filter(|_| agent != "claude") else { continue };
-        let mut fields = vec!["inputTokens", "cacheReadTokens", "cacheCreationTokens", "totalCost"];
+        let mut fields = vec!["inputTokens", "cacheReadTokens", "cacheCreationTokens"];
         if agent == "codex" {
             fields.extend(["outputTokens", "totalTokens"]);
+        }
+        // ccusage prices some OpenAI models' cache writes above input, which OpenAI does not.
+        if agent == "gemini" || row["cacheCreationTokens"] == 0 {
+            fields.push("totalCost");
+            *compared.entry(format!("{agent} cost")).or_insert(0) += 1;
         }
         for field in fields {
             let (a, b) = (row[field].as_f64().unwrap(), their[field].as_f64().unwrap());
             assert!((a - b).abs() < 1e-5, "{key} {field}: txq {a}, ccusage {b}");
         }
-        *compared.entry(agent).or_insert(0) += 1;
+        *compared.entry(agent.to_string()).or_insert(0) += 1;
     }
-    assert!(compared.get("codex") >= Some(&5) && compared.get("gemini") >= Some(&5), "compared {compared:?}");
+    for what in ["codex", "gemini", "codex cost", "gemini cost"] {
+        assert!(compared.get(what) >= Some(&3), "compared {compared:?}");
+    }
     // Claude Code's blocks agree with ccusage's: the same starts, tokens and cost.
     let (theirs, mine) = (peer(&["blocks"]), ours(&["blocks"]));
     let their_blocks: BTreeMap<&str, &Value> = theirs["blocks"]
