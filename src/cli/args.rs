@@ -302,6 +302,18 @@ pub(crate) struct SpendFlags {
     /// Accepted for ccusage's scripts: txq never fetches prices (docs/prices.md).
     #[arg(short = 'O', long, hide = true)]
     pub(crate) offline: bool,
+    /// Accepted for ccusage's scripts, as --offline.
+    #[arg(long, hide = true)]
+    pub(crate) no_offline: bool,
+    /// Accepted for ccusage's scripts: txq's tables have no color.
+    #[arg(long, hide = true)]
+    pub(crate) color: bool,
+    /// Accepted for ccusage's scripts, as --color.
+    #[arg(long, hide = true)]
+    pub(crate) no_color: bool,
+    /// Accepted for ccusage's scripts: txq reads files on every core.
+    #[arg(long, hide = true)]
+    pub(crate) single_thread: bool,
     /// Accepted for ccusage's scripts: every harness found is read.
     #[arg(long, hide = true)]
     pub(crate) all: bool,
