@@ -81,6 +81,7 @@ fn every_example_in_the_docs_runs_as_shown() {
             for (name, value) in crate::util::hermetic_env() {
                 sh.env(name, value);
             }
+            sh.env("TZ", crate::util::TIME_ZONE);
             // HOME is the sample, for the examples that read the default places; the cache,
             // history and XDG folders stay in the tests' own (crate::util::hermetic_env).
             let out = sh

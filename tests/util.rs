@@ -157,8 +157,12 @@ pub fn home_dir() -> &'static Path {
     DIR.get_or_init(|| tempfile::tempdir().expect("temp dir")).path()
 }
 
+/// The machine's time zone as [`command`] gives it (`TZ`): the spend reports' days are the
+/// machine's, UTC unless a test says otherwise.
+pub const TIME_ZONE: &str = "UTC";
+
 /// The variables [`command`] sets, and what to: HOME and the XDG folders in [`home_dir`], the
-/// cache in [`cache_dir`], the shell's history in the home, the time zone UTC. `TXQ_PRICES` is removed, so that
+/// cache in [`cache_dir`], the shell's history in the home. `TXQ_PRICES` is removed, so that
 /// the prices a test sees are its own.
 pub fn hermetic_env() -> Vec<(&'static str, PathBuf)> {
     let home = home_dir();
@@ -170,8 +174,6 @@ pub fn hermetic_env() -> Vec<(&'static str, PathBuf)> {
         ("XDG_STATE_HOME", home.join(".local/state")),
         ("TXQ_CACHE_DIR", cache_dir().to_path_buf()),
         ("TXQ_HISTORY", home.join("txq-history")),
-        // The spend reports' days are the machine's: UTC unless a test says otherwise.
-        ("TZ", PathBuf::from("UTC")),
     ]
 }
 
@@ -192,6 +194,7 @@ pub fn command(cwd: &Path) -> Command {
     for (name, value) in hermetic_env() {
         command.env(name, value);
     }
+    command.env("TZ", TIME_ZONE);
     command
 }
 

@@ -508,8 +508,8 @@ fn parse_report_out(s: &str) -> Result<PathBuf, String> {
 }
 
 const AFTER_HELP: &str = "\
-Point it at your home: with no PATH it reads every agent's default place (~/.claude, ~/.codex,
-~/.gemini, ...), and ccusage's reports work as they do there (docs/cli.md#ccusage):
+Point it at your home: with no PATH it reads every agent's default place (PATH above lists
+them), and ccusage's reports work as they do there (docs/cli.md#ccusage):
   txq daily                       spend per day, in your time zone, with a total (--json: ccusage's)
   txq session --since 20261101    per session, costliest first, with its project
   txq blocks --active             the 5-hour block under way: time left, burn rate, projection

@@ -32,6 +32,7 @@ pub fn format() -> Format {
         column_naming: Naming::SnakeCase,
         required_type: None,
         not_transcripts: &[],
+        project_folder: Some(project_folder),
         context: vec![
             ContextColumn {
                 name: "project",
@@ -314,6 +315,12 @@ SELECT 'claude' AS harness, coalesce(u.agent_id, u.session_id) AS session_id, u.
 FROM chosen_uses u
 LEFT JOIN chosen_results r ON r.session_id = u.session_id AND r.call_id = u.call_id AND r.nth = 1
 WHERE u.nth = 1";
+
+/// The folder Claude Code keeps a project's sessions in, under `projects/`: its working directory
+/// with every character outside `[A-Za-z0-9]` made a `-` (`/home/me/app` is `-home-me-app`).
+fn project_folder(cwd: &str) -> String {
+    cwd.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
+}
 
 /// A session per main file's sessionId, and per subagent (its agentId, under its parent); as its
 /// file names it, the file's stem (a resumed session's file may name it otherwise than its lines).

@@ -37,6 +37,7 @@ pub fn format() -> Format {
         column_naming: Naming::AsIs,
         required_type: None,
         not_transcripts: &[],
+        project_folder: None,
         context: vec![
             ContextColumn {
                 name: "thread_id",

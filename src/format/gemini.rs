@@ -37,6 +37,7 @@ pub fn format() -> Format {
         column_naming: Naming::SnakeCase,
         required_type: None,
         not_transcripts: &[],
+        project_folder: None,
         context: vec![
             ContextColumn {
                 name: "chat_session_id",

@@ -51,6 +51,9 @@ pub struct Format {
     /// What the files of its naming with no `required_type` line are, in words for users (`step
     /// logs`, `netflow ledgers`), for the warning about them and the docs.
     pub(crate) not_transcripts: &'static [&'static str],
+    /// How the harness names a project's folder after its working directory, where it does
+    /// (`txq daily --project` takes that name too, as ccusage does).
+    pub(crate) project_folder: Option<fn(&str) -> String>,
     /// Columns every event table of this format carries, taken from the file or its position.
     pub(crate) context: Vec<ContextColumn>,
     /// Fields every event carries whatever its type (reeval's `turn`, `ts`, `durationMs`).
@@ -93,6 +96,11 @@ pub struct ModelFamily {
 pub struct FormatQuery {
     pub name: &'static str,
     pub sql: &'static str,
+}
+
+/// The names the formats give a project's folder after its working directory `cwd`.
+pub fn project_folders(cwd: &str) -> Vec<String> {
+    all().iter().filter_map(|f| f.project_folder).map(|name| name(cwd)).collect()
 }
 
 /// A section of the report page that one format's data fills: the rows of one of its canned

@@ -64,6 +64,7 @@ pub(crate) fn format() -> Format {
         column_naming: Naming::SnakeCase,
         required_type: None,
         not_transcripts: &[],
+        project_folder: None,
         context: attempt_context(),
         common_fields: vec![
             field("turn", Int, "the turn it belongs to, from 0"),
@@ -134,6 +135,7 @@ pub(crate) fn raw_format() -> Format {
         column_naming: Naming::SnakeCase,
         required_type: None,
         not_transcripts: &[],
+        project_folder: None,
         context: attempt_context(),
         common_fields: vec![
             field("turn", Int, "the turn the part belongs to"),

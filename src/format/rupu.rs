@@ -40,6 +40,7 @@ pub fn format() -> Format {
         column_naming: Naming::AsIs,
         required_type: Some("run_start"),
         not_transcripts: &["step logs", "netflow ledgers"],
+        project_folder: None,
         context: vec![
             ContextColumn {
                 name: "run_id",

@@ -27,6 +27,7 @@ pub(crate) fn format() -> Format {
         column_naming: Naming::AsIs,
         required_type: None,
         not_transcripts: &[],
+        project_folder: None,
         context: vec![
             ContextColumn {
                 name: "run_id",

@@ -69,7 +69,7 @@ pub(crate) fn about(table: &str) -> Option<&'static str> {
 /// What a column of a normalized table holds, for `\d calls` (docs/harnesses.md says more).
 pub(crate) fn column_about(table: &str, column: &str) -> Option<&'static str> {
     Some(match (table, column) {
-        (_, "harness") => "the harness that wrote it: claude, codex, gemini, rupu, reeval, ...",
+        (_, "harness") => "the harness that wrote it: its format's name, the schema of its own rows",
         ("sessions", "session_id") => "the session, as its lines name it (a subagent's: its agent id)",
         (_, "session_id") => "the session it belongs to (sessions.session_id)",
         (_, "parent_session_id") => "the session a subagent or spawned thread ran under; null at the top",

@@ -200,12 +200,13 @@ pub(crate) fn period_of(row: &Map<String, Value>, column: &str, of: super::Repor
 }
 
 /// Whether a working directory is the project `name`: its last two parts (`work/app`), its
-/// folder's name, its whole path, or the name Claude Code gives its folder (`-home-me-work-app`).
+/// folder's name, its whole path, or the name a harness gives its folder of sessions
+/// (`-home-me-work-app`: [`crate::format::project_folders`]).
 pub(crate) fn is_project(cwd: Option<&str>, name: &str) -> bool {
     let Some(cwd) = cwd else { return false };
-    let encoded: String = cwd.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
     let last = cwd.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next().unwrap_or(cwd);
-    [super::project_of(cwd).as_str(), last, cwd.trim_end_matches('/'), encoded.as_str()].contains(&name)
+    [super::project_of(cwd).as_str(), last, cwd.trim_end_matches('/')].contains(&name)
+        || crate::format::project_folders(cwd).iter().any(|folder| folder == name)
 }
 
 /// The sessions of the rows of `session_models` (one per session and model, a session's rows
@@ -345,7 +346,7 @@ mod tests {
     }
 
     #[test]
-    fn a_project_is_named_by_its_last_parts_its_folder_its_path_or_claudes_folder_name() {
+    fn a_project_is_named_by_its_last_parts_its_folder_its_path_or_its_sessions_folder() {
         for name in ["work/app", "app", "/home/me/work/app", "-home-me-work-app"] {
             assert!(is_project(Some("/home/me/work/app"), name), "{name}");
         }

@@ -501,7 +501,7 @@ mod tests {
 
     #[test]
     fn a_cut_text_ends_in_an_ellipsis_within_its_width() {
-        assert_eq!(cut("claude-sonnet-4-6", 8), "claude-…");
+        assert_eq!(cut("model-sonnet-4-6", 8), "model-s…");
         assert_eq!(cut("short", 8), "short");
         assert_eq!(width_of(&cut("日本語のモデル名", 7)), 7);
     }
