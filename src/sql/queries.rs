@@ -27,7 +27,9 @@ const SHARED: &[CannedQuery] = canned![
     "daily",
     "monthly",
     "session",
+    "spend_by_project",
     "spend_over_time",
+    "tool_failures",
     "unpriced_models",
     "weekly",
 ];
