@@ -231,8 +231,9 @@ fn draw_stacked_columns(
         .margin(8)
         .x_label_area_size(30)
         .y_label_area_size(64)
-        // 0..n is n + 1 segments to plotters: the last column's is n - 1.
-        .build_cartesian_2d((0..(count - 1).max(0)).into_segmented(), 0.0..top)?;
+        // 0..n is n + 1 segments to plotters: the last column's is n - 1 (one column gets two,
+        // 0..0 being no width).
+        .build_cartesian_2d((0..(count - 1).max(1)).into_segmented(), 0.0..top)?;
     // At most 12 names along the axis: every nth column's.
     let every = (columns.len() / 12 + 1) as i32;
     let label = |v: &SegmentValue<i32>| match v {

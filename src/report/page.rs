@@ -47,6 +47,7 @@ details summary { cursor: pointer; font-size: 12.5px; color: #444; }
 .headline div { display: flex; flex-direction: column; }
 .headline .big { font-size: 28px; font-weight: 650; font-variant-numeric: tabular-nums; }
 .headline .label { color: #555; font-size: 12.5px; }
+.headline .big.days { font-size: 20px; line-height: 34px; }
 section.nothing p.empty { margin: 10px 0; }
 dl.corpus { display: grid; grid-template-columns: max-content auto; gap: 2px 14px; margin: 6px 0; }
 dl.corpus dt { font-weight: 600; } dl.corpus dd { margin: 0; }
@@ -392,7 +393,6 @@ pub fn money(usd: f64) -> String {
 struct Sums {
     calls: i64,
     input_tokens: i64,
-    cache_read_tokens: i64,
     output_tokens: i64,
     /// Of the rows with a cost.
     cost_usd: f64,
@@ -405,7 +405,6 @@ impl Sums {
         let int = |column: &str| f.column(column).and_then(|at| row[at].as_i64()).unwrap_or(0);
         self.calls += int("calls");
         self.input_tokens += int("input_tokens");
-        self.cache_read_tokens += int("cache_read_tokens");
         self.output_tokens += int("output_tokens");
         match f.column("cost_usd").and_then(|at| row[at].as_f64()) {
             Some(cost) => self.cost_usd += cost,
@@ -469,15 +468,14 @@ fn headline(report: &Report) -> Markup {
             div.headline {
                 (figure("cost_usd", &cost, money(all.cost_usd), html! { "spent (US dollars)" }))
                 (figure("tokens", &serde_json::json!(tokens), shown_number(&serde_json::json!(tokens)), html! {
-                    "tokens: " (shown_number(&serde_json::json!(all.input_tokens))) " in (of them "
-                    (shown_number(&serde_json::json!(all.cache_read_tokens))) " cache reads), "
+                    "tokens: " (shown_number(&serde_json::json!(all.input_tokens))) " in, "
                     (shown_number(&serde_json::json!(all.output_tokens))) " out"
                 }))
                 (figure("calls", &serde_json::json!(all.calls), shown_number(&serde_json::json!(all.calls)), html! { "model calls" }))
                 (figure("sessions", &serde_json::json!(sessions.rows.len()),
                     shown_number(&serde_json::json!(sessions.rows.len())), html! { "sessions" }))
                 div {
-                    span.big {
+                    span.big.days {
                         @match (first, last) {
                             (Some(first), Some(last)) => {
                                 span data-figure="first_day" data-value=(Shown(first)) { (Shown(first)) }
