@@ -461,7 +461,7 @@ fn the_page_in_a_browser_shows_the_figures_of_the_queries_and_the_tally() {
     assert_eq!(text, dollars(cost));
     assert!((value.parse::<f64>().unwrap() - cost).abs() < 1e-5, "{value} {cost}");
     let generated_calls = corpus.harnesses.by_model.values().map(|s| s.calls).sum::<u64>()
-        + corpus.rupu.events_by_type.get("usage").copied().unwrap_or(0) as u64;
+        + corpus.rupu.events_by_type.get("usage").copied().unwrap_or(0);
     assert_eq!(totals["calls"], json!(generated_calls));
     assert_eq!(headline(&page, "calls").1, generated_calls.to_string());
     assert_eq!(headline(&page, "tokens").1, totals["tokens"].to_string());
@@ -699,7 +699,9 @@ fn a_home_of_harnesses_alone_has_its_headline_projects_and_tool_failures_and_a_l
     }
 
     // Projects: the generator's sessions with calls, by the last two components of their cwd.
-    let mut by_project: BTreeMap<String, (BTreeSet<String>, u64, u64, i64, i64, f64)> = BTreeMap::new();
+    /// A project's harnesses, sessions, calls, input and output tokens, and cost.
+    type Project = (BTreeSet<String>, u64, u64, i64, i64, f64);
+    let mut by_project: BTreeMap<String, Project> = BTreeMap::new();
     for session in expected.sessions.iter().filter(|s| s.calls > 0) {
         let project = by_project.entry(project_of(session.cwd.as_deref().unwrap())).or_default();
         project.0.insert(session.harness.clone());
