@@ -1,8 +1,10 @@
 //! The report as one self-contained HTML page, written by `maud` templates (which escape every
 //! text they are given): inline CSS and SVG, nothing to fetch (a strict Content-Security-Policy
 //! says so), each chart with the canned query that made it and its figures beside it in a table a
-//! program can read (`table.figures[data-query]`, a `td[data-column][data-value]` a value). Every
-//! text from the data is shown through [`Shown`], its controls written visibly.
+//! program can read (`table.figures[data-query]`, a `td[data-column][data-value]` a value). It
+//! opens on a headline of the spend (`[data-figure][data-value]`), and a section whose query has
+//! no rows is one line. Every text from the data is shown through [`Shown`], its controls written
+//! visibly.
 
 use super::chart::{self, Series, TimeAxis};
 use super::{Figures, Report};
