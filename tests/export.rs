@@ -99,12 +99,15 @@ fn every_table_reads_back_as_the_generator_wrote(c: &Generated) {
     assert!(leftovers.is_empty(), "nothing left beside OUT: {leftovers:?}");
     let tables = tables_of(&out);
 
-    // Every table of the schema, with its SQL columns, names and types, but the normalized
-    // views: each is computed across files, and is not exported (docs/export.md).
+    // Every table of the schema, with its SQL columns, names and types, but the format's own
+    // normalized views; and the default schema's normalized tables, each computed across files
+    // and written whole (docs/export.md).
     let columns = c.rows(
         "select table_schema, table_name, column_name, data_type from information_schema.columns \
-         where table_schema in ('rupu', 'rupu_netflow') \
-         and table_name not in ('calls', 'tool_calls', 'sessions') order by table_name, ordinal_position",
+         where (table_schema in ('rupu', 'rupu_netflow') \
+         and table_name not in ('calls', 'tool_calls', 'sessions')) \
+         or (table_schema = 'public' and table_name in ('calls', 'tool_calls', 'sessions')) \
+         order by table_name, ordinal_position",
     );
     let normalized = c.rows(
         "select count(*) as n from information_schema.tables where table_schema = 'rupu' \
@@ -163,6 +166,11 @@ fn every_table_reads_back_as_the_generator_wrote(c: &Generated) {
                 kind => of_type(kind),
             };
             assert_eq!(rows(dataset), expected, "{table}");
+            continue;
+        }
+        if let Some(name) = table.strip_prefix("public.") {
+            let live = c.rows(&format!("select count(*) as n from {name}"));
+            assert_eq!(rows(dataset) as u64, live[0]["n"].as_u64().unwrap(), "{table}");
             continue;
         }
         let name = table.trim_start_matches("rupu.");
@@ -297,13 +305,26 @@ fn run_folders_hold_one_run_each() {
     assert_eq!(folders, c.expected.runs.len());
 }
 
-/// The rows of every table of `out`, as sorted (file, line) pairs, or run ids for views.
+/// The rows of every table of `out`, as sorted (file, line) pairs, or run ids for views; a
+/// normalized table's (no run id) as all their values.
 fn row_keys(out: &Path) -> BTreeMap<String, Vec<String>> {
-    tables_of(out)
+    row_keys_of(tables_of(out))
+}
+
+/// [`row_keys`] of tables read.
+fn row_keys_of(tables: BTreeMap<String, Vec<(PathBuf, RecordBatch)>>) -> BTreeMap<String, Vec<String>> {
+    tables
         .into_iter()
         .map(|(table, dataset)| {
             let mut keys = Vec::new();
-            for (_, batch) in &dataset {
+            for (_, batch) in dataset.iter().filter(|_| table.starts_with("public.")) {
+                let columns: Vec<Vec<Option<String>>> =
+                    batch.schema().fields().iter().map(|f| strings(batch, f.name())).collect();
+                for i in 0..batch.num_rows() {
+                    keys.push(columns.iter().map(|c| format!("{:?}", c[i])).collect::<Vec<_>>().join(" "));
+                }
+            }
+            for (_, batch) in dataset.iter().filter(|_| !table.starts_with("public.")) {
                 let (files, lines) = (
                     strings(batch, "file"),
                     batch.schema().index_of("line").ok().map(|_| ints(batch, "line")),
@@ -575,4 +596,143 @@ fn a_runs_netflow_ledger_is_exported_in_its_runs_unit_and_day() {
             None => assert_eq!(day, "unknown", "{run_id}: a ledger of no run read has no day"),
         }
     }
+}
+
+/// `txq export` in a home of every harness (`HOME` it), into `out`, with `args`.
+fn export_home(home: &Path, out: &Path, args: &[&str]) -> crate::util::Output {
+    let mut command = crate::util::command(home);
+    command.args(["export", "--out", out.to_str().unwrap()]).args(args).env("HOME", home);
+    let ran = command.stdin(std::process::Stdio::null()).output().unwrap();
+    let output = crate::util::Output {
+        code: ran.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(ran.stdout).unwrap(),
+        stderr: String::from_utf8(ran.stderr).unwrap(),
+    };
+    assert_eq!(output.code, 0, "{}", output.stderr);
+    output
+}
+
+/// A column's sum over a dataset: whole numbers exactly, `cost_usd` as a float.
+fn sum_of(dataset: &[(PathBuf, RecordBatch)], column: &str) -> f64 {
+    let mut sum = 0.0;
+    for (_, batch) in dataset {
+        let values = cast(batch.column_by_name(column).unwrap(), &DataType::Float64).unwrap();
+        sum +=
+            values.as_primitive::<datafusion::arrow::datatypes::Float64Type>().iter().flatten().sum::<f64>();
+    }
+    sum
+}
+
+/// The normalized tables of a home of every harness, exported: `public/calls`,
+/// `public/tool_calls` and `public/sessions`, one dataset each (unpartitioned whatever
+/// `--partition-by` says), holding what `txq -e` answers over the live files (rows, tokens,
+/// cost) and the generator's tally; `--tables calls` writes that one alone; `--append` writes
+/// them again whole, the old files gone.
+#[test]
+fn the_normalized_tables_export_whole_as_txq_reads_them_over_the_live_files() {
+    use crate::harness_rows::rows as live_rows;
+    use txq::generate::{HarnessOptions, write_harness_home};
+    let home = tempfile::tempdir().unwrap();
+    let expected = write_harness_home(home.path(), &HarnessOptions::default()).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    export_home(home.path(), &out, &[]);
+    let tables = tables_of(&out);
+    for name in ["public.calls", "public.tool_calls", "public.sessions"] {
+        assert!(tables.contains_key(name), "{name} is exported: {:?}", tables.keys());
+    }
+    for harness in ["claude", "codex", "gemini"] {
+        assert!(!tables.contains_key(&format!("{harness}.calls")), "a harness's own view is not");
+    }
+
+    let env = [("HOME", home.path().to_path_buf())];
+    let sql = "select count(*) as n, sum(input_tokens) as input, sum(cache_read_tokens) as read, \
+               sum(cache_write_tokens) as write, sum(output_tokens) as output, sum(cost_usd) as cost, \
+               count(cost_usd) as priced from calls";
+    let live = &live_rows(home.path(), &[], &env, sql)[0];
+    let calls = &tables["public.calls"];
+    assert_eq!(rows(calls) as u64, live["n"].as_u64().unwrap());
+    assert_eq!(rows(calls), expected.calls.len(), "the generator's tally");
+    assert_eq!(live["priced"], live["n"], "every generated model is priced");
+    for (column, name, tally) in [
+        ("input_tokens", "input", expected.calls.iter().map(|c| c.input_tokens).sum::<i64>()),
+        ("cache_read_tokens", "read", expected.calls.iter().map(|c| c.cache_read_tokens).sum()),
+        ("cache_write_tokens", "write", expected.calls.iter().map(|c| c.cache_write_tokens).sum()),
+        ("output_tokens", "output", expected.calls.iter().map(|c| c.output_tokens).sum()),
+    ] {
+        assert_eq!(sum_of(calls, column), live[name].as_i64().unwrap() as f64, "{column}");
+        assert_eq!(sum_of(calls, column), tally as f64, "{column}: the generator's tally");
+    }
+    let cost = live["cost"].as_f64().unwrap();
+    assert!(cost > 0.0 && (sum_of(calls, "cost_usd") - cost).abs() <= 1e-9 * cost, "{cost}");
+    for (table, tally) in [("tool_calls", expected.tool_calls.len()), ("sessions", expected.sessions.len())] {
+        let live = live_rows(home.path(), &[], &env, &format!("select count(*) as n from {table}"));
+        assert_eq!(rows(&tables[&format!("public.{table}")]) as u64, live[0]["n"].as_u64().unwrap());
+        assert_eq!(rows(&tables[&format!("public.{table}")]), tally, "{table}: the generator's tally");
+    }
+    let manifest: txq::export::Manifest =
+        serde_json::from_str(&std::fs::read_to_string(out.join(txq::export::MANIFEST_FILE)).unwrap())
+            .unwrap();
+    assert_eq!(manifest.folders["public.calls"], "public/calls");
+
+    // An append writes them again whole: the same rows, in the new generation's files only.
+    export_home(home.path(), &out, &["--append"]);
+    let appended = tables_of(&out);
+    for name in ["public.calls", "public.tool_calls", "public.sessions"] {
+        assert_eq!(rows(&appended[name]), rows(&tables[name]), "{name}");
+        for (path, _) in &appended[name] {
+            let file = path.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(file.starts_with("part-00002-whole-"), "{name}: {file}");
+        }
+    }
+    let normalized = |tables: BTreeMap<String, Vec<(PathBuf, RecordBatch)>>| {
+        row_keys_of(tables.into_iter().filter(|(name, _)| name.starts_with("public.")).collect())
+    };
+    assert_eq!(normalized(appended), normalized(tables));
+
+    // `--tables calls` names the normalized table; partitioned by date, it is written whole.
+    let only = work.path().join("only-calls");
+    export_home(home.path(), &only, &["--tables", "calls", "--partition-by", "date"]);
+    let tables = tables_of(&only);
+    assert_eq!(tables.keys().collect::<Vec<_>>(), ["public.calls"]);
+    assert_eq!(rows(&tables["public.calls"]), expected.calls.len());
+    for (path, _) in &tables["public.calls"] {
+        assert_eq!(path.parent().unwrap(), only.join("public/calls"), "no Hive folder");
+    }
+}
+
+/// A call of a model with no price exports with a null `cost_usd` in `public/calls`, and the
+/// export says so, as a statement does.
+#[test]
+fn an_exported_call_of_a_model_with_no_price_costs_null_and_is_named() {
+    let work = tempfile::tempdir().unwrap();
+    let transcripts = work.path().join(".rupu/transcripts");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let lines = [
+        r#"{"type":"run_start","data":{"run_id":"run_U","workspace_id":"w","agent":"a","provider":"acme","model":"mystery-1","started_at":"2026-10-07T09:00:00Z","mode":"ask"}}"#,
+        r#"{"type":"usage","data":{"provider":"acme","model":"mystery-1","input_tokens":10,"output_tokens":1}}"#,
+        r#"{"type":"usage","data":{"provider":"openai","model":"gpt-5","input_tokens":1000000,"output_tokens":0}}"#,
+    ];
+    std::fs::write(transcripts.join("run_U.jsonl"), lines.join("\n") + "\n").unwrap();
+    let out = work.path().join("out");
+    let result = export(&["--out", out.to_str().unwrap(), ".rupu/transcripts"], work.path());
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(
+        result.stderr.contains(
+            "txq: warning: no price for mystery-1: their cost is null; give prices with --prices FILE"
+        ),
+        "{}",
+        result.stderr
+    );
+    let calls = &tables_of(&out)["public.calls"];
+    let mut costs: Vec<(Option<String>, Option<String>)> = Vec::new();
+    for (_, batch) in calls {
+        costs.extend(strings(batch, "model").into_iter().zip(strings(batch, "cost_usd")));
+    }
+    costs.sort();
+    // gpt-5: a million input tokens at $1.25.
+    assert_eq!(
+        costs,
+        [(Some("gpt-5".to_string()), Some("1.25".to_string())), (Some("mystery-1".to_string()), None)]
+    );
 }

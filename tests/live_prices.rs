@@ -21,9 +21,9 @@ fn per_token(file: &Map<String, Value>, model: &str, key: &str) -> f64 {
 
 /// One call's cost by hand from a LiteLLM entry, as docs/prices.md says: `input` counts the
 /// cache reads and writes; a prompt over the entry's `_above_<N>k_tokens` threshold prices the
-/// whole call at those keys (each missing one at its key below the threshold); a missing
-/// cache-write price is 1.25 × input, a missing cache-read price 0.1 × input for Claude and
-/// the input price for other models.
+/// whole call at those keys (each missing one at its key below the threshold); a cache price
+/// given at neither tier is, for Claude, 1.25 × the tier's input (a write) and 0.1 × (a read),
+/// for any other model the tier's input price (OpenAI and Google charge no cache-write premium).
 fn by_hand(file: &Map<String, Value>, model: &str, [input, read, write, output]: [i64; 4]) -> f64 {
     let entry = file[model].as_object().unwrap_or_else(|| panic!("no entry for {model}"));
     let threshold = entry.keys().find_map(|k| {
@@ -35,12 +35,12 @@ fn by_hand(file: &Map<String, Value>, model: &str, [input, read, write, output]:
             .or_else(|| entry.get(base))
             .and_then(Value::as_f64)
     };
-    let short_input = entry["input_cost_per_token"].as_f64().unwrap();
+    let input_price = price("input_cost_per_token").unwrap();
     let claude = model.contains("claude");
-    let cache_read =
-        price("cache_read_input_token_cost").unwrap_or(if claude { short_input * 0.1 } else { short_input });
-    let cache_write = price("cache_creation_input_token_cost").unwrap_or(short_input * 1.25);
-    (input - read - write) as f64 * price("input_cost_per_token").unwrap()
+    let (write_times, read_times) = if claude { (1.25, 0.1) } else { (1.0, 1.0) };
+    let cache_read = price("cache_read_input_token_cost").unwrap_or(input_price * read_times);
+    let cache_write = price("cache_creation_input_token_cost").unwrap_or(input_price * write_times);
+    (input - read - write) as f64 * input_price
         + read as f64 * cache_read
         + write as f64 * cache_write
         + output as f64 * price("output_cost_per_token").unwrap()
@@ -111,23 +111,36 @@ fn call_cost_prices_the_whole_request_over_the_threshold_at_the_long_tier() {
 }
 
 #[test]
-fn call_cost_finds_a_model_without_its_provider_prefix_or_date_and_falls_back_for_cache_prices() {
+fn call_cost_finds_a_model_without_its_provider_prefix_or_date_and_prices_cache_tokens_by_provider() {
     let dir = tempfile::tempdir().unwrap();
     let file = built_in();
     let sql = "select call_cost('anthropic/claude-haiku-4-5', 1000000, 0, 0, 0) as prefixed, \
                call_cost('claude-haiku-4-5-20991231', 1000000, 0, 0, 0) as dated, \
                call_cost('vertex_ai/claude-haiku-4-5@20251001', 1000000, 0, 0, 0) as vertex, \
                call_cost('gpt-5.1-codex', 1000000, 0, 1000, 0) as written, \
+               call_cost('gpt-5.1-codex', 1000000, 0, 1000000, 0) as all_written, \
+               call_cost('gemini-3-pro-preview', 100000, 0, 100000, 0) as gemini_written, \
+               call_cost('gpt-5.4', 300000, 0, 100000, 0) as long_written, \
+               call_cost('claude-haiku-4-5', 1000000, 0, 1000000, 0) as claude_written, \
                call_cost('gemini-2.0-flash-lite', 1000, 1000, 0, 0) as read";
     let (rows, _) = run(&["-e", sql], dir.path());
     let haiku = by_hand(&file, "claude-haiku-4-5", [1_000_000, 0, 0, 0]);
     for name in ["prefixed", "dated", "vertex"] {
         assert_close(rows[0][name].as_f64(), haiku, name);
     }
-    // No cache-write price: 1.25 × input. No cache-read price (not Anthropic): the input price.
+    // OpenAI and Google charge no cache-write premium: a write costs an input token, over the
+    // threshold the long one. Anthropic's 5-minute write is 1.25 × input. No cache-read price (not
+    // Anthropic): the input price.
     let codex = per_token(&file, "gpt-5.1-codex", "input_cost_per_token");
     assert!(file["gpt-5.1-codex"].get("cache_creation_input_token_cost").is_none());
-    assert_close(rows[0]["written"].as_f64(), 999_000.0 * codex + 1_000.0 * 1.25 * codex, "written");
+    assert_close(rows[0]["written"].as_f64(), 1_000_000.0 * codex, "written");
+    assert_close(rows[0]["all_written"].as_f64(), 1.25, "the issue's call: $1.25, not $1.5625");
+    assert!(file["gemini-3-pro-preview"].get("cache_creation_input_token_cost").is_none());
+    assert_close(rows[0]["gemini_written"].as_f64(), 100_000.0 * 2.0 / 1e6, "gemini_written");
+    assert_close(rows[0]["long_written"].as_f64(), 300_000.0 * 5.0 / 1e6, "long_written");
+    assert_close(rows[0]["claude_written"].as_f64(), 1.25, "claude_written");
+    let by_hand_written = by_hand(&file, "gpt-5.4", [300_000, 0, 100_000, 0]);
+    assert_close(rows[0]["long_written"].as_f64(), by_hand_written, "long_written by hand");
     assert!(file["gemini-2.0-flash-lite"].get("cache_read_input_token_cost").is_none());
     let lite = per_token(&file, "gemini-2.0-flash-lite", "input_cost_per_token");
     assert_close(rows[0]["read"].as_f64(), 1_000.0 * lite, "read");

@@ -603,6 +603,11 @@ fn the_list_names_every_query_and_what_it_answers() {
     assert_eq!(names, txq::sql::queries::all().iter().map(|q| q.name.to_string()).collect::<Vec<_>>());
     let spend = rows.iter().find(|r| text(r, "name") == "spend_by_model_day").unwrap();
     assert!(text(spend, "answers").starts_with("Spend by model and day:"), "{spend:?}");
+    // As a table, off a terminal, it fits 100 columns, every query named in it.
+    let table = txq(&["query", "--list"], Path::new(env!("CARGO_MANIFEST_DIR")));
+    let widest = table.stdout.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(widest <= 100 && widest > 60, "{widest}: {}", table.stdout);
+    assert!(names.iter().all(|n| table.stdout.lines().any(|l| l == n)), "{}", table.stdout);
 }
 
 #[test]

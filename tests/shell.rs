@@ -95,6 +95,16 @@ fn meta_commands_describe_tables_and_change_the_output() {
     assert!(out.contains("rupu.usage: "), "{out}");
     assert!(out.contains("`usage` alone means rupu.usage"), "{out}");
     assert!(out.contains("| input_tokens "), "{out}");
+    // The normalized tables come first, and their columns say what they hold.
+    s.send_line("\\d").unwrap();
+    let out = s.exp_string(PROMPT).unwrap();
+    let at = |table: &str| out.find(&format!("| {table} ")).unwrap_or_else(|| panic!("{table}: {out}"));
+    assert!(at("calls") < at("tool_calls") && at("tool_calls") < at("sessions"), "{out}");
+    assert!(at("sessions") < at("usage") && at("sessions") < at("runs"), "{out}");
+    s.send_line("\\d calls").unwrap();
+    let out = s.exp_string(PROMPT).unwrap();
+    assert!(out.contains("public.calls: one row per billed model call"), "{out}");
+    assert!(out.contains("input tokens read from"), "{out}");
 
     s.send_line("\\format csv").unwrap();
     s.exp_string(PROMPT).unwrap();

@@ -3,6 +3,7 @@
 
 mod cache;
 mod cancel_and_stream;
+mod ccusage_commands;
 mod cli;
 mod cluster;
 mod data_edge_cases;

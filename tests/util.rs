@@ -158,7 +158,7 @@ pub fn home_dir() -> &'static Path {
 }
 
 /// The variables [`command`] sets, and what to: HOME and the XDG folders in [`home_dir`], the
-/// cache in [`cache_dir`], the shell's history in the home. `TXQ_PRICES` is removed, so that
+/// cache in [`cache_dir`], the shell's history in the home, the time zone UTC. `TXQ_PRICES` is removed, so that
 /// the prices a test sees are its own.
 pub fn hermetic_env() -> Vec<(&'static str, PathBuf)> {
     let home = home_dir();
@@ -170,6 +170,8 @@ pub fn hermetic_env() -> Vec<(&'static str, PathBuf)> {
         ("XDG_STATE_HOME", home.join(".local/state")),
         ("TXQ_CACHE_DIR", cache_dir().to_path_buf()),
         ("TXQ_HISTORY", home.join("txq-history")),
+        // The spend reports' days are the machine's: UTC unless a test says otherwise.
+        ("TZ", PathBuf::from("UTC")),
     ]
 }
 

@@ -59,8 +59,9 @@ pub struct Args {
           default_value_if("json", clap::builder::ArgPredicate::IsPresent, "json"))]
     pub(crate) format: OutputFormat,
 
-    /// As --format json (ccusage's spelling).
-    #[arg(long, global = true, conflicts_with = "format")]
+    /// As --format json (ccusage's spelling); on `txq daily|weekly|monthly|session|blocks`, the
+    /// report in ccusage's JSON shape instead (docs/cli.md#ccusage).
+    #[arg(short = 'j', long, global = true, conflicts_with = "format")]
     pub(crate) json: bool,
 
     /// Lines longer than this (bytes, or a size: 64M) are listed in `errors` instead of read;
@@ -151,6 +152,18 @@ pub(crate) enum Command {
         #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
+    /// Spend per day, as `ccusage daily`: a row per day (--breakdown: per harness and model under
+    /// it), a total, --json in ccusage's shape (docs/cli.md#ccusage).
+    Daily(PeriodFlags),
+    /// Spend per week (from Monday), as `ccusage weekly`.
+    Weekly(PeriodFlags),
+    /// Spend per month, as `ccusage monthly`.
+    Monthly(PeriodFlags),
+    /// Spend per session, as `ccusage session`: costliest first, with its project.
+    Session(SessionFlags),
+    /// Spend per 5-hour billing block of each harness, as `ccusage blocks`; --active shows the
+    /// block under way with its time left, burn rate and projection.
+    Blocks(BlockFlags),
     /// Run a canned analysis of queries/ by name; --list lists them and what they answer.
     Query {
         /// The analysis, e.g. spend_by_model_day.
@@ -167,7 +180,8 @@ pub(crate) enum Command {
         #[arg(long, value_name = "DATE", value_parser = crate::sql::reports::parse_day, conflicts_with = "list")]
         until: Option<chrono::NaiveDate>,
         /// The time zone of a spend report's days, weeks, months and hours: an IANA name
-        /// (Europe/Berlin), or an offset (+09:00). Default UTC, whatever the machine's zone.
+        /// (Europe/Berlin), or an offset (+09:00). Default: the config file's `timezone`, else
+        /// the machine's (TZ, else the system's).
         #[arg(long, value_name = "TZ", value_parser = crate::sql::reports::parse_time_zone, conflicts_with = "list")]
         timezone: Option<String>,
         /// Transcript directories or files, as for txq itself.
@@ -187,7 +201,7 @@ pub(crate) enum Command {
         #[arg(long, value_name = "DATE", value_parser = crate::sql::reports::parse_day)]
         until: Option<chrono::NaiveDate>,
         /// The time zone of the report's hours and days: an IANA name (Europe/Berlin), or an
-        /// offset (+09:00). Default UTC, whatever the machine's zone.
+        /// offset (+09:00). Default: the config file's `timezone`, else the machine's.
         #[arg(long, value_name = "TZ", value_parser = crate::sql::reports::parse_time_zone)]
         timezone: Option<String>,
         /// Transcript directories or files, as for txq itself.
@@ -235,6 +249,154 @@ pub(crate) enum Command {
     /// Write a deterministic sample corpus of transcripts, damaged files included (--harness: a
     /// harness's home).
     Generate(crate::generate::command::GenerateFlags),
+}
+
+impl Command {
+    /// The flags of a spend report's command (`txq daily`, ...), if it is one.
+    pub(crate) fn spend_flags(&self) -> Option<&SpendFlags> {
+        match self {
+            Command::Daily(f) | Command::Weekly(f) | Command::Monthly(f) => Some(&f.spend),
+            Command::Session(f) => Some(&f.spend),
+            Command::Blocks(f) => Some(&f.spend),
+            _ => None,
+        }
+    }
+
+    /// The `--timezone` of a command that takes one, to lay the config file's under.
+    pub(crate) fn time_zone_mut(&mut self) -> Option<&mut Option<String>> {
+        match self {
+            Command::Query { timezone, .. } | Command::Report { timezone, .. } => Some(timezone),
+            Command::Daily(f) | Command::Weekly(f) | Command::Monthly(f) => Some(&mut f.spend.timezone),
+            Command::Session(f) => Some(&mut f.spend.timezone),
+            Command::Blocks(f) => Some(&mut f.spend.timezone),
+            _ => None,
+        }
+    }
+}
+
+/// What every spend report takes, with ccusage's names and short flags.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct SpendFlags {
+    /// The first day: YYYY-MM-DD or YYYYMMDD, a day of --timezone.
+    #[arg(short = 's', long, value_name = "DATE", value_parser = crate::sql::reports::parse_day)]
+    pub(crate) since: Option<chrono::NaiveDate>,
+    /// The last day, included: YYYY-MM-DD or YYYYMMDD.
+    #[arg(short = 'u', long, value_name = "DATE", value_parser = crate::sql::reports::parse_day)]
+    pub(crate) until: Option<chrono::NaiveDate>,
+    /// The time zone of the days: an IANA name (Europe/Berlin), or an offset (+09:00). Default:
+    /// the config file's `timezone`, else the machine's (TZ, else the system's).
+    #[arg(short = 'z', long, value_name = "TZ", value_parser = crate::sql::reports::parse_time_zone)]
+    pub(crate) timezone: Option<String>,
+    /// Under each row, a row per harness and model, with the row as their subtotal.
+    #[arg(short = 'b', long)]
+    pub(crate) breakdown: bool,
+    /// Oldest first (asc) or newest first (desc); a session report is costliest first.
+    #[arg(short = 'o', long, value_enum, value_name = "ORDER")]
+    pub(crate) order: Option<Order>,
+    /// The narrow table: period, models, uncached input, output, cost.
+    #[arg(long)]
+    pub(crate) compact: bool,
+    /// Leave the costs out, of the table and the JSON.
+    #[arg(long)]
+    pub(crate) no_cost: bool,
+    /// Accepted for ccusage's scripts: txq never fetches prices (docs/prices.md).
+    #[arg(short = 'O', long, hide = true)]
+    pub(crate) offline: bool,
+    /// Accepted for ccusage's scripts: every harness found is read.
+    #[arg(long, hide = true)]
+    pub(crate) all: bool,
+    /// ccusage's cost mode: auto and calculate are what txq does (every call priced from its
+    /// tokens); display (the cost a line carries) is refused.
+    #[arg(short = 'm', long, value_enum, value_name = "MODE")]
+    pub(crate) mode: Option<CostMode>,
+    /// Transcript directories or files, as for txq itself.
+    #[arg(value_name = "PATH")]
+    pub(crate) paths: Vec<PathBuf>,
+}
+
+/// `txq daily|weekly|monthly`: a spend report's flags, and the periods shown.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct PeriodFlags {
+    #[command(flatten)]
+    pub(crate) spend: SpendFlags,
+    /// Only the last N periods (1: today, this week or this month).
+    #[arg(long, value_name = "N")]
+    pub(crate) last: Option<u32>,
+    /// In --json, each period's spend per harness too (`agents`), as ccusage's --by-agent.
+    #[arg(long)]
+    pub(crate) by_agent: bool,
+    /// A row per period and project (the working directory's last two parts).
+    #[arg(short = 'i', long)]
+    pub(crate) instances: bool,
+    /// Only the calls of this project: its last two parts (work/app), its folder's name, its
+    /// whole path, or its Claude Code folder name (-home-me-work-app).
+    #[arg(short = 'p', long, value_name = "PROJECT", allow_hyphen_values = true)]
+    pub(crate) project: Option<String>,
+}
+
+/// `txq session`: a spend report's flags, and one session.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct SessionFlags {
+    #[command(flatten)]
+    pub(crate) spend: SpendFlags,
+    /// Only the session of this id: as its file names it, or as its lines do.
+    #[arg(short = 'i', long, value_name = "ID")]
+    pub(crate) id: Option<String>,
+    /// Only the sessions of this project, named as for `txq daily --project`.
+    #[arg(short = 'p', long, value_name = "PROJECT", allow_hyphen_values = true)]
+    pub(crate) project: Option<String>,
+}
+
+/// `txq blocks`: a spend report's flags, and which blocks.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct BlockFlags {
+    #[command(flatten)]
+    pub(crate) spend: SpendFlags,
+    /// Only the blocks under way, with the time left, the burn rate and the projection to the
+    /// block's end.
+    #[arg(short = 'a', long)]
+    pub(crate) active: bool,
+    /// Only the blocks of the last 3 days.
+    #[arg(short = 'r', long)]
+    pub(crate) recent: bool,
+    /// With --active: warn when the block's projected tokens near (80 %) or pass this many
+    /// (`max`: the most any earlier block of the harness used).
+    #[arg(short = 't', long, value_name = "TOKENS", value_parser = parse_token_limit)]
+    pub(crate) token_limit: Option<TokenLimit>,
+}
+
+/// A `--token-limit`: a number of tokens, or the most an earlier block used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TokenLimit {
+    Tokens(i64),
+    Max,
+}
+
+fn parse_token_limit(s: &str) -> Result<TokenLimit, String> {
+    match s.trim() {
+        "max" => Ok(TokenLimit::Max),
+        n => n
+            .parse::<i64>()
+            .ok()
+            .filter(|n| *n > 0)
+            .map(TokenLimit::Tokens)
+            .ok_or_else(|| format!("not a token limit: {s:?} (give a number of tokens, 500000, or max)")),
+    }
+}
+
+/// ccusage's `--mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CostMode {
+    Auto,
+    Calculate,
+    Display,
+}
+
+/// A report's order, as ccusage's --order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Order {
+    Asc,
+    Desc,
 }
 
 /// A duration of `--interval`: a number of seconds, or one with `ms`, `s` or `m` after it.
@@ -290,8 +452,9 @@ pub(crate) fn parse_memory_limit(s: &str) -> Result<u64, String> {
 /// give them.
 fn about() -> String {
     format!(
-        "SQL over AI-agent transcripts: every event type of {} is a table; `calls`, `tool_calls` and \
-         `sessions` hold every harness's",
+        "SQL over AI-agent transcripts: what your agents spent, per day, session, model and tool. \
+         `calls`, `tool_calls` and `sessions` hold every harness's, each call counted once; every \
+         event type of {} is a table too",
         crate::format::transcripts_read(&crate::format::all())
     )
 }
@@ -333,6 +496,12 @@ fn parse_report_out(s: &str) -> Result<PathBuf, String> {
 }
 
 const AFTER_HELP: &str = "\
+Point it at your home: with no PATH it reads every agent's default place (~/.claude, ~/.codex,
+~/.gemini, ...), and ccusage's reports work as they do there (docs/cli.md#ccusage):
+  txq daily                       spend per day, in your time zone, with a total (--json: ccusage's)
+  txq session --since 20261101    per session, costliest first, with its project
+  txq blocks --active             the 5-hour block under way: time left, burn rate, projection
+
 Examples:
   txq -e \"select harness, model, sum(input_tokens), sum(output_tokens) from calls group by 1, 2\"
   txq query daily --since 2026-11-01

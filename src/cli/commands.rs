@@ -146,10 +146,28 @@ async fn unqualified_schema(ctx: &SessionContext, table: &str) -> Option<String>
     Some(home_schema(ctx, &provider, table).await.unwrap_or_else(|| DEFAULT_SCHEMA.to_string()))
 }
 
-/// `\d`: the tables of the formats that have transcripts, then those made in this session; each
-/// named as it is typed (unqualified where that resolves to it).
+/// `\d`: the normalized tables (`calls`, `tool_calls`, `sessions`) first, then those made in
+/// this session, then the tables of the formats that have transcripts; each named as it is
+/// typed (unqualified where that resolves to it).
 pub(super) async fn tables_batch(ctx: &SessionContext, corpus: &Corpus) -> RecordBatch {
     let mut rows: Vec<(String, String, Option<i64>, String)> = Vec::new();
+    if let Some(public) = ctx.catalog(CATALOG).and_then(|c| c.schema(DEFAULT_SCHEMA)) {
+        let mut names = public.table_names();
+        // The normalized tables first, in the order a person asks about them.
+        names.sort_by_key(|t| {
+            (
+                crate::sql::normalized::about(t).is_none(),
+                ["calls", "tool_calls", "sessions"].iter().position(|n| n == t),
+                t.clone(),
+            )
+        });
+        for table in names {
+            if unqualified_schema(ctx, &table).await.as_deref() == Some(DEFAULT_SCHEMA) {
+                let about = crate::sql::normalized::about(&table).unwrap_or("not read from transcripts");
+                rows.push((table, DEFAULT_SCHEMA.into(), None, about.into()));
+            }
+        }
+    }
     for data in corpus.formats.iter().filter(|d| !d.files.is_empty()) {
         let schema = data.format.name.to_string();
         let mut tables: Vec<(String, Option<i64>, String)> = data
@@ -168,14 +186,6 @@ pub(super) async fn tables_batch(ctx: &SessionContext, corpus: &Corpus) -> Recor
                 format!("{schema}.{table}")
             };
             rows.push((typed, schema.clone(), count, about));
-        }
-    }
-    if let Some(public) = ctx.catalog(CATALOG).and_then(|c| c.schema(DEFAULT_SCHEMA)) {
-        for table in public.table_names() {
-            if unqualified_schema(ctx, &table).await.as_deref() == Some(DEFAULT_SCHEMA) {
-                let about = crate::sql::normalized::about(&table).unwrap_or("not read from transcripts");
-                rows.push((table, DEFAULT_SCHEMA.into(), None, about.into()));
-            }
         }
     }
     batch(vec![
@@ -215,6 +225,10 @@ fn catalog_notes(corpus: &Corpus, schema: &str, table: &str) -> (String, Vec<(St
             ));
             return (FILES_ABOUT.into(), columns);
         }
+    }
+    // A normalized table's columns are told by [`crate::sql::normalized::column_about`].
+    if let Some(about) = crate::sql::normalized::about(table).filter(|_| schema == DEFAULT_SCHEMA) {
+        return (about.to_string(), Vec::new());
     }
     (String::new(), Vec::new())
 }
@@ -264,7 +278,11 @@ pub(super) async fn describe(
             Some((_, t, _)) if !t.is_empty() => t.clone(),
             _ => type_name(field.data_type()),
         });
-        meanings.push(note.map(|(.., m)| m.clone()).unwrap_or_default());
+        let normalized = || match schema.as_str() {
+            DEFAULT_SCHEMA => crate::sql::normalized::column_about(table, field.name()).map(str::to_string),
+            _ => None,
+        };
+        meanings.push(note.map(|(.., m)| m.clone()).or_else(normalized).unwrap_or_default());
     }
     let columns = batch(vec![
         ("column", text_column(names)),

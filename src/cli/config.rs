@@ -28,6 +28,8 @@ pub(crate) struct Config {
     prices: Option<PathBuf>,
     /// As `--memory-limit`: a size (`2G`) or a number of bytes.
     memory_limit: Option<MemoryLimit>,
+    /// As `--timezone` of the spend reports and `txq report`: an IANA name or an offset.
+    timezone: Option<String>,
 }
 
 /// A memory limit as a config file may spell it.
@@ -124,10 +126,18 @@ pub fn apply(args: &mut Args, matches: &clap::ArgMatches) -> Result<(), Error> {
     if args.prices.is_none() && env(crate::sql::prices::ENV).is_none() {
         args.prices = config.prices.as_deref().map(expand_home);
     }
+    if let Some(zone) = &config.timezone
+        && let Some(slot @ None) = args.command.as_mut().and_then(Command::time_zone_mut)
+    {
+        let zone =
+            crate::sql::reports::parse_time_zone(zone.trim()).map_err(|why| from_file("timezone", why))?;
+        *slot = Some(zone);
+    }
     let paths_given = !args.paths.is_empty()
         || matches!(&args.command,
             Some(Command::Shell { paths } | Command::Export { paths, .. } | Command::Query { paths, .. })
-                if !paths.is_empty());
+                if !paths.is_empty())
+        || args.command.as_ref().and_then(Command::spend_flags).is_some_and(|f| !f.paths.is_empty());
     if !paths_given && let Some(paths) = &config.paths {
         args.paths = paths.iter().map(|p| expand_home(p)).collect();
     }
@@ -161,11 +171,12 @@ mod tests {
     #[test]
     fn a_config_file_says_each_setting_and_refuses_an_unknown_key() {
         let config: Config = toml::from_str(
-            "format = \"csv\"\nmaxrows = 5\npaths = [\"~/work/.rupu/transcripts\"]\nmemory_limit = \"2G\"\n",
+            "format = \"csv\"\nmaxrows = 5\npaths = [\"~/work/.rupu/transcripts\"]\nmemory_limit = \"2G\"\ntimezone = \"Asia/Tokyo\"\n",
         )
         .unwrap();
         assert_eq!(config.format.as_deref(), Some("csv"));
         assert_eq!(config.maxrows, Some(5));
+        assert_eq!(config.timezone.as_deref(), Some("Asia/Tokyo"));
         assert!(matches!(config.memory_limit, Some(MemoryLimit::Size(ref s)) if s == "2G"));
         let wrong = toml::from_str::<Config>("maxrow = 5\n").unwrap_err().to_string();
         assert!(wrong.contains("unknown field `maxrow`"), "{wrong}");

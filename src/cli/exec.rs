@@ -29,6 +29,41 @@ pub(crate) async fn run_script(
     paths: &[PathBuf],
     prices: Option<PriceList>,
 ) -> Result<(), Error> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    run_script_into(args, args.format, script, paths, prices, &mut out).await?;
+    out.flush().map_err(Error::Output)
+}
+
+/// Runs `script` as [`run_script`] does, its rows kept as JSON objects (each value as
+/// `--format ndjson` writes it) instead of printed: what a report of its own lays out.
+pub(crate) async fn rows_of(
+    args: &Args,
+    script: Script<'_>,
+    paths: &[PathBuf],
+    prices: Option<PriceList>,
+) -> Result<Vec<serde_json::Map<String, serde_json::Value>>, Error> {
+    let mut lines = Vec::new();
+    run_script_into(args, OutputFormat::Ndjson, script, paths, prices, &mut lines).await?;
+    let mut rows = Vec::new();
+    for line in lines.split(|b| *b == b'\n').filter(|line| !line.is_empty()) {
+        match serde_json::from_slice(line) {
+            Ok(serde_json::Value::Object(row)) => rows.push(row),
+            _ => return Err(Error::Usage("a row written as JSON could not be read back".into())),
+        }
+    }
+    Ok(rows)
+}
+
+/// Runs `script` on the transcripts of `args` and `paths`, results in `format` to `out`.
+async fn run_script_into(
+    args: &Args,
+    format: OutputFormat,
+    script: Script<'_>,
+    paths: &[PathBuf],
+    prices: Option<PriceList>,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
     let reading = Reading::new(args, paths, prices)?;
     let engine = reading.engine().await?;
     let interrupted = interrupt::next();
@@ -40,7 +75,7 @@ pub(crate) async fn run_script(
     let runner = Runner {
         ctx: &engine.ctx,
         corpus: &engine.corpus,
-        format: args.format,
+        format,
         quiet: args.quiet,
         screen: None,
         warned: None,
@@ -48,7 +83,7 @@ pub(crate) async fn run_script(
         max_rows: args.maxrows.unwrap_or(0),
     };
     tokio::select! {
-        result = runner.run_script(&script) => result,
+        result = runner.run_script(&script, out) => result,
         () = interrupted => Err(Error::Cancelled),
     }
 }
@@ -72,13 +107,11 @@ pub(crate) struct Runner<'a> {
 }
 
 impl Runner<'_> {
-    /// Runs the SQL of `script`, each text in turn, results to stdout.
-    async fn run_script(&self, script: &Script<'_>) -> Result<(), Error> {
+    /// Runs the SQL of `script`, each text in turn, results to `out`.
+    async fn run_script(&self, script: &Script<'_>, out: &mut dyn Write) -> Result<(), Error> {
         let mut stderr = std::io::stderr();
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
         for sql in script.read(self.ctx).await? {
-            self.run(&sql, &mut out, &mut stderr).await?;
+            self.run(&sql, out, &mut stderr).await?;
         }
         out.flush().map_err(Error::Output)
     }

@@ -22,11 +22,13 @@ pub(crate) mod report;
 pub(crate) mod screen;
 pub(crate) mod script;
 pub(crate) mod shell;
+pub(crate) mod spend;
 
 use crate::error::Error;
 use crate::sql::reports::ReportOptions;
 use args::{Args, Command};
 use script::Script;
+use spend::ReportKind;
 
 /// What to tell a person of `e`, after `txq: error: `: its message, and for a statement that
 /// failed what they can do about it.
@@ -72,6 +74,26 @@ pub async fn run(args: Args) -> Result<(), Error> {
     match &args.command {
         None => sql(&args).await,
         Some(Command::Shell { paths }) => shell::command(&args, paths).await,
+        Some(Command::Daily(f)) => spend::command(&args, ReportKind::Daily, &f.spend, period_wanted(f)).await,
+        Some(Command::Weekly(f)) => {
+            spend::command(&args, ReportKind::Weekly, &f.spend, period_wanted(f)).await
+        }
+        Some(Command::Monthly(f)) => {
+            spend::command(&args, ReportKind::Monthly, &f.spend, period_wanted(f)).await
+        }
+        Some(Command::Session(f)) => {
+            let wanted = spend::Wanted { id: f.id.clone(), project: f.project.clone(), ..Default::default() };
+            spend::command(&args, ReportKind::Session, &f.spend, wanted).await
+        }
+        Some(Command::Blocks(f)) => {
+            let wanted = spend::Wanted {
+                active: f.active,
+                recent: f.recent,
+                token_limit: f.token_limit,
+                ..Default::default()
+            };
+            spend::command(&args, ReportKind::Blocks, &f.spend, wanted).await
+        }
         Some(Command::Query { name: None, .. }) => query::list(args.format),
         Some(Command::Query { name: Some(name), since, until, timezone, paths, .. }) => {
             let report = ReportOptions { since: *since, until: *until, time_zone: timezone.clone() };
@@ -100,6 +122,17 @@ pub async fn run(args: Args) -> Result<(), Error> {
         Some(Command::Scheduler { .. } | Command::Executor { .. }) => Err(Error::Usage(
             "txq scheduler and txq executor run in a runtime of their own: cli::serve runs them".into(),
         )),
+    }
+}
+
+/// What `txq daily|weekly|monthly` ask besides the flags every report takes.
+fn period_wanted(flags: &args::PeriodFlags) -> spend::Wanted {
+    spend::Wanted {
+        last: flags.last,
+        by_agent: flags.by_agent,
+        instances: flags.instances,
+        project: flags.project.clone(),
+        ..Default::default()
     }
 }
 

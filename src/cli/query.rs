@@ -10,18 +10,25 @@ use crate::sql::reports::ReportOptions;
 use std::io::Write;
 use std::path::PathBuf;
 
-/// `txq query --list`: the list, printed as any result is; on a terminal, one query a block,
-/// its description wrapped to the width.
+/// `txq query --list`: the list, printed as any result is; as a table, one query a block, its
+/// description wrapped to the terminal's width (else `$COLUMNS`, else 100 columns).
 pub(crate) fn list(format: OutputFormat) -> Result<(), Error> {
     let stdout = std::io::stdout();
-    let width = terminal_size::terminal_size_of(&stdout).map(|(w, _)| usize::from(w.0));
+    let width = terminal_size::terminal_size_of(&stdout)
+        .map(|(w, _)| usize::from(w.0))
+        .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
+        .filter(|w| *w >= 20)
+        .unwrap_or(LIST_WIDTH);
     let mut out = std::io::BufWriter::new(stdout.lock());
-    if let (OutputFormat::Table, Some(width)) = (format, width) {
+    if format == OutputFormat::Table {
         super::screen::write_blocks(&listed(), width, &mut out).map_err(Error::of_output)?;
         return out.flush().map_err(Error::Output);
     }
     write_batch(format, &listed(), &mut out)
 }
+
+/// The width of `txq query --list` written where no terminal says one.
+const LIST_WIDTH: usize = 100;
 
 /// `txq query NAME`: runs the query as any SQL is run (which names on stderr the models
 /// `call_cost` found no price for), a spend report over the days and in the time zone `report`

@@ -1,6 +1,6 @@
 //! `--append`: which units the export in OUT lacks or must redo, taking their old rows out,
-//! moving the new files into place and writing the manifest last; and cleaning what an append
-//! cut short left.
+//! writing the normalized tables again whole (their old files removed), moving the new files
+//! into place and writing the manifest last; and cleaning what an append cut short left.
 
 use super::job::Job;
 use super::paths::Root;
@@ -46,15 +46,20 @@ pub(super) async fn append(
     // Every table's folder is checked (no link on the way, none in it) before anything is
     // written.
     let mut held = HashSet::new();
+    let mut replaced = Vec::new();
     for table in &chosen {
-        if !data_files(&out, &table.folder())?.is_empty() {
+        let files = data_files(&out, &table.folder())?;
+        if table.is_whole() {
+            replaced.extend(files);
+        } else if !files.is_empty() {
             held.insert(table.qualified());
         }
     }
     // A table whose columns changed since: the dataset gets them all, and its files that lack
-    // some are widened once the new files are written.
+    // some are widened once the new files are written. A normalized table's files are all
+    // replaced: it keeps its columns of now.
     let mut narrower = Vec::new();
-    for table in &mut chosen {
+    for table in chosen.iter_mut().filter(|t| !t.is_whole()) {
         let Some(before) = manifest.tables.get(&table.qualified()) else { continue };
         if *before == table.signature() {
             continue;
@@ -89,12 +94,16 @@ pub(super) async fn append(
     let staging = Root::new(out.create_dir_all(&staging_name)?);
     let job = Job { engine, tables: &chosen, partition_by, generation, root: &staging };
     // An append that fails (a full disk) leaves no staging folder (the next one would remove it).
-    if let Err(e) = job.write(&to_write, progress, &held).await {
+    let written = match job.write(&to_write, progress, &held).await {
+        Ok(()) => job.write_whole(progress).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = written {
         let _ = out.remove_dir_all(&staging_name);
         return Err(e);
     }
     if !redo_files.is_empty() {
-        for table in &chosen {
+        for table in chosen.iter().filter(|t| !t.is_whole()) {
             for file in data_files(&out, &table.folder())? {
                 if changed_settled || is_open_file(&file) {
                     prune::remove_rows(&out, &file, &redo_files)?;
@@ -107,6 +116,11 @@ pub(super) async fn append(
         if std::fs::symlink_metadata(out.join(file)?).is_ok() {
             widen::widen_file(&out, file, columns)?;
         }
+    }
+    // The normalized tables' old files, whose rows the new ones hold (an append cut short from
+    // here on is finished by the next: it writes them again).
+    for file in &replaced {
+        out.remove_file(file)?;
     }
     move_into_place(&staging, &out)?;
     out.remove_dir_all(&staging_name)?;

@@ -1,5 +1,6 @@
 //! One export's writing: every table of a set of units, read in batches through a session over
-//! just those transcripts, written by a partitioning writer under the export's folder.
+//! just those transcripts, written by a partitioning writer under the export's folder; and the
+//! normalized tables, written whole from the session over every transcript.
 
 use super::paths::Root;
 use super::progress::Progress;
@@ -23,10 +24,10 @@ pub(super) struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// Writes every table's rows of `units`: those of settled units to `*-settled-*` files,
-    /// those of open ones to `*-open-*` files, in batches of units ([`units::batches`]). A table
-    /// that gets no rows and is not in `held` gets a file with no rows, when the export is not
-    /// partitioned.
+    /// Writes every table's rows of `units` (the normalized tables are [`Self::write_whole`]'s):
+    /// those of settled units to `*-settled-*` files, those of open ones to `*-open-*` files, in
+    /// batches of units ([`units::batches`]). A table that gets no rows and is not in `held`
+    /// gets a file with no rows, when the export is not partitioned.
     pub(super) async fn write(
         &self,
         units: &[&Unit],
@@ -46,13 +47,14 @@ impl Job<'_> {
                 steps.push((name, index, batch));
             }
         }
-        let total = steps.len() * self.tables.len();
+        let by_unit: Vec<&ExportTable> = self.tables.iter().filter(|t| !t.is_whole()).collect();
+        let total = steps.len() * by_unit.len();
         let mut written: HashSet<String> = HashSet::new();
         for (step, (name, index, step_units)) in steps.iter().enumerate() {
             let corpus = units::narrowed(&self.engine.corpus, step_units);
             let ctx = crate::sql::session::session(&corpus, &self.engine.memory).await?;
-            for (place, table) in self.tables.iter().enumerate() {
-                progress.start_table(&table.qualified(), step * self.tables.len() + place + 1, total);
+            for (place, table) in by_unit.iter().enumerate() {
+                progress.start_table(&table.qualified(), step * by_unit.len() + place + 1, total);
                 let prefix = format!("part-{:05}-{name}-{index}-", self.generation);
                 if self.write_table(&ctx, table, &prefix, partitioning.clone(), progress).await? > 0 {
                     written.insert(table.qualified());
@@ -60,12 +62,28 @@ impl Job<'_> {
             }
         }
         if self.partition_by.is_none() {
-            for table in self
-                .tables
-                .iter()
-                .filter(|t| !written.contains(&t.qualified()) && !held.contains(&t.qualified()))
+            for table in
+                by_unit.iter().filter(|t| !written.contains(&t.qualified()) && !held.contains(&t.qualified()))
             {
                 let path = table.folder().join(format!("part-{:05}-settled-empty.parquet", self.generation));
+                writer::write_empty(self.root, &path, table.columns.clone())?;
+                progress.add_file();
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes each normalized table whole, through the session over every transcript (the one
+    /// `txq -e` reads them in), to `*-whole-*` files, never partitioned (`tool_calls` has no
+    /// file column to be, and one dataset over every harness is what they are for); one with no
+    /// rows gets a file with none.
+    pub(super) async fn write_whole(&self, progress: &Arc<Progress>) -> Result<(), Error> {
+        let whole: Vec<&ExportTable> = self.tables.iter().filter(|t| t.is_whole()).collect();
+        for (place, table) in whole.iter().enumerate() {
+            progress.start_table(&table.qualified(), place + 1, whole.len());
+            let prefix = format!("part-{:05}-whole-", self.generation);
+            if self.write_table(&self.engine.ctx, table, &prefix, None, progress).await? == 0 {
+                let path = table.folder().join(format!("part-{:05}-whole-empty.parquet", self.generation));
                 writer::write_empty(self.root, &path, table.columns.clone())?;
                 progress.add_file();
             }

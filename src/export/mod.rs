@@ -1,10 +1,11 @@
 //! `txq export`. In: an open engine and the export's options. Out: every table of each format found
-//! (or those named) as a Parquet dataset under
-//! `OUT/<schema>/<table>/` (the names made safe folder names, every path proven inside OUT:
-//! [`paths`]), zstd, with the SQL table's column names and types, in Hive folders by day or run
-//! if asked; written under temporary names and put in place at the end; `--append` adds the runs
-//! OUT lacks and redoes whole those that were still being written. OUT may be a place of an
-//! object store (`s3://bucket/prefix`): [`store`].
+//! and the normalized `calls`, `tool_calls` and `sessions` (or those named) as a Parquet dataset
+//! under `OUT/<schema>/<table>/` (the normalized ones `OUT/public/<table>/`; the names made safe
+//! folder names, every path proven inside OUT: [`paths`]), zstd, with the SQL table's column
+//! names and types, in Hive folders by day or run if asked (not the normalized ones); written
+//! under temporary names and put in place at the end; `--append` adds the runs OUT lacks, redoes
+//! whole those that were still being written, and writes the normalized tables again whole. OUT
+//! may be a place of an object store (`s3://bucket/prefix`): [`store`].
 
 mod append;
 
@@ -197,6 +198,11 @@ async fn export_local(engine: &Engine, options: &ExportOptions) -> Result<Summar
     summary.files = progress.files();
     summary.bytes = progress.bytes();
     summary.elapsed = started.elapsed();
+    // The models the normalized tables' `cost_usd` found no price for, as a statement says them.
+    let unpriced = crate::sql::prices::take_unpriced(&engine.ctx);
+    if !unpriced.is_empty() {
+        summary.warnings.push(crate::sql::prices::unpriced_warning(&unpriced));
+    }
     for problem in engine.corpus.problems.take() {
         match problem {
             Problem::UnreadableFile { file, why } => summary.warnings.push(format!(
@@ -297,6 +303,10 @@ async fn fresh(
         Job { engine, tables: &chosen, partition_by: options.partition_by, generation: 1, root: &partial };
     let to_write: Vec<&Unit> = units.iter().collect();
     let written = match job.write(&to_write, progress, &HashSet::new()).await {
+        Ok(()) => job.write_whole(progress).await,
+        Err(e) => Err(e),
+    };
+    let written = match written {
         Ok(()) => {
             for table in &chosen {
                 manifest.record_table(table);

@@ -1,12 +1,13 @@
-//! Which tables an export writes: every table and view of each schema that has transcripts but
-//! the normalized `calls`, `tool_calls` and `sessions` (each is computed across a harness's
-//! files, a replay in one found against another, and an export is written unit by unit), or
-//! those `--tables` names (`usage` means that table in every schema that has it, `reeval.tool`
-//! one table), each with its columns.
+//! Which tables an export writes: every table and view of each schema that has transcripts (but
+//! a format's own `calls`, `tool_calls` and `sessions`), and the default schema's normalized
+//! `calls`, `tool_calls` and `sessions` over every harness, written whole (each is computed
+//! across files, a replay in one found against another, where the others are written unit by
+//! unit); or those `--tables` names (`usage` means that table in every schema that has it,
+//! `reeval.tool` one table, `calls` the normalized one), each with its columns.
 
 use super::units::{has_transcripts, unique_formats};
 use crate::format::Normalized;
-use crate::sql::session::{CATALOG, Engine};
+use crate::sql::session::{CATALOG, DEFAULT_SCHEMA, Engine};
 use datafusion::arrow::datatypes::SchemaRef;
 use std::collections::BTreeSet;
 
@@ -19,6 +20,12 @@ pub(crate) struct ExportTable {
 }
 
 impl ExportTable {
+    /// Whether it is a normalized table of the default schema: computed across every file, so
+    /// written whole, from one reading of them all, never unit by unit.
+    pub(crate) fn is_whole(&self) -> bool {
+        self.schema == DEFAULT_SCHEMA
+    }
+
     /// `schema.table`.
     pub(crate) fn qualified(&self) -> String {
         format!("{}.{}", self.schema, self.name)
@@ -36,9 +43,12 @@ impl ExportTable {
     }
 }
 
-/// Every table of the schemas with transcripts, in schema then name order.
+/// Every table of the schemas with transcripts, in schema then name order, then the default
+/// schema's normalized tables (`public.calls`, ...) when any schema has transcripts.
 pub(crate) async fn all(engine: &Engine) -> datafusion::error::Result<Vec<ExportTable>> {
-    let catalog = engine.ctx.catalog(CATALOG).expect("the session's catalog");
+    let Some(catalog) = engine.ctx.catalog(CATALOG) else {
+        return Err(datafusion::error::DataFusionError::Internal(format!("no catalog {CATALOG}")));
+    };
     let mut tables = Vec::new();
     for schema in unique_formats(&engine.corpus).into_iter().map(|f| f.name) {
         let Some(provider) = catalog.schema(schema).filter(|_| has_transcripts(&engine.corpus, schema))
@@ -52,6 +62,20 @@ pub(crate) async fn all(engine: &Engine) -> datafusion::error::Result<Vec<Export
         for name in names {
             if let Some(table) = provider.table(&name).await? {
                 tables.push(ExportTable { schema, name, columns: table.schema() });
+            }
+        }
+    }
+    let any_transcripts = engine.corpus.formats.iter().any(|d| !d.files.is_empty());
+    if let Some(default) = catalog.schema(DEFAULT_SCHEMA).filter(|_| any_transcripts) {
+        let mut names: Vec<&str> = Normalized::ALL.iter().map(|n| n.name()).collect();
+        names.sort();
+        for name in names {
+            if let Some(table) = default.table(name).await? {
+                tables.push(ExportTable {
+                    schema: DEFAULT_SCHEMA,
+                    name: name.into(),
+                    columns: table.schema(),
+                });
             }
         }
     }

@@ -315,15 +315,17 @@ FROM chosen_uses u
 LEFT JOIN chosen_results r ON r.session_id = u.session_id AND r.call_id = u.call_id AND r.nth = 1
 WHERE u.nth = 1";
 
-/// A session per main file's sessionId, and per subagent (its agentId, under its parent).
+/// A session per main file's sessionId, and per subagent (its agentId, under its parent); as its
+/// file names it, the file's stem (a resumed session's file may name it otherwise than its lines).
 const SESSIONS: &str = "\
 SELECT 'claude' AS harness, coalesce(agent_id, session_id) AS session_id,
+       first_value(file_session_id ORDER BY file, line) AS file_session_id,
        CASE WHEN agent_id IS NOT NULL THEN session_id END AS parent_session_id,
        min(timestamp) AS started_at, max(timestamp) AS ended_at,
        first_value(cwd ORDER BY cwd IS NULL, file, line) AS cwd, min(file) AS file
 FROM claude.events
 WHERE session_id IS NOT NULL
-GROUP BY 1, 2, 3";
+GROUP BY 1, 2, 4";
 
 #[cfg(test)]
 mod tests {

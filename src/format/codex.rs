@@ -485,7 +485,9 @@ const SESSIONS: &str = concat!(
     "WITH ",
     threads!(),
     "
-SELECT 'codex' AS harness, t.session_id, t.parent_session_id,
+SELECT 'codex' AS harness, t.session_id,
+       regexp_replace(t.file, '^(.*/sessions/|.*/)?(.*?)\\.jsonl(\\.zst)?$', '\\2') AS file_session_id,
+       t.parent_session_id,
        min(e.timestamp) AS started_at, max(e.timestamp) AS ended_at, t.cwd, t.file
 FROM threads t JOIN codex.events e ON e.file = t.file AND e.thread_id IS NOT NULL
 GROUP BY t.session_id, t.parent_session_id, t.cwd, t.file"

@@ -217,7 +217,7 @@ FROM (SELECT chat_session_id AS session_id, unnest(json_get_array(tool_calls)) A
 /// A session per chat: its metadata's session, its parent the folder a subagent's chat lies in,
 /// its times from the start and every message write, its directory the project's.
 const SESSIONS: &str = "\
-SELECT 'gemini' AS harness, s.session_id, s.parent_session_id,
+SELECT 'gemini' AS harness, s.session_id, s.session_id AS file_session_id, s.parent_session_id,
        least(s.started_at, w.first_write) AS started_at, greatest(s.started_at, w.last_write) AS ended_at,
        s.project_root AS cwd, s.file
 FROM (SELECT file, session_id, parent_session_id, project_root, start_time AS started_at,

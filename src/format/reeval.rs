@@ -188,7 +188,9 @@ const TOOL_CALLS: &str = concat!(
 const SESSIONS: &str = concat!(
     "SELECT 'reeval' AS harness, ",
     attempt_id!("e"),
-    " AS session_id, CAST(NULL AS VARCHAR) AS parent_session_id, min(e.ts) AS started_at, \
+    " AS session_id, ",
+    attempt_id!("e"),
+    " AS file_session_id, CAST(NULL AS VARCHAR) AS parent_session_id, min(e.ts) AS started_at, \
      max(e.ts) AS ended_at, CAST(NULL AS VARCHAR) AS cwd, e.file \
      FROM reeval.events e GROUP BY e.history, e.run_id, e.eval, e.cell, e.attempt, e.file"
 );

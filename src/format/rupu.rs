@@ -514,7 +514,8 @@ LEFT JOIN (SELECT file, call_id, first_value(error ORDER BY line) AS error,
 
 /// rupu's sessions: one per transcript, started when its run_start says (its end is not written).
 const SESSIONS: &str = "\
-SELECT 'rupu' AS harness, f.run_id AS session_id, CAST(NULL AS VARCHAR) AS parent_session_id,
+SELECT 'rupu' AS harness, f.run_id AS session_id, f.run_id AS file_session_id,
+       CAST(NULL AS VARCHAR) AS parent_session_id,
        r.started_at, CAST(NULL AS TIMESTAMP) AS ended_at, CAST(NULL AS VARCHAR) AS cwd, f.file
 FROM rupu.files f
 LEFT JOIN (SELECT file, min(started_at) AS started_at FROM rupu.run_start GROUP BY file) r ON r.file = f.file

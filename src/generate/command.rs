@@ -56,6 +56,7 @@ fn run_harnesses(out: &Path, options: &GenerateFlags) -> Result<(), Error> {
         harnesses: harnesses_named(&options.harness),
         sessions: options.runs,
         damage: !options.no_damage,
+        traps: !options.no_traps,
         ..HarnessOptions::default()
     };
     if let Some(size) = options.size {
@@ -129,6 +130,10 @@ pub struct GenerateFlags {
     /// Write no damaged lines or files.
     #[arg(long)]
     pub no_damage: bool,
+    /// With --harness: write none of the sessions that hold the accounting traps
+    /// (docs/harnesses.md), only ordinary ones: a home to compare txq with ccusage on.
+    #[arg(long)]
+    pub no_traps: bool,
     /// Smallest and largest tool output, in bytes.
     #[arg(long, value_name = "MIN,MAX", value_parser = parse_range, default_value = "40,300")]
     pub tool_output_bytes: (usize, usize),

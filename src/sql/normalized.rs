@@ -48,6 +48,7 @@ pub(crate) const TOOL_CALLS: &[Column] = &[
 const SESSION_FACTS: &[Column] = &[
     ("harness", TEXT),
     ("session_id", TEXT),
+    ("file_session_id", TEXT),
     ("parent_session_id", TEXT),
     ("started_at", TIME),
     ("ended_at", TIME),
@@ -63,6 +64,41 @@ pub(crate) fn about(table: &str) -> Option<&'static str> {
         "sessions" => Some("one row per session, every harness"),
         _ => None,
     }
+}
+
+/// What a column of a normalized table holds, for `\d calls` (docs/harnesses.md says more).
+pub(crate) fn column_about(table: &str, column: &str) -> Option<&'static str> {
+    Some(match (table, column) {
+        (_, "harness") => "the harness that wrote it: claude, codex, gemini, rupu, reeval, ...",
+        ("sessions", "session_id") => "the session, as its lines name it (a subagent's: its agent id)",
+        (_, "session_id") => "the session it belongs to (sessions.session_id)",
+        (_, "parent_session_id") => "the session a subagent or spawned thread ran under; null at the top",
+        ("sessions", "file_session_id") => "the session as its file names it: the id ccusage shows",
+        ("calls", "ts") => "when the response was written",
+        ("tool_calls", "ts") => "when the tool was called",
+        ("calls", "provider") => "who serves the model: anthropic, openai, google, ...",
+        ("calls" | "sessions", "model") => "the model that answered (sessions: of its first call)",
+        ("calls" | "sessions", "input_tokens") => "input tokens, the cache reads and writes included",
+        ("calls", "cache_read_tokens") => "input tokens read from the cache",
+        ("calls", "cache_write_tokens") => "input tokens written to the cache",
+        ("calls" | "sessions", "output_tokens") => "output tokens, reasoning included",
+        ("calls", "reasoning_tokens") => "the output tokens spent reasoning (thinking, thoughts)",
+        ("calls", "cost_usd") => "US dollars: call_cost of its model and tokens; null with no price",
+        ("sessions", "cost_usd") => "US dollars over its calls; null when one has no price",
+        (_, "file") => "the transcript it was read from",
+        (_, "line") => "the line of the transcript",
+        ("tool_calls", "tool") => "the tool's name",
+        ("tool_calls", "call_id") => "the harness's id of the call",
+        ("tool_calls", "ok") => "whether the call succeeded, as its result says",
+        ("tool_calls", "error") => "when not ok: what the result said",
+        ("tool_calls", "duration_ms") => "how long it ran, where the harness writes it",
+        ("sessions", "started_at") => "its first line's time",
+        ("sessions", "ended_at") => "its last line's time",
+        ("sessions", "cwd") => "the working directory it ran in",
+        ("sessions", "calls") => "its rows of calls",
+        ("sessions", "tool_calls") => "its rows of tool_calls",
+        _ => return None,
+    })
 }
 
 /// The normalized tables `formats` give rows of, each with its query over theirs alone: a
@@ -88,7 +124,7 @@ call_sums AS (
 ), tool_sums AS (
   SELECT harness, session_id, count(*) AS tool_calls FROM tools GROUP BY harness, session_id
 )
-SELECT f.harness, f.session_id, f.parent_session_id, f.started_at, f.ended_at, f.cwd, c.model,
+SELECT f.harness, f.session_id, f.file_session_id, f.parent_session_id, f.started_at, f.ended_at, f.cwd, c.model,
        coalesce(c.calls, 0) AS calls, coalesce(c.input_tokens, 0) AS input_tokens,
        coalesce(c.output_tokens, 0) AS output_tokens, c.cost_usd,
        coalesce(t.tool_calls, 0) AS tool_calls, f.file

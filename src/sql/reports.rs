@@ -22,8 +22,7 @@ pub struct ReportOptions {
 
 impl ReportOptions {
     /// Makes `ctx` ready for reports over these days: --since not after --until, and the
-    /// session's time zone the one asked for (UTC when none is, so that a report's days do not
-    /// depend on the machine's zone).
+    /// session's time zone the one asked for (the machine's when none is: [`machine_time_zone`]).
     pub fn set_up(&self, ctx: &datafusion::prelude::SessionContext) -> crate::error::Result<()> {
         if let (Some(since), Some(until)) = (self.since, self.until)
             && since > until
@@ -32,9 +31,13 @@ impl ReportOptions {
                 "--since {since} is after --until {until}: the days from --since to --until (both included) are reported"
             )));
         }
-        let zone = self.time_zone.as_deref().unwrap_or(DEFAULT_TIME_ZONE);
-        ctx.state_ref().write().config_mut().options_mut().execution.time_zone = Some(zone.to_string());
+        ctx.state_ref().write().config_mut().options_mut().execution.time_zone = Some(self.zone());
         Ok(())
+    }
+
+    /// The time zone of the report's days: the one asked for, else the machine's.
+    pub fn zone(&self) -> String {
+        self.time_zone.clone().unwrap_or_else(machine_time_zone)
     }
 
     /// A report's SQL with its `period` set to these days.
@@ -59,8 +62,20 @@ impl ReportOptions {
     }
 }
 
-/// The time zone a report uses when none is given: reproducible, whatever the machine's zone.
+/// The time zone a report uses when the machine's cannot be told.
 pub const DEFAULT_TIME_ZONE: &str = "UTC";
+
+/// The machine's time zone, as a person there reads their days: `TZ` when it names one
+/// (`Europe/Berlin`, `:Europe/Berlin`, `UTC`, `+09:00`), else the system's (`/etc/localtime`),
+/// else UTC. A `TZ` that names no zone txq knows (a POSIX rule such as `CET-1CEST`) is passed
+/// over for the system's.
+pub fn machine_time_zone() -> String {
+    let from_env = std::env::var("TZ").ok().map(|tz| tz.trim().trim_start_matches(':').to_string());
+    from_env
+        .filter(|tz| parse_time_zone(tz).is_ok())
+        .or_else(|| iana_time_zone::get_timezone().ok().filter(|tz| parse_time_zone(tz).is_ok()))
+        .unwrap_or_else(|| DEFAULT_TIME_ZONE.to_string())
+}
 
 /// A day of `--since`/`--until`: `YYYY-MM-DD`, or `YYYYMMDD` as ccusage takes it.
 pub fn parse_day(s: &str) -> Result<NaiveDate, String> {
@@ -166,9 +181,11 @@ mod tests {
                 "blocks",
                 "cache_hit_by_model",
                 "daily",
+                "daily_by_cwd",
                 "monthly",
                 "run_outcomes",
                 "session",
+                "session_models",
                 "spend_over_time",
                 "weekly"
             ]

@@ -55,7 +55,9 @@ pub(super) fn encode_cwd(cwd: &str) -> String {
 pub(super) fn write(dir: &Path, opts: &HarnessOptions, tally: &mut impl HarnessTally) -> io::Result<()> {
     let shared_agent_id = Rng::derive(opts.seed ^ SALT, u64::MAX).hex(8);
     let mut start_ms = START_MS;
-    for index in 0..opts.sessions {
+    // Without the traps, the sessions are those after theirs.
+    let first = if opts.traps { 0 } else { SECOND_ROOT + 1 };
+    for index in first..first + opts.sessions {
         let mut rng = Rng::derive(opts.seed ^ SALT, index as u64);
         start_ms += 60_000 * rng.below(50) + 20 * 60_000;
         let roots = &opts.claude_dirs;

@@ -58,9 +58,11 @@ struct Placement {
 pub(super) fn write(dir: &Path, opts: &HarnessOptions, tally: &mut impl HarnessTally) -> io::Result<()> {
     let home = &opts.codex_home;
     let mut start_ms = START_MS;
-    for index in 0..opts.sessions {
+    // Without the traps, the sessions are those after theirs.
+    let first = if opts.traps { 0 } else { DAMAGED + 1 };
+    for index in first..first + opts.sessions {
         let mut rng = Rng::derive(opts.seed ^ SALT, index as u64);
-        if index > 0 {
+        if index > first {
             start_ms += 30 * 60_000 + 60_000 * rng.below(120);
         }
         let placement = match index {

@@ -43,9 +43,11 @@ pub(super) fn write(dir: &Path, opts: &HarnessOptions, tally: &mut impl HarnessT
     let home = &opts.gemini_home;
     let mut used: BTreeMap<&str, &str> = BTreeMap::new();
     let mut start_ms = START_MS;
-    for index in 0..opts.sessions {
+    // Without the traps, the sessions are those after theirs.
+    let first = if opts.traps { 0 } else { DAMAGED + 1 };
+    for index in first..first + opts.sessions {
         let mut rng = Rng::derive(opts.seed ^ SALT, index as u64);
-        if index > 0 {
+        if index > first {
             start_ms += 25 * 60_000 + 60_000 * rng.below(200);
         }
         let (root, slug) = match index {

@@ -107,6 +107,9 @@ pub struct HarnessOptions {
     pub sessions: usize,
     /// Write the damaged lines (a non-JSON line mid-file, a cut-off last line).
     pub damage: bool,
+    /// Write the sessions that hold the traps; without them every session is an ordinary one (a
+    /// home where txq's accounting and a naive reader's agree, to compare them on).
+    pub traps: bool,
     /// Keep every row of `calls`, `tool_calls` and `sessions` in the tally; without it only the
     /// sums and counts are kept (for corpora of gigabytes).
     pub keep_rows: bool,
@@ -126,6 +129,7 @@ impl Default for HarnessOptions {
             harnesses: Harness::ALL.to_vec(),
             sessions: 12,
             damage: true,
+            traps: true,
             keep_rows: true,
             claude_dirs: vec![PathBuf::from(".claude"), PathBuf::from(".config/claude")],
             codex_home: PathBuf::from(".codex"),

@@ -1,6 +1,7 @@
 //! What one model call costs: a price list as rates looked up by model name (the exact id, else
-//! without a provider prefix or a date suffix), the cache fallbacks and the whole-request
-//! long-context tier applied once per list; and `call_cost`, the SQL function that prices rows.
+//! without a provider prefix or a date suffix), each provider's rule for the cache prices a row
+//! does not give and the whole-request long-context tier applied once per list; and
+//! `call_cost`, the SQL function that prices rows.
 
 use super::{Entry, Prices};
 use datafusion::arrow::array::{Array, ArrayAccessor, AsArray, Float64Array, Float64Builder, Int64Array};
@@ -35,7 +36,35 @@ pub(crate) struct Rates {
     pub(crate) long: Option<(i64, Tier)>,
 }
 
-/// Anthropic, who price a cache read at a tenth of an input token.
+/// What a provider charges for the cache tokens a price row gives no price for, as multiples of
+/// the input price of the request's tier.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CacheRule {
+    /// A token written to the cache.
+    write: f64,
+    /// A token read from the cache.
+    read: f64,
+}
+
+/// Anthropic's price page: a 5-minute cache write is 1.25 × input, a cache read 0.1 × input.
+const ANTHROPIC: CacheRule = CacheRule { write: 1.25, read: 0.1 };
+/// Every other provider's (OpenAI, Google, ...): no premium for a cache write (OpenAI's and
+/// Gemini's caching charge a written token as the input token it is), and a cache read with no
+/// listed price gets no discount.
+const NO_PREMIUM: CacheRule = CacheRule { write: 1.0, read: 1.0 };
+
+impl CacheRule {
+    /// The rule of the provider who sells `entry`'s model: its `provider` (LiteLLM's
+    /// `litellm_provider`: `anthropic`, `vertex_ai-anthropic_models`, ...), else the seller of
+    /// the model family its id names (Claude on Bedrock).
+    fn of(entry: &Entry) -> CacheRule {
+        let anthropic = entry.provider.as_deref().is_some_and(is_anthropic)
+            || family_seller(&entry.model).is_some_and(is_anthropic);
+        if anthropic { ANTHROPIC } else { NO_PREMIUM }
+    }
+}
+
+/// Anthropic, the one provider whose cache writes cost more than input.
 fn is_anthropic(provider: &str) -> bool {
     provider.to_ascii_lowercase().contains("anthropic")
 }
@@ -51,27 +80,29 @@ fn family_seller(model: &str) -> Option<&'static str> {
 }
 
 impl Rates {
-    /// The rates of an entry that gives input and output prices (`None` otherwise): a missing
-    /// cache-write price is 1.25 × input, a missing cache-read price 0.1 × input for an
-    /// Anthropic model and the input price for any other; above the threshold, each price the
-    /// entry does not give is the one below it.
+    /// The rates of an entry that gives input and output prices (`None` otherwise). A cache
+    /// price the entry does not give follows its provider's rule ([`CacheRule::of`]): for
+    /// Anthropic a write is 1.25 × input and a read 0.1 × input, for any other provider both
+    /// are the input price. Above the threshold, a price the entry does not give is the one
+    /// below it when the entry gives that, else (a cache price given at neither tier) the rule
+    /// applied to the long input price.
     pub(crate) fn of(entry: &Entry) -> Option<Rates> {
         let [input, output, read, write, long_input, long_output, long_read, long_write] = entry.prices;
         let (input, output) = (input?, output?);
-        let anthropic = entry.provider.as_deref().is_some_and(is_anthropic)
-            || family_seller(&entry.model).is_some_and(is_anthropic);
+        let rule = CacheRule::of(entry);
         let short = Tier {
             input,
             output,
-            cache_read: read.unwrap_or(if anthropic { input / 10.0 } else { input }),
-            cache_write: write.unwrap_or(input * 1.25),
+            cache_read: read.unwrap_or(input * rule.read),
+            cache_write: write.unwrap_or(input * rule.write),
         };
         let long = entry.long_context_above.map(|above| {
+            let input = long_input.unwrap_or(short.input);
             let tier = Tier {
-                input: long_input.unwrap_or(short.input),
+                input,
                 output: long_output.unwrap_or(short.output),
-                cache_read: long_read.unwrap_or(short.cache_read),
-                cache_write: long_write.unwrap_or(short.cache_write),
+                cache_read: long_read.or(read).unwrap_or(input * rule.read),
+                cache_write: long_write.or(write).unwrap_or(input * rule.write),
             };
             (above, tier)
         });

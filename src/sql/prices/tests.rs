@@ -1,5 +1,5 @@
-//! Tests of the price list: both file formats, the overlay, name matching, the cache fallbacks,
-//! the whole-request tier, and `call_cost` in a session.
+//! Tests of the price list: both file formats, the overlay, name matching, each provider's
+//! cache prices, the whole-request tier, and `call_cost` in a session.
 
 use super::cost::{PriceMap, Rates};
 use super::litellm::per_million;
@@ -354,31 +354,147 @@ fn a_model_is_found_without_its_provider_prefix_or_date_suffix() {
     assert_eq!(input("日本語-2025-08-07"), None);
 }
 
+/// A price list of one provider's models: `claude-x` sold by `provider`, giving only input and
+/// output prices (2 and 10 dollars a million) and, over 200,000 tokens, 4 and 15.
+fn bare_list(provider: &str) -> PriceList {
+    json(&format!(
+        r#"{{"m": {{"litellm_provider": "{provider}", "input_cost_per_token": 2e-06, "output_cost_per_token": 1e-05,
+                 "input_cost_per_token_above_200k_tokens": 4e-06, "output_cost_per_token_above_200k_tokens": 1.5e-05}}}}"#
+    ))
+}
+
+/// Anthropic's rule (its price page): a 5-minute cache write costs 1.25 × input and a cache read
+/// 0.1 × input. Every Claude entry of the built-in list says so (Claude 3 Haiku's page lists
+/// the figures rounded to the cent: $0.30 and $0.03 for $0.25 input), and a Claude row that
+/// gives no cache prices is priced by it, at each tier's input price, whoever resells it.
 #[test]
-fn missing_cache_prices_fall_back_as_ccusage_does() {
+fn anthropic_cache_writes_cost_a_quarter_more_than_input_and_reads_a_tenth() {
+    let list = PriceList::embedded().unwrap();
+    let claude: Vec<&Entry> =
+        list.entries.iter().filter(|e| e.provider.as_deref() == Some("anthropic")).collect();
+    assert!(claude.len() > 20, "the built-in list prices Claude");
+    let near = |price: Option<f64>, want: f64| price.is_some_and(|p| (p - want).abs() < 1e-9);
+    for e in claude {
+        let [input, _, read, write, long_input, _, long_read, long_write] = e.prices;
+        let input = input.unwrap();
+        if e.model.starts_with("claude-3-haiku") {
+            assert_eq!((write, read), (Some(0.3), Some(0.03)), "{}", e.model);
+            continue;
+        }
+        assert!(near(write, input * 1.25) && near(read, input / 10.0), "{}: {:?}", e.model, e.prices);
+        if let Some(long) = long_input {
+            assert!(near(long_write, long * 1.25) && near(long_read, long / 10.0), "{}", e.model);
+        }
+    }
+    for provider in ["anthropic", "vertex_ai-anthropic_models", "Anthropic"] {
+        let rates = rates(&bare_list(provider), "m").unwrap();
+        assert_eq!((rates.short.cache_write, rates.short.cache_read), (2.5, 0.2), "{provider}");
+        let long = rates.long.unwrap().1;
+        assert_eq!((long.cache_write, long.cache_read), (5.0, 0.4), "{provider}: the long input's");
+    }
+    // Claude resold on Bedrock: its seller by the model family its id names.
+    let bedrock = json(
+        r#"{"anthropic.claude-x": {"litellm_provider": "bedrock", "input_cost_per_token": 2e-06, "output_cost_per_token": 1e-05}}"#,
+    );
+    let short = rates(&bedrock, "anthropic.claude-x").unwrap().short;
+    assert_eq!((short.cache_write, short.cache_read), (2.5, 0.2));
+    // 1M uncached at $5, 1M read at $0.50, 1M written at $6.25, 1M out at $25.
+    let opus = rates(&list, "claude-opus-4-5").unwrap();
+    assert_eq!(opus.cost(3_000_000, 1_000_000, 1_000_000, 1_000_000), 5.0 + 0.5 + 6.25 + 25.0);
+}
+
+/// OpenAI's rule (its price page lists input, cached input and output; prompt caching is
+/// automatic and costs nothing to write): a cache read at the listed cached price, a cache write
+/// at the input price. No OpenAI entry gives a cache-write price.
+#[test]
+fn openai_cache_reads_cost_the_listed_cached_price_and_writes_cost_input() {
+    let list = PriceList::embedded().unwrap();
+    let openai: Vec<&Entry> =
+        list.entries.iter().filter(|e| e.provider.as_deref() == Some("openai")).collect();
+    assert!(openai.len() > 20, "the built-in list prices OpenAI's models");
+    for e in openai {
+        assert_eq!((e.prices[3], e.prices[7]), (None, None), "{}: no cache-write price", e.model);
+        let short = Rates::of(e).unwrap().short;
+        assert_eq!(short.cache_write, short.input, "{}: a write is an input token", e.model);
+        assert_eq!(short.cache_read, e.prices[2].unwrap_or(short.input), "{}", e.model);
+    }
+    // The issue's call: 1M prompt tokens, all of them written to the cache, cost 1M input tokens.
+    let codex = rates(&list, "gpt-5.1-codex").unwrap();
+    assert_eq!(codex.cost(1_000_000, 0, 1_000_000, 0), 1.25);
+    assert_eq!(codex.cost(1_000_000, 0, 0, 0), 1.25);
+    // 1M uncached at $1.25, 1M read at the listed $0.125, 1M written at $1.25, 1M out at $10.
+    assert_eq!(codex.cost(3_000_000, 1_000_000, 1_000_000, 1_000_000), 1.25 + 0.125 + 1.25 + 10.0);
+    // A model with no cached price (gpt-5-pro): a read at the input price.
+    let pro = rates(&list, "gpt-5-pro").unwrap();
+    assert_eq!(pro.cost(1_000_000, 1_000_000, 0, 0), 15.0);
+    let bare = rates(&bare_list("openai"), "m").unwrap();
+    assert_eq!((bare.short.cache_write, bare.short.cache_read), (2.0, 2.0));
+    assert_eq!(bare.long.map(|(_, t)| (t.cache_write, t.cache_read)), Some((4.0, 4.0)));
+}
+
+/// Google's rule (the Gemini API's price page lists input, context-caching and output prices;
+/// cache storage is billed by the hour, not per token written): a cache read at the listed
+/// cached price, a write at the input price.
+#[test]
+fn google_cache_reads_cost_the_listed_cached_price_and_writes_cost_input() {
+    let list = PriceList::embedded().unwrap();
+    let gemini: Vec<&Entry> =
+        list.entries.iter().filter(|e| e.provider.as_deref() == Some("gemini")).collect();
+    assert!(gemini.len() > 10, "the built-in list prices Gemini");
+    for e in gemini {
+        assert_eq!((e.prices[3], e.prices[7]), (None, None), "{}: no cache-write price", e.model);
+        let short = Rates::of(e).unwrap().short;
+        assert_eq!(short.cache_write, short.input, "{}", e.model);
+        assert_eq!(short.cache_read, e.prices[2].unwrap_or(short.input), "{}", e.model);
+    }
+    // 1M uncached at $0.50, 1M read at the listed $0.05, 1M written at $0.50, 1M out at $3.
+    let flash = rates(&list, "gemini-3-flash-preview").unwrap();
+    assert_eq!(flash.cost(3_000_000, 1_000_000, 1_000_000, 1_000_000), 0.5 + 0.05 + 0.5 + 3.0);
+    // Under 200,000 tokens Gemini 3 Pro's: 100k uncached at $2, 50k read at $0.20, 50k written
+    // at $2, 1k out at $12.
+    let pro = rates(&list, "gemini-3-pro-preview").unwrap();
+    assert_eq!(
+        pro.cost(200_000, 50_000, 50_000, 1_000),
+        (100_000.0 * 2.0 + 50_000.0 * 0.2 + 50_000.0 * 2.0 + 1_000.0 * 12.0) / 1e6
+    );
+    // No context caching (gemini-2.0-flash-lite): a read at the input price.
+    let lite = rates(&list, "gemini-2.0-flash-lite").unwrap();
+    assert_eq!(lite.cost(1_000_000, 1_000_000, 0, 0), 0.075);
+    let bare = rates(&bare_list("gemini"), "m").unwrap();
+    assert_eq!((bare.short.cache_write, bare.short.cache_read), (2.0, 2.0));
+}
+
+/// The plain ids some harnesses write for Gemini 3 are priced as the preview ids they stand
+/// for.
+#[test]
+fn gemini_3_ids_without_preview_are_priced_as_the_previews() {
+    let list = PriceList::embedded().unwrap();
+    for (plain, preview) in [
+        ("gemini-3-pro", "gemini-3-pro-preview"),
+        ("gemini-3.1-pro", "gemini-3.1-pro-preview"),
+        ("gemini-3-flash", "gemini-3-flash-preview"),
+        ("gemini-3.1-flash-lite", "gemini-3.1-flash-lite-preview"),
+    ] {
+        assert_eq!(entry(&list, plain).prices, entry(&list, preview).prices, "{plain}");
+        assert_eq!(entry(&list, plain).long_context_above, entry(&list, preview).long_context_above);
+        assert_eq!(rates(&list, plain), rates(&list, preview), "{plain}");
+    }
+    assert_eq!(rates(&list, "gemini/gemini-3-pro").map(|r| r.short.input), Some(2.0));
+}
+
+#[test]
+fn given_cache_prices_stay_and_a_row_without_output_is_unpriced() {
     let list = json(
-        r#"{"claude-x": {"litellm_provider": "anthropic", "input_cost_per_token": 2e-06, "output_cost_per_token": 1e-05},
-            "bedrock-claude": {"litellm_provider": "bedrock", "input_cost_per_token": 2e-06, "output_cost_per_token": 1e-05},
-            "acme-1": {"litellm_provider": "vertex_ai-anthropic_models", "input_cost_per_token": 2e-06, "output_cost_per_token": 1e-05},
-            "gpt-x": {"litellm_provider": "openai", "input_cost_per_token": 2e-06, "output_cost_per_token": 1e-05},
-            "gpt-y": {"litellm_provider": "openai", "input_cost_per_token": 2e-06, "output_cost_per_token": 1e-05,
+        r#"{"gpt-y": {"litellm_provider": "openai", "input_cost_per_token": 2e-06, "output_cost_per_token": 1e-05,
                       "cache_read_input_token_cost": 2e-07, "cache_creation_input_token_cost": 0.0},
+            "claude-z": {"litellm_provider": "anthropic", "input_cost_per_token": 2e-06, "output_cost_per_token": 1e-05,
+                      "cache_creation_input_token_cost": 3e-06},
             "half": {"input_cost_per_token": 2e-06}}"#,
     );
     let short = |model: &str| rates(&list, model).unwrap().short;
-    for anthropic in ["claude-x", "bedrock-claude", "acme-1"] {
-        assert_eq!((short(anthropic).cache_write, short(anthropic).cache_read), (2.5, 0.2), "{anthropic}");
-    }
-    assert_eq!((short("gpt-x").cache_write, short("gpt-x").cache_read), (2.5, 2.0), "cache reads at input");
-    assert_eq!(
-        (short("gpt-y").cache_write, short("gpt-y").cache_read),
-        (0.0, 0.2),
-        "given prices stay, 0 too"
-    );
+    assert_eq!((short("gpt-y").cache_write, short("gpt-y").cache_read), (0.0, 0.2), "given, 0 too");
+    assert_eq!((short("claude-z").cache_write, short("claude-z").cache_read), (3.0, 0.2));
     assert_eq!(rates(&list, "half"), None, "no output price: unpriced");
-    // 1M uncached at $2, 1M read at $0.2, 1M written at $2.5, 1M out at $10.
-    let cost = rates(&list, "claude-x").unwrap().cost(3_000_000, 1_000_000, 1_000_000, 1_000_000);
-    assert_eq!(cost, 2.0 + 0.2 + 2.5 + 10.0);
 }
 
 /// Over the threshold the whole request is priced at the long tier, not only its tokens above
@@ -399,8 +515,15 @@ fn a_prompt_over_the_threshold_prices_the_whole_request_at_the_long_tier() {
     let gpt = rates(&list, "gpt-5.4").unwrap();
     assert_eq!(gpt.cost(272_000, 72_000, 0, 100), (200_000.0 * 2.5 + 72_000.0 * 0.25 + 100.0 * 15.0) / 1e6);
     assert_eq!(gpt.cost(272_001, 72_000, 0, 100), (200_001.0 * 5.0 + 72_000.0 * 0.5 + 100.0 * 22.5) / 1e6);
-    // OpenAI has no cache-write price: 1.25 × input, at the long tier 1.25 × the short input.
-    assert_eq!(gpt.cost(300_000, 0, 1_000, 0), (299_000.0 * 5.0 + 1_000.0 * 3.125) / 1e6);
+    // OpenAI has no cache-write price: a write is an input token, at the long tier the long one.
+    assert_eq!(gpt.cost(300_000, 0, 1_000, 0), 300_000.0 * 5.0 / 1e6);
+    // Gemini 3 Pro over 200,000: all at $4, the cache read at the listed $0.40, a write at $4.
+    let gemini = rates(&list, "gemini-3-pro-preview").unwrap();
+    assert_eq!(gemini.cost(200_000, 50_000, 0, 10), (150_000.0 * 2.0 + 50_000.0 * 0.2 + 10.0 * 12.0) / 1e6);
+    assert_eq!(
+        gemini.cost(250_000, 50_000, 10_000, 10),
+        (190_000.0 * 4.0 + 50_000.0 * 0.4 + 10_000.0 * 4.0 + 10.0 * 18.0) / 1e6
+    );
     let gpt5 = rates(&list, "gpt-5").unwrap();
     assert_eq!(gpt5.long, None, "gpt-5 has one price at every length");
     assert_eq!(gpt5.cost(400_000, 0, 0, 0), 0.5);
