@@ -36,7 +36,7 @@ const TABLES: &[(&str, Option<usize>)] = &[
     ("corpus_summary", None),
     ("unpriced_models", None),
     ("daily", None),
-    ("spend_by_project", None),
+    ("daily_by_cwd", None),
     ("tool_failures", Some(30)),
     ("spend_over_time", None),
     ("cache_hit_by_model", None),
@@ -116,7 +116,17 @@ fn as_page_writes(row: &Map<String, Value>) -> BTreeMap<String, Option<String>> 
 /// The rows of the page's table of `query`, read from the HTML by the same rules the DOM reader
 /// of the browser test uses.
 fn page_table(html: &str, query: &str) -> Option<Vec<BTreeMap<String, Option<String>>>> {
-    let start = html.find(&format!("<table class=\"figures\" data-query=\"{query}\""))?;
+    table_rows(html, &format!("<table class=\"figures\" data-query=\"{query}\""))
+}
+
+/// The rows of the page's table of sums of the rows of `query`, by the same rules.
+fn page_sums(html: &str, query: &str) -> Option<Vec<BTreeMap<String, Option<String>>>> {
+    table_rows(html, &format!("<table class=\"sums\" data-sums-of=\"{query}\""))
+}
+
+/// The rows of the table of the page that begins with `opening`.
+fn table_rows(html: &str, opening: &str) -> Option<Vec<BTreeMap<String, Option<String>>>> {
+    let start = html.find(opening)?;
     let end = start + html[start..].find("</table>")?;
     let body = &html[start..end];
     let mut rows = Vec::new();
@@ -565,6 +575,12 @@ fn since_and_until_narrow_the_spend_charts() {
     }
     assert!(calls > 0);
     assert_eq!(headline_in_html(&html, "calls"), calls.to_string());
+    // The projects are of those days too: their calls are the headline's.
+    assert_eq!(page_table(&html, "daily_by_cwd").unwrap(), query(dir, path, "daily_by_cwd", &days));
+    let projects = page_sums(&html, "daily_by_cwd").unwrap();
+    let project_calls: i64 =
+        projects.iter().map(|r| r["calls"].as_deref().unwrap().parse::<i64>().unwrap()).sum();
+    assert_eq!(project_calls, calls);
     assert!((headline_in_html(&html, "cost_usd").parse::<f64>().unwrap() - cost).abs() < 1e-5, "{cost}");
 }
 
@@ -698,35 +714,42 @@ fn a_home_of_harnesses_alone_has_its_headline_projects_and_tool_failures_and_a_l
         assert_eq!(figure("failure_rate").parse::<f64>().unwrap(), *rate, "{harness} {tool}");
     }
 
-    // Projects: the generator's sessions with calls, by the last two components of their cwd.
-    /// A project's harnesses, sessions, calls, input and output tokens, and cost.
-    type Project = (BTreeSet<String>, u64, u64, i64, i64, f64);
-    let mut by_project: BTreeMap<String, Project> = BTreeMap::new();
+    // Projects: the calls of the generator's sessions, by the last two components of their cwd.
+    let mut by_project: BTreeMap<String, (u64, i64, i64, f64)> = BTreeMap::new();
     for session in expected.sessions.iter().filter(|s| s.calls > 0) {
         let project = by_project.entry(project_of(session.cwd.as_deref().unwrap())).or_default();
-        project.0.insert(session.harness.clone());
-        project.1 += 1;
-        project.2 += session.calls;
-        project.3 += session.input_tokens;
-        project.4 += session.output_tokens;
+        project.0 += session.calls;
+        project.1 += session.input_tokens;
+        project.2 += session.output_tokens;
         let key = (session.harness.clone(), session.session_id.clone(), session.parent_session_id.clone());
-        project.5 += spent[&key];
+        project.3 += spent[&key];
     }
-    let got = page_table(&html, "spend_by_project").unwrap();
+    let got = page_sums(&html, "daily_by_cwd").unwrap();
     assert_eq!(got.len(), by_project.len());
-    assert!(by_project.len() > 1 && by_project.keys().any(|p| p.contains('/')), "{by_project:?}");
+    assert!(by_project.len() > 1 && by_project.keys().all(|p| p.contains('/')), "{by_project:?}");
     for row in &got {
         let figure = |c: &str| row[c].clone().unwrap();
-        let (harnesses, sessions, calls, input, output, usd) = &by_project[&figure("project")];
-        assert_eq!(figure("harnesses"), harnesses.iter().cloned().collect::<Vec<_>>().join(", "));
-        assert_eq!(figure("sessions"), sessions.to_string());
+        let (calls, input, output, usd) = &by_project[&figure("name")];
         assert_eq!(figure("calls"), calls.to_string());
         assert_eq!(figure("input_tokens"), input.to_string());
         assert_eq!(figure("output_tokens"), output.to_string());
-        assert!((figure("cost_usd").parse::<f64>().unwrap() - usd).abs() < 1e-6, "{row:?} {usd}");
+        assert!((figure("cost_usd").parse::<f64>().unwrap() - usd).abs() < 1e-5, "{row:?} {usd}");
     }
     let costs: Vec<f64> = got.iter().map(|r| r["cost_usd"].as_deref().unwrap().parse().unwrap()).collect();
     assert!(costs.windows(2).all(|w| w[0] >= w[1]), "most expensive first: {costs:?}");
+
+    // Harnesses and models: the generator's sums of each.
+    let got = page_sums(&html, "daily").unwrap();
+    assert_eq!(got.len(), expected.by_model.len());
+    for ((harness, model), sums) in &expected.by_model {
+        let row = got
+            .iter()
+            .find(|r| r["name"].as_deref() == Some(&format!("{model} · {harness}")))
+            .unwrap_or_else(|| panic!("{model} · {harness}: {got:?}"));
+        assert_eq!(row["calls"].as_deref(), Some(sums.calls.to_string().as_str()));
+        assert_eq!(row["input_tokens"].as_deref(), Some(sums.input_tokens.to_string().as_str()));
+        assert_eq!(row["output_tokens"].as_deref(), Some(sums.output_tokens.to_string().as_str()));
+    }
 
     // The sections of formats this home has none of are a line each, nothing drawn.
     let owned: Vec<&str> = txq::format::all().iter().flat_map(|f| f.queries).map(|q| q.name).collect();

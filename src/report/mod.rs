@@ -21,7 +21,7 @@ pub const QUERIES: &[&str] = &[
     "corpus_summary",
     "unpriced_models",
     "daily",
-    "spend_by_project",
+    "daily_by_cwd",
     "tool_failures",
     "spend_over_time",
     "cache_hit_by_model",

@@ -432,7 +432,7 @@ fn sums_by(f: &Figures, key: &dyn Fn(&[Value]) -> String) -> Vec<(String, Sums)>
 /// The days from --since (else the first day of `daily`) to --until (else its last), in words.
 fn period_words(report: &Report) -> String {
     let options = &report.options;
-    let time_zone = options.time_zone.as_deref().unwrap_or(crate::sql::reports::DEFAULT_TIME_ZONE);
+    let time_zone = options.zone();
     match (options.since, options.until) {
         (None, None) => format!("every day, in {time_zone}"),
         (since, until) => {
@@ -583,25 +583,7 @@ fn by_model(report: &Report) -> Markup {
                 (bars(sums.iter().map(|(_, s)| Some(s.cost_usd)).collect(), "cost_usd", "US dollars", "Cost", 1))
                 (bars(sums.iter().map(|(_, s)| Some(s.calls as f64)).collect(), "calls", "model calls", "Calls", 0))
             }
-            div.scroll {
-                table.sums data-sums-of=(f.query.name) {
-                    thead { tr { th { "model · harness" } th { "calls" } th { "tokens in" } th { "tokens out" } th { "cost" } } }
-                    tbody {
-                        @for (name, sums) in &sums {
-                            tr {
-                                td { (Shown(name)) }
-                                td.number { (shown_number(&serde_json::json!(sums.calls))) }
-                                td.number { (shown_number(&serde_json::json!(sums.input_tokens))) }
-                                td.number { (shown_number(&serde_json::json!(sums.output_tokens))) }
-                                td.number {
-                                    (money(sums.cost_usd))
-                                    @if sums.unpriced_rows > 0 { " (and calls with no price)" }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            (sums_table(f, "model · harness", &sums))
         }
     })
 }
@@ -611,19 +593,68 @@ fn first_rows(f: &Figures, limit: usize) -> Figures {
     Figures { rows: f.rows.iter().take(limit).cloned().collect(), ..f.clone() }
 }
 
-fn projects(report: &Report) -> Markup {
-    let f = report.of("spend_by_project");
-    section(report, "projects", "Spend by project", f, (None, "sessions with model calls"), || {
-        let name = |r: &[Value]| match f.column("project").map(|at| &r[at]) {
-            Some(Value::String(project)) => project.clone(),
-            _ => "(no working directory)".into(),
-        };
-        let shown = first_rows(f, BARS_SHOWN);
-        html! {
-            div.charts {
-                (bar_figure(&shown, &name, "cost_usd", "US dollars", "Cost", 1))
+/// The sums of rows of `f` by a name (`name`) as a table: their calls, tokens and cost, each
+/// value a `td[data-column][data-value]` as in a table of figures, the cost shown as money.
+fn sums_table(f: &Figures, name: &str, sums: &[(String, Sums)]) -> Markup {
+    let number = |column: &str, value: Value, shown: String| {
+        html! { td.number data-column=(column) data-value=(value) { (shown) } }
+    };
+    html! {
+        div.scroll {
+            table.sums data-sums-of=(f.query.name) data-rows=(sums.len()) {
+                thead { tr { th { (name) } th { "calls" } th { "tokens in" } th { "tokens out" } th { "cost" } } }
+                tbody {
+                    @for (key, sums) in sums {
+                        tr {
+                            td data-column="name" data-value=(Shown(key)) { (Shown(key)) }
+                            (number("calls", sums.calls.into(), shown_number(&sums.calls.into())))
+                            (number("input_tokens", sums.input_tokens.into(), shown_number(&sums.input_tokens.into())))
+                            (number("output_tokens", sums.output_tokens.into(), shown_number(&sums.output_tokens.into())))
+                            td.number data-column="cost_usd" data-value=(serde_json::json!((sums.cost_usd * 1e6).round() / 1e6)) {
+                                (money(sums.cost_usd))
+                                @if sums.unpriced_rows > 0 { " (and calls with no price)" }
+                            }
+                        }
+                    }
+                }
             }
-            (table(f, true, None, &plain))
+        }
+    }
+}
+
+/// The project of a working directory, as ccusage names it: its last two components
+/// (`/home/ana/src/my_app` is `src/my_app`), `/` or `\` between them.
+fn project(cwd: &str) -> String {
+    let parts: Vec<&str> = cwd.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
+    parts[parts.len().saturating_sub(2)..].join("/")
+}
+
+/// What a project without a working directory is called.
+const NO_PROJECT: &str = "(no working directory)";
+
+fn projects(report: &Report) -> Markup {
+    let f = report.of("daily_by_cwd");
+    section(report, "projects", "Spend by project", f, (None, "model calls"), || {
+        let mut sums = sums_by(f, &|r| match f.column("cwd").map(|at| &r[at]) {
+            Some(Value::String(cwd)) => project(cwd),
+            _ => NO_PROJECT.to_string(),
+        });
+        sums.sort_by(|a, b| b.1.cost_usd.total_cmp(&a.1.cost_usd).then_with(|| a.0.cmp(&b.0)));
+        let shown = &sums[..sums.len().min(BARS_SHOWN)];
+        let names: Vec<String> = shown.iter().map(|(name, _)| name.clone()).collect();
+        let costs: Vec<Option<f64>> = shown.iter().map(|(_, s)| Some(s.cost_usd)).collect();
+        let points = costs.len();
+        html! {
+            p {
+                "A project is the last two components of the working directory of a call's session ("
+                code { "/home/ana/src/my_app" } " is " code { "src/my_app" } ", as ccusage names it): the sums of the rows of "
+                code { "txq query daily_by_cwd" } " per project, most expensive first."
+            }
+            div.charts {
+                (figure(f, "cost_usd", "rect", points, "Cost", chart::bars(&names, &costs, "US dollars", 1)))
+            }
+            (sums_table(f, "project", &sums))
+            (table(f, false, None, &plain))
         }
     })
 }
@@ -659,7 +690,7 @@ fn corpus(report: &Report) -> Markup {
     let day = |d: Option<chrono::NaiveDate>, none: &str| {
         d.map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_else(|| none.to_string())
     };
-    let time_zone = options.time_zone.as_deref().unwrap_or(crate::sql::reports::DEFAULT_TIME_ZONE);
+    let time_zone = options.zone();
     html! {
         section id="corpus" {
             h2 { "What was read" }
@@ -700,7 +731,7 @@ fn corpus(report: &Report) -> Markup {
                 dt { "Period" }
                 dd {
                     (day(options.since, "the first day")) " to " (day(options.until, "the last day"))
-                    ", in " (Shown(time_zone)) " (the spend reports'; the other sections cover every day)"
+                    ", in " (Shown(&time_zone)) " (the spend reports'; the other sections cover every day)"
                 }
             }
             (about(summary))
@@ -929,6 +960,15 @@ mod tests {
         assert_eq!(money(0.0042), "$0.0042");
         assert_eq!(money(999.999), "$1000.00".replace("1000", "1,000"));
         assert_eq!(money(-2.5), "-$2.50");
+    }
+
+    #[test]
+    fn a_project_is_the_last_two_components_of_its_directory() {
+        assert_eq!(project("/home/ana/src/my_app"), "src/my_app");
+        assert_eq!(project("/home/ana/src/my_app/"), "src/my_app");
+        assert_eq!(project("C:\\Users\\ana\\proj"), "ana/proj");
+        assert_eq!(project("/srv"), "srv");
+        assert_eq!(project(""), "");
     }
 
     #[test]

@@ -29,7 +29,6 @@ const SHARED: &[CannedQuery] = canned![
     "monthly",
     "session",
     "session_models",
-    "spend_by_project",
     "spend_over_time",
     "tool_failures",
     "unpriced_models",
