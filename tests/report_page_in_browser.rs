@@ -17,7 +17,7 @@
 
 use crate::util::{command, parse_ndjson, txq};
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -35,6 +35,9 @@ const PATIENCE: Duration = Duration::from_secs(30);
 const TABLES: &[(&str, Option<usize>)] = &[
     ("corpus_summary", None),
     ("unpriced_models", None),
+    ("daily", None),
+    ("daily_by_cwd", None),
+    ("tool_failures", Some(30)),
     ("spend_over_time", None),
     ("cache_hit_by_model", None),
     ("agent_spend", None),
@@ -113,7 +116,17 @@ fn as_page_writes(row: &Map<String, Value>) -> BTreeMap<String, Option<String>> 
 /// The rows of the page's table of `query`, read from the HTML by the same rules the DOM reader
 /// of the browser test uses.
 fn page_table(html: &str, query: &str) -> Option<Vec<BTreeMap<String, Option<String>>>> {
-    let start = html.find(&format!("<table class=\"figures\" data-query=\"{query}\""))?;
+    table_rows(html, &format!("<table class=\"figures\" data-query=\"{query}\""))
+}
+
+/// The rows of the page's table of sums of the rows of `query`, by the same rules.
+fn page_sums(html: &str, query: &str) -> Option<Vec<BTreeMap<String, Option<String>>>> {
+    table_rows(html, &format!("<table class=\"sums\" data-sums-of=\"{query}\""))
+}
+
+/// The rows of the table of the page that begins with `opening`.
+fn table_rows(html: &str, opening: &str) -> Option<Vec<BTreeMap<String, Option<String>>>> {
+    let start = html.find(opening)?;
     let end = start + html[start..].find("</table>")?;
     let body = &html[start..end];
     let mut rows = Vec::new();
@@ -352,22 +365,23 @@ const READ_THE_PAGE: &str = r#"JSON.stringify({
     [...t.tBodies[0].rows].map(r => Object.fromEntries([...r.cells].map(c =>
       [c.dataset.column, c.hasAttribute('data-null') ? null : c.dataset.value])))])),
   empty: [...document.querySelectorAll('.empty')].map(e => e.dataset.query),
+  headline: Object.fromEntries([...document.querySelectorAll('#headline [data-figure]')].map(e =>
+    [e.dataset.figure, {value: e.dataset.value ?? null, text: e.innerText}])),
+  nothing: [...document.querySelectorAll('section.nothing')].map(s => ({
+    query: s.querySelector('p.empty')?.dataset.query ?? null, children: s.children.length,
+    drawn: s.querySelectorAll('figure, table, svg, h2').length, text: s.innerText })),
   scripts: document.scripts.length, images: document.images.length,
   csp: document.querySelector('meta[http-equiv="Content-Security-Policy"]').content,
   text: document.body.innerText })"#;
 
-#[test]
-fn the_page_in_a_browser_shows_the_figures_of_the_queries_and_the_tally() {
-    let corpus = everything();
-    let (dir, path) = (corpus.dir.path(), corpus.dir.path());
-    let html = report(dir, path, &[]);
-    let Some(browser) = Browser::start() else { return };
+/// The page `file` as the browser's DOM holds it ([`READ_THE_PAGE`]), with the DevTools
+/// events seen while it loaded, and its URL; None when there is no browser (and none is required).
+fn open_in_browser(file: &Path) -> Option<(Value, Vec<Value>, String)> {
+    let browser = Browser::start()?;
     let mut tools = DevTools::connect(&browser.page_socket());
     for domain in ["Runtime", "Log", "Network", "Page"] {
         tools.call(&format!("{domain}.enable"), json!({}));
     }
-    let file = dir.join("report-.html");
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), html);
     let url = format!("file://{}", file.display());
     tools.call("Page.navigate", json!({"url": url}));
     tools.wait_for("Page.loadEventFired");
@@ -375,9 +389,49 @@ fn the_page_in_a_browser_shows_the_figures_of_the_queries_and_the_tally() {
     let read = tools.call("Runtime.evaluate", json!({"expression": READ_THE_PAGE, "returnByValue": true}));
     let page: Value = serde_json::from_str(read["result"]["value"].as_str().expect("the page read")).unwrap();
     drop(browser);
+    Some((page, tools.events, url))
+}
+
+/// `txq -e "select count(*), sum(cost_usd), ... from calls" PATH`: the figures the headline sums.
+fn calls_totals(dir: &Path, path: &Path) -> Map<String, Value> {
+    let sql = "select count(*) as calls, sum(cost_usd) as cost_usd, count(cost_usd) as priced, \
+               sum(input_tokens) + sum(output_tokens) as tokens, \
+               cast(min(cast(ts as date)) as varchar) as first_day, cast(max(cast(ts as date)) as varchar) as last_day \
+               from calls";
+    let out = txq(&["--format", "ndjson", "-e", sql, path.to_str().unwrap()], dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    parse_ndjson(&out.stdout).remove(0)
+}
+
+/// The headline figure `name` as the browser shows it: its text and its value.
+fn headline<'a>(page: &'a Value, name: &str) -> (&'a str, &'a str) {
+    let figure = &page["headline"][name];
+    (
+        figure["text"].as_str().unwrap_or_else(|| panic!("no headline {name}: {}", page["headline"])),
+        figure["value"].as_str().unwrap(),
+    )
+}
+
+/// Dollars as the headline shows them, written here with no help from txq: `$1,234.57`.
+fn dollars(usd: f64) -> String {
+    let cents = format!("{usd:.2}");
+    let (whole, fraction) = cents.split_once('.').unwrap();
+    let digits: Vec<char> = whole.chars().collect();
+    let groups: Vec<String> = digits.rchunks(3).rev().map(|g| g.iter().collect()).collect();
+    format!("${}.{fraction}", groups.join(","))
+}
+
+#[test]
+fn the_page_in_a_browser_shows_the_figures_of_the_queries_and_the_tally() {
+    let corpus = everything();
+    let (dir, path) = (corpus.dir.path(), corpus.dir.path());
+    let html = report(dir, path, &[]);
+    let file = dir.join("report-.html");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), html);
+    let Some((page, events, url)) = open_in_browser(&file) else { return };
 
     // Nothing went wrong, nothing was fetched, nothing can run.
-    for event in &tools.events {
+    for event in &events {
         let method = event["method"].as_str().unwrap_or("");
         let params = &event["params"];
         assert!(method != "Runtime.exceptionThrown", "{event}");
@@ -388,7 +442,7 @@ fn the_page_in_a_browser_shows_the_figures_of_the_queries_and_the_tally() {
         }
     }
     assert!(
-        tools.events.iter().any(|e| e["method"] == "Network.requestWillBeSent"),
+        events.iter().any(|e| e["method"] == "Network.requestWillBeSent"),
         "the document's request is seen"
     );
     assert_eq!(page["scripts"], 0);
@@ -408,6 +462,23 @@ fn the_page_in_a_browser_shows_the_figures_of_the_queries_and_the_tally() {
         assert_eq!(chart["points"].as_u64().unwrap() as usize, spend_rows.len(), "{column}");
     }
     assert!(page["empty"].as_array().unwrap().iter().all(|q| q == "failing_commands"), "{}", page["empty"]);
+
+    // The headline is the sums of `calls`, as txq sums them and as the generator counted them.
+    let totals = calls_totals(dir, path);
+    assert_eq!(totals["priced"], totals["calls"], "every call of the corpus has a price");
+    let cost = totals["cost_usd"].as_f64().unwrap();
+    let (text, value) = headline(&page, "cost_usd");
+    assert_eq!(text, dollars(cost));
+    assert!((value.parse::<f64>().unwrap() - cost).abs() < 1e-5, "{value} {cost}");
+    let generated_calls = corpus.harnesses.by_model.values().map(|s| s.calls).sum::<u64>()
+        + corpus.rupu.events_by_type.get("usage").copied().unwrap_or(0);
+    assert_eq!(totals["calls"], json!(generated_calls));
+    assert_eq!(headline(&page, "calls").1, generated_calls.to_string());
+    assert_eq!(headline(&page, "tokens").1, totals["tokens"].to_string());
+    assert_eq!(headline(&page, "first_day").1, totals["first_day"].as_str().unwrap());
+    assert_eq!(headline(&page, "last_day").1, totals["last_day"].as_str().unwrap());
+    let sessions = query(dir, path, "session", &[]).len();
+    assert_eq!(headline(&page, "sessions").1, sessions.to_string());
 
     // Each table of figures is what `txq query` answers.
     let tables = page["tables"].as_object().unwrap();
@@ -488,6 +559,35 @@ fn since_and_until_narrow_the_spend_charts() {
     assert_eq!(page_table(&html, "denied_tools").unwrap(), query(dir, path, "denied_tools", &[]));
     assert!(html.contains("<code>denied_tools</code> is no spend report"));
     assert!(html.contains("2026-09-03 to 2026-09-04, in Europe/Paris"));
+    // The headline counts the calls of those days in Paris (UTC+2 in September), and their cost.
+    let out =
+        txq(&["--format", "ndjson", "-e", "select ts, cost_usd from calls", path.to_str().unwrap()], dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let (mut calls, mut cost) = (0, 0.0);
+    for row in parse_ndjson(&out.stdout) {
+        let Some(ts) = row["ts"].as_str() else { continue };
+        let day =
+            (chrono::DateTime::parse_from_rfc3339(ts).unwrap() + chrono::Duration::hours(2)).date_naive();
+        if ("2026-09-03".."2026-09-05").contains(&day.format("%Y-%m-%d").to_string().as_str()) {
+            calls += 1;
+            cost += row["cost_usd"].as_f64().unwrap();
+        }
+    }
+    assert!(calls > 0);
+    assert_eq!(headline_in_html(&html, "calls"), calls.to_string());
+    // The projects are of those days too: their calls are the headline's.
+    assert_eq!(page_table(&html, "daily_by_cwd").unwrap(), query(dir, path, "daily_by_cwd", &days));
+    let projects = page_sums(&html, "daily_by_cwd").unwrap();
+    let project_calls: i64 =
+        projects.iter().map(|r| r["calls"].as_deref().unwrap().parse::<i64>().unwrap()).sum();
+    assert_eq!(project_calls, calls);
+    assert!((headline_in_html(&html, "cost_usd").parse::<f64>().unwrap() - cost).abs() < 1e-5, "{cost}");
+}
+
+/// The value of the headline figure `name` in the page's HTML.
+fn headline_in_html(html: &str, name: &str) -> String {
+    let at = html.find(&format!("data-figure=\"{name}\" data-value=\"")).unwrap() + name.len() + 27;
+    unescape(&html[at..at + html[at..].find('"').unwrap()])
 }
 
 /// A Claude Code assistant line whose model and text are hostile.
@@ -534,8 +634,9 @@ fn a_claude_only_home_says_which_sections_have_no_data_and_hostile_names_stay_te
         "slowest_tools",
         "network_egress",
     ] {
-        assert!(html.contains(&format!("<p class=\"empty\" data-query=\"{section}\">No data")), "{section}");
+        assert!(html.contains(&format!("<p class=\"empty\" data-query=\"{section}\"><strong>")), "{section}");
     }
+    assert_eq!(html.matches("<section class=\"nothing\"").count(), 7);
     assert!(
         !html.contains("<img") && !html.contains("<script") && !html.contains("</script"),
         "nothing from the data is markup"
@@ -546,6 +647,151 @@ fn a_claude_only_home_says_which_sections_have_no_data_and_hostile_names_stay_te
     assert_eq!(unpriced.len(), 2);
     assert!(unpriced.iter().any(|row| row["model"].as_deref() == Some(hostile)), "{unpriced:?}");
     assert!(html.matches("<figure class=\"chart\"").count() >= 7, "the spend and cache charts are there");
+}
+
+/// The last two components of a working directory, as a project is named (`src/my_app`).
+fn project_of(cwd: &str) -> String {
+    let parts: Vec<&str> = cwd.split('/').filter(|p| !p.is_empty()).collect();
+    parts[parts.len().saturating_sub(2)..].join("/")
+}
+
+/// `x` rounded to `places` decimals, as SQL's `round` does.
+fn rounded(x: f64, places: i32) -> f64 {
+    let scale = 10f64.powi(places);
+    (x * scale).round() / scale
+}
+
+#[test]
+fn a_home_of_harnesses_alone_has_its_headline_projects_and_tool_failures_and_a_line_for_the_rest() {
+    let home = tempfile::tempdir().unwrap();
+    let options = HarnessOptions { seed: 7, sessions: 8, ..HarnessOptions::default() };
+    let expected = write_harness_home(home.path(), &options).unwrap();
+    let html = report(home.path(), home.path(), &[]);
+
+    // Each session's spend as txq prices its calls (the price list is txq's, tested on its own:
+    // tests/queries.rs); the sums and groupings below are the test's.
+    let sql = "select harness, session_id, parent_session_id, sum(cost_usd) as cost_usd, \
+               count(cost_usd) as priced, count(*) as calls \
+               from calls group by harness, session_id, parent_session_id";
+    let out = txq(&["--format", "ndjson", "-e", sql, home.path().to_str().unwrap()], home.path());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut spent: BTreeMap<(String, String, Option<String>), f64> = BTreeMap::new();
+    for row in parse_ndjson(&out.stdout) {
+        assert_eq!(row["priced"], row["calls"], "every call has a price: {row:?}");
+        let key = |c: &str| row[c].as_str().map(str::to_string);
+        spent.insert(
+            (key("harness").unwrap(), key("session_id").unwrap(), key("parent_session_id")),
+            row["cost_usd"].as_f64().unwrap(),
+        );
+    }
+    let cost: f64 = spent.values().sum();
+    assert!((cost - calls_totals(home.path(), home.path())["cost_usd"].as_f64().unwrap()).abs() < 1e-9);
+
+    // Tool failures: per harness and tool, the generator's tool calls and those that failed.
+    let mut tools: BTreeMap<(String, String), (i64, i64)> = BTreeMap::new();
+    for call in &expected.tool_calls {
+        let counts = tools.entry((call.harness.clone(), call.tool.clone())).or_default();
+        counts.0 += 1;
+        counts.1 += i64::from(!call.ok);
+    }
+    let mut want: Vec<(String, String, i64, i64, f64)> = tools
+        .into_iter()
+        .map(|((harness, tool), (calls, failures))| {
+            (harness, tool, calls, failures, rounded(failures as f64 / calls as f64, 4))
+        })
+        .collect();
+    want.sort_by(|a, b| {
+        b.3.cmp(&a.3).then(b.4.total_cmp(&a.4)).then_with(|| (&a.0, &a.1).cmp(&(&b.0, &b.1)))
+    });
+    let got = page_table(&html, "tool_failures").unwrap();
+    assert_eq!(got.len(), want.len().min(30));
+    assert!(want.iter().any(|w| w.3 > 0), "the generator writes failed tool calls");
+    for (row, (harness, tool, calls, failures, rate)) in got.iter().zip(&want) {
+        let figure = |c: &str| row[c].clone().unwrap();
+        assert_eq!((figure("harness"), figure("tool")), (harness.clone(), tool.clone()));
+        assert_eq!(figure("calls"), calls.to_string(), "{harness} {tool}");
+        assert_eq!(figure("failures"), failures.to_string(), "{harness} {tool}");
+        assert_eq!(figure("failure_rate").parse::<f64>().unwrap(), *rate, "{harness} {tool}");
+    }
+
+    // Projects: the calls of the generator's sessions, by the last two components of their cwd.
+    let mut by_project: BTreeMap<String, (u64, i64, i64, f64)> = BTreeMap::new();
+    for session in expected.sessions.iter().filter(|s| s.calls > 0) {
+        let project = by_project.entry(project_of(session.cwd.as_deref().unwrap())).or_default();
+        project.0 += session.calls;
+        project.1 += session.input_tokens;
+        project.2 += session.output_tokens;
+        let key = (session.harness.clone(), session.session_id.clone(), session.parent_session_id.clone());
+        project.3 += spent[&key];
+    }
+    let got = page_sums(&html, "daily_by_cwd").unwrap();
+    assert_eq!(got.len(), by_project.len());
+    assert!(by_project.len() > 1 && by_project.keys().all(|p| p.contains('/')), "{by_project:?}");
+    for row in &got {
+        let figure = |c: &str| row[c].clone().unwrap();
+        let (calls, input, output, usd) = &by_project[&figure("name")];
+        assert_eq!(figure("calls"), calls.to_string());
+        assert_eq!(figure("input_tokens"), input.to_string());
+        assert_eq!(figure("output_tokens"), output.to_string());
+        assert!((figure("cost_usd").parse::<f64>().unwrap() - usd).abs() < 1e-5, "{row:?} {usd}");
+    }
+    let costs: Vec<f64> = got.iter().map(|r| r["cost_usd"].as_deref().unwrap().parse().unwrap()).collect();
+    assert!(costs.windows(2).all(|w| w[0] >= w[1]), "most expensive first: {costs:?}");
+
+    // Harnesses and models: the generator's sums of each.
+    let got = page_sums(&html, "daily").unwrap();
+    assert_eq!(got.len(), expected.by_model.len());
+    for ((harness, model), sums) in &expected.by_model {
+        let row = got
+            .iter()
+            .find(|r| r["name"].as_deref() == Some(&format!("{model} · {harness}")))
+            .unwrap_or_else(|| panic!("{model} · {harness}: {got:?}"));
+        assert_eq!(row["calls"].as_deref(), Some(sums.calls.to_string().as_str()));
+        assert_eq!(row["input_tokens"].as_deref(), Some(sums.input_tokens.to_string().as_str()));
+        assert_eq!(row["output_tokens"].as_deref(), Some(sums.output_tokens.to_string().as_str()));
+    }
+
+    // The sections of formats this home has none of are a line each, nothing drawn.
+    let owned: Vec<&str> = txq::format::all().iter().flat_map(|f| f.queries).map(|q| q.name).collect();
+    let file = home.path().join("report-.html");
+    let Some((page, _, _)) = open_in_browser(&file) else { return };
+    let nothing = page["nothing"].as_array().unwrap();
+    let mut empty: Vec<&str> = nothing.iter().map(|n| n["query"].as_str().unwrap()).collect();
+    empty.sort();
+    let mut on_the_page: Vec<&str> = txq::report::queries(&txq::report::format_sections())
+        .into_iter()
+        .filter(|q| owned.contains(q))
+        .collect();
+    on_the_page.sort();
+    assert_eq!(empty, on_the_page, "every section of a format's own says it has nothing, and only those");
+    for section in nothing {
+        assert_eq!(section["children"], 1, "{section}");
+        assert_eq!(section["drawn"], 0, "{section}");
+        let text = section["text"].as_str().unwrap();
+        assert!(
+            !text.trim().contains('\n') && text.contains(": No ") && text.contains(" in these transcripts."),
+            "{text}"
+        );
+    }
+    assert!(
+        nothing.iter().any(|n| n["text"].as_str().unwrap().contains("No rupu runs in these transcripts.")),
+        "{nothing:?}"
+    );
+
+    // The headline: the generator's calls and tokens, the sessions, the spend priced by hand.
+    let (text, value) = headline(&page, "cost_usd");
+    assert_eq!(text, dollars(cost));
+    assert!((value.parse::<f64>().unwrap() - cost).abs() < 1e-5, "{value} {cost}");
+    assert_eq!(headline(&page, "calls").1, expected.calls.len().to_string());
+    let tokens: i64 = expected.calls.iter().map(|c| c.input_tokens + c.output_tokens).sum();
+    assert_eq!(headline(&page, "tokens").1, tokens.to_string());
+    assert_eq!(headline(&page, "sessions").1, expected.sessions.len().to_string());
+    let days: BTreeSet<&str> = expected.calls.iter().map(|c| &c.ts[..10]).collect();
+    assert_eq!(headline(&page, "first_day").1, *days.first().unwrap());
+    assert_eq!(headline(&page, "last_day").1, *days.last().unwrap());
+    // Every day from the first to the last has its place in the columns of spend by day.
+    let by_day = page["charts"].as_array().unwrap().iter().find(|c| c["query"] == "daily").unwrap().clone();
+    assert_eq!(by_day["points"], by_day["marks"]);
 }
 
 #[test]

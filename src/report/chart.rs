@@ -1,5 +1,6 @@
-//! The report's charts, drawn by plotters as SVG text: lines over time (a circle at each point)
-//! and horizontal bars by category (one rectangle a value). Nothing else on a chart is a circle
+//! The report's charts, drawn by plotters as SVG text: lines over time (a circle at each point),
+//! horizontal bars by category (one rectangle a value) and columns of stacked values by day (one
+//! rectangle a value above zero). Nothing else on a chart is a circle
 //! or a rectangle (no background, no legend: the page writes the legend), so that the points a
 //! chart plots can be counted in its SVG. Text from the data is escaped by the SVG backend.
 
@@ -190,6 +191,88 @@ fn draw_bars(
     Ok(())
 }
 
+/// One stack of a column chart: the values of a category (a day), one per series in series
+/// order; a zero or negative value draws nothing.
+#[derive(Debug, Clone, Default)]
+pub struct Column {
+    pub name: String,
+    pub values: Vec<f64>,
+}
+
+/// A chart of one column per category (a day), left to right, each a stack of a rectangle per
+/// series with a value above zero, in colour order from the bottom; `unit` names the values.
+/// Every category gets its place, an empty one too, so that the columns keep the days' spacing.
+pub fn stacked_columns(columns: &[Column], unit: &str) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let width = (120 + 26 * columns.len() as u32).clamp(WIDTH, 2 * WIDTH);
+        let root = SVGBackend::with_string(&mut svg, (width, 300)).into_drawing_area();
+        draw_stacked_columns(&root, columns, unit).map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+/// The rectangles a column chart of `columns` draws: a value above zero each.
+pub fn stacked_marks(columns: &[Column]) -> usize {
+    columns.iter().flat_map(|c| &c.values).filter(|v| **v > 0.0).count()
+}
+
+fn draw_stacked_columns(
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    columns: &[Column],
+    unit: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let count = columns.len() as i32;
+    let top =
+        columns.iter().map(|c| c.values.iter().filter(|v| **v > 0.0).sum::<f64>()).fold(0.0_f64, f64::max);
+    let top = if top > 0.0 { top * 1.08 } else { 1.0 };
+    let mut chart = ChartBuilder::on(root)
+        .margin(8)
+        .x_label_area_size(30)
+        .y_label_area_size(64)
+        // 0..n is n + 1 segments to plotters: the last column's is n - 1 (one column gets two,
+        // 0..0 being no width).
+        .build_cartesian_2d((0..(count - 1).max(1)).into_segmented(), 0.0..top)?;
+    // At most 12 names along the axis: every nth column's.
+    let every = (columns.len() / 12 + 1) as i32;
+    let label = |v: &SegmentValue<i32>| match v {
+        SegmentValue::CenterOf(at) | SegmentValue::Exact(at)
+            if (0..count).contains(at) && at % every == 0 =>
+        {
+            cut(&columns[*at as usize].name, 12)
+        }
+        _ => String::new(),
+    };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(columns.len().max(1))
+        .y_labels(6)
+        .x_label_formatter(&label)
+        .y_label_formatter(&|y| short_number(*y))
+        .y_desc(unit)
+        .label_style((FONT, 11))
+        .axis_desc_style((FONT, 12))
+        .light_line_style(RGBColor(0xee, 0xee, 0xee))
+        .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
+        .draw()?;
+    for (at, column) in columns.iter().enumerate() {
+        let at = at as i32;
+        let mut base = 0.0;
+        for (n, value) in column.values.iter().enumerate().filter(|(_, v)| **v > 0.0) {
+            let mut bar = Rectangle::new(
+                [(SegmentValue::Exact(at), base), (SegmentValue::Exact(at + 1), base + value)],
+                colour(n).filled(),
+            );
+            bar.set_margin(0, 0, 2, 2);
+            chart.draw_series(std::iter::once(bar))?;
+            base += value;
+        }
+    }
+    Ok(())
+}
+
 /// `text` cut to `at` characters, with an ellipsis when it was longer, its controls and
 /// bidirectional overrides written visibly (as the page writes text from the data).
 fn cut(text: &str, at: usize) -> String {
@@ -249,6 +332,25 @@ mod tests {
         assert!(svg.contains("&lt;script&gt;"), "{svg}");
         let svg = bars(&["a\u{202e}b".to_string()], &[Some(1.0)], "bytes", 0).unwrap();
         assert!(!svg.contains('\u{202e}') && svg.contains("a\\u{202e}b"), "{svg}");
+    }
+
+    #[test]
+    fn a_column_chart_has_a_rectangle_per_value_above_zero() {
+        let columns = vec![
+            Column { name: "2026-09-01".into(), values: vec![1.0, 2.0, 0.0] },
+            Column { name: "2026-09-02".into(), values: vec![0.0, 0.0, 0.0] },
+            Column { name: "<b>".into(), values: vec![0.5, 0.0, 3.0] },
+        ];
+        let svg = stacked_columns(&columns, "US dollars").unwrap();
+        assert_eq!(count(&svg, "rect"), 4);
+        assert_eq!(stacked_marks(&columns), 4);
+        assert_eq!(count(&svg, "circle"), 0);
+        assert!(svg.contains("2026-09-01") && svg.contains("&lt;b&gt;"), "{svg}");
+        assert_eq!(count(&stacked_columns(&[], "US dollars").unwrap(), "rect"), 0);
+        let one = [Column { name: "2026-09-01".into(), values: vec![2.0] }];
+        let svg = stacked_columns(&one, "US dollars").unwrap();
+        assert_eq!(count(&svg, "rect"), 1);
+        assert!(svg.contains("2026-09-01"), "{svg}");
     }
 
     #[test]

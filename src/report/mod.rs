@@ -20,6 +20,9 @@ use serde_json::Value;
 pub const QUERIES: &[&str] = &[
     "corpus_summary",
     "unpriced_models",
+    "daily",
+    "daily_by_cwd",
+    "tool_failures",
     "spend_over_time",
     "cache_hit_by_model",
     "agent_spend",

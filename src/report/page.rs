@@ -1,8 +1,10 @@
 //! The report as one self-contained HTML page, written by `maud` templates (which escape every
 //! text they are given): inline CSS and SVG, nothing to fetch (a strict Content-Security-Policy
 //! says so), each chart with the canned query that made it and its figures beside it in a table a
-//! program can read (`table.figures[data-query]`, a `td[data-column][data-value]` a value). Every
-//! text from the data is shown through [`Shown`], its controls written visibly.
+//! program can read (`table.figures[data-query]`, a `td[data-column][data-value]` a value). It
+//! opens on a headline of the spend (`[data-figure][data-value]`), and a section whose query has
+//! no rows is one line. Every text from the data is shown through [`Shown`], its controls written
+//! visibly.
 
 use super::chart::{self, Series, TimeAxis};
 use super::{Figures, Report};
@@ -16,6 +18,12 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe
 /// The most expensive sessions shown.
 pub const SESSIONS_SHOWN: usize = 25;
 
+/// The rows of the tool failures shown in their table (most failures first).
+pub const TOOLS_SHOWN: usize = 30;
+
+/// The bars of a chart of projects or tools: the first rows of the query.
+pub const BARS_SHOWN: usize = 20;
+
 const STYLE: &str = "
 body { font: 14px/1.45 system-ui, sans-serif; color: #222; background: #fff; margin: 0 auto; padding: 16px 24px; max-width: 1200px; }
 h1 { font-size: 24px; margin: 4px 0 8px; } h2 { font-size: 19px; margin: 28px 0 6px; border-bottom: 1px solid #ddd; padding-bottom: 3px; }
@@ -28,15 +36,21 @@ figcaption { font-size: 12px; color: #555; }
 .legend { display: flex; flex-wrap: wrap; gap: 2px 14px; font-size: 12px; margin: 4px 0; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 4px; vertical-align: baseline; }
 .scroll { overflow-x: auto; max-width: 100%; }
-table.figures { border-collapse: collapse; font-size: 12.5px; margin: 6px 0; }
-table.figures th, table.figures td { border: 1px solid #e2e2e2; padding: 2px 7px; text-align: left; vertical-align: top; }
-table.figures th { background: #f6f6f6; font-weight: 600; }
-table.figures td.number { text-align: right; font-variant-numeric: tabular-nums; }
-table.figures td.null { color: #aaa; }
-table.figures tr.unconfirmed td { background: #fff4e0; }
+table:is(.figures, .sums) { border-collapse: collapse; font-size: 12.5px; margin: 6px 0; }
+table:is(.figures, .sums) th, table:is(.figures, .sums) td { border: 1px solid #e2e2e2; padding: 2px 7px; text-align: left; vertical-align: top; }
+table:is(.figures, .sums) th { background: #f6f6f6; font-weight: 600; }
+table:is(.figures, .sums) td.number { text-align: right; font-variant-numeric: tabular-nums; }
+table:is(.figures, .sums) td.null { color: #aaa; }
+table:is(.figures, .sums) tr.unconfirmed td { background: #fff4e0; }
 details summary { cursor: pointer; font-size: 12.5px; color: #444; }
 .empty { color: #777; font-style: italic; }
 .note { color: #8a5a00; font-size: 13px; }
+.headline { display: flex; flex-wrap: wrap; gap: 10px 36px; margin: 10px 0 4px; }
+.headline div { display: flex; flex-direction: column; }
+.headline .big { font-size: 28px; font-weight: 650; font-variant-numeric: tabular-nums; }
+.headline .label { color: #555; font-size: 12.5px; }
+.headline .big.days { font-size: 20px; line-height: 34px; }
+section.nothing p.empty { margin: 10px 0; }
 dl.corpus { display: grid; grid-template-columns: max-content auto; gap: 2px 14px; margin: 6px 0; }
 dl.corpus dt { font-weight: 600; } dl.corpus dd { margin: 0; }
 ";
@@ -55,9 +69,14 @@ pub fn render(report: &Report) -> String {
             }
             body {
                 h1 { "txq report" }
-                (corpus(report))
+                (headline(report))
+                (by_day(report))
+                (by_model(report))
+                (projects(report))
+                (tool_failures(report))
                 (spend(report))
                 (cache(report))
+                (sessions(report))
                 (agents(report))
                 @for described in &report.sections {
                     (format_section(report, described))
@@ -65,7 +84,7 @@ pub fn render(report: &Report) -> String {
                 (outcomes(report))
                 (tools(report))
                 (egress(report))
-                (sessions(report))
+                (corpus(report))
             }
         }
     };
@@ -121,16 +140,26 @@ fn shown_number(value: &Value) -> String {
 }
 
 /// A section: its heading, what its query answers, whether --since/--until narrowed it, and
-/// `note`; then `content` of the rows, or what the section says when there are none.
+/// `note`; then `content` of the rows. A section whose query returned no rows is one line saying
+/// that there were no `noun` ([`nothing`]).
 fn section(
     report: &Report,
     id: &str,
     title: &str,
     f: &Figures,
-    note: Option<&str>,
+    (note, noun): (Option<&str>, &str),
     content: impl FnOnce() -> Markup,
 ) -> Markup {
-    let period_given = report.options.since.is_some() || report.options.until.is_some();
+    let period_given = period_given(report);
+    if f.rows.is_empty() {
+        return html! {
+            section.nothing id=(id) {
+                p.empty data-query=(f.query.name) {
+                    strong { (title) } ": " (nothing(report, f, noun)) " (" code { "txq query " (f.query.name) } ")"
+                }
+            }
+        };
+    }
     html! {
         section id=(id) {
             h2 { (title) }
@@ -144,28 +173,35 @@ fn section(
             @if let Some(note) = note {
                 p { (note) }
             }
-            @if f.rows.is_empty() {
-                (empty(f))
-            } @else {
-                (content())
-            }
+            (content())
         }
     }
+}
+
+fn period_given(report: &Report) -> bool {
+    report.options.since.is_some() || report.options.until.is_some()
+}
+
+/// What a section says when its query returned no rows: `No rupu runs in this period.`, the
+/// format named when the query is a format's own ([`crate::format::Format::queries`]); `in this
+/// period` when --since or --until narrowed it.
+fn nothing(report: &Report, f: &Figures, noun: &str) -> String {
+    let owner = crate::format::all()
+        .into_iter()
+        .find(|format| format.queries.iter().any(|q| q.name == f.query.name))
+        .map(|format| format!("{} ", format.name))
+        .unwrap_or_default();
+    let scope = match f.in_period && period_given(report) {
+        true => "in this period",
+        false => "in these transcripts",
+    };
+    format!("No {owner}{noun} {scope}.")
 }
 
 /// What the query of `f` answers.
 fn about(f: &Figures) -> Markup {
     html! {
         p.about { code { "txq query " (f.query.name) } ": " (Shown(&f.query.about())) }
-    }
-}
-
-/// What a section says when its query returned nothing.
-fn empty(f: &Figures) -> Markup {
-    html! {
-        p.empty data-query=(f.query.name) {
-            "No data: " code { "txq query " (f.query.name) } " returns no rows for this corpus."
-        }
     }
 }
 
@@ -334,6 +370,317 @@ fn cell(f: &Figures, row: &[Value], column: &str) -> String {
     f.column(column).and_then(|at| value_text(&row[at])).unwrap_or_else(|| "null".into())
 }
 
+/// An amount of US dollars as the page shows it: `$1,234.56`; an amount under a cent as
+/// `$0.0042`, so that it does not show as nothing.
+pub fn money(usd: f64) -> String {
+    let sign = if usd < 0.0 { "-" } else { "" };
+    let usd = usd.abs();
+    let text = match usd > 0.0 && usd < 0.005 {
+        true => format!("{usd:.4}"),
+        false => format!("{usd:.2}"),
+    };
+    let (whole, cents) = text.split_once('.').unwrap_or((&text, ""));
+    let mut grouped = String::new();
+    for (i, d) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(d);
+    }
+    format!("{sign}${grouped}.{cents}")
+}
+
+/// The sums of rows of `daily` (a row per day, harness and model).
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Sums {
+    calls: i64,
+    input_tokens: i64,
+    output_tokens: i64,
+    /// Of the rows with a cost.
+    cost_usd: f64,
+    /// Rows whose cost is null: a call of theirs has no price.
+    unpriced_rows: usize,
+}
+
+impl Sums {
+    fn add(&mut self, f: &Figures, row: &[Value]) {
+        let int = |column: &str| f.column(column).and_then(|at| row[at].as_i64()).unwrap_or(0);
+        self.calls += int("calls");
+        self.input_tokens += int("input_tokens");
+        self.output_tokens += int("output_tokens");
+        match f.column("cost_usd").and_then(|at| row[at].as_f64()) {
+            Some(cost) => self.cost_usd += cost,
+            None => self.unpriced_rows += 1,
+        }
+    }
+}
+
+/// The sums of `daily`'s rows by the text of each row's `key`, in order of first appearance.
+fn sums_by(f: &Figures, key: &dyn Fn(&[Value]) -> String) -> Vec<(String, Sums)> {
+    let mut sums: Vec<(String, Sums)> = Vec::new();
+    for row in &f.rows {
+        let name = key(row);
+        let n = sums.iter().position(|(k, _)| *k == name).unwrap_or_else(|| {
+            sums.push((name, Sums::default()));
+            sums.len() - 1
+        });
+        sums[n].1.add(f, row);
+    }
+    sums
+}
+
+/// The days from --since (else the first day of `daily`) to --until (else its last), in words.
+fn period_words(report: &Report) -> String {
+    let options = &report.options;
+    let time_zone = options.zone();
+    match (options.since, options.until) {
+        (None, None) => format!("every day, in {time_zone}"),
+        (since, until) => {
+            let day = |d: Option<chrono::NaiveDate>, none: &str| {
+                d.map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_else(|| none.to_string())
+            };
+            format!("{} to {}, in {time_zone}", day(since, "the first day"), day(until, "the last day"))
+        }
+    }
+}
+
+/// The headline: the spend, tokens, calls and sessions of the period, and its first and last
+/// day with calls: the sums of `daily`'s rows and the rows of `session`.
+fn headline(report: &Report) -> Markup {
+    let daily = report.of("daily");
+    let sessions = report.of("session");
+    let mut all = Sums::default();
+    for row in &daily.rows {
+        all.add(daily, row);
+    }
+    let days: Vec<String> = daily.values("day").filter_map(value_text).collect();
+    let (first, last) = (days.iter().min(), days.iter().max());
+    let tokens = all.input_tokens + all.output_tokens;
+    let figure = |name: &str, value: &Value, shown: String, label: Markup| {
+        html! {
+            div {
+                span.big data-figure=(name) data-value=(Shown(&value_text(value).unwrap_or_default())) { (Shown(&shown)) }
+                span.label { (label) }
+            }
+        }
+    };
+    let cost = serde_json::json!((all.cost_usd * 1e6).round() / 1e6);
+    html! {
+        section id="headline" {
+            div.headline {
+                (figure("cost_usd", &cost, money(all.cost_usd), html! { "spent (US dollars)" }))
+                (figure("tokens", &serde_json::json!(tokens), shown_number(&serde_json::json!(tokens)), html! {
+                    "tokens: " (shown_number(&serde_json::json!(all.input_tokens))) " in, "
+                    (shown_number(&serde_json::json!(all.output_tokens))) " out"
+                }))
+                (figure("calls", &serde_json::json!(all.calls), shown_number(&serde_json::json!(all.calls)), html! { "model calls" }))
+                (figure("sessions", &serde_json::json!(sessions.rows.len()),
+                    shown_number(&serde_json::json!(sessions.rows.len())), html! { "sessions" }))
+                div {
+                    span.big.days {
+                        @match (first, last) {
+                            (Some(first), Some(last)) => {
+                                span data-figure="first_day" data-value=(Shown(first)) { (Shown(first)) }
+                                @if first != last {
+                                    " to " span data-figure="last_day" data-value=(Shown(last)) { (Shown(last)) }
+                                }
+                            }
+                            _ => "no calls",
+                        }
+                    }
+                    span.label { "the first and last day with calls" }
+                }
+            }
+            p.about {
+                "Over " (period_words(report)) ": the sums of the rows of " code { "txq query daily" }
+                " (every harness's model calls, a row per day, harness and model) and the rows of "
+                code { "txq query session" } " (the sessions last active in the period)."
+            }
+            @if all.unpriced_rows > 0 {
+                p.note data-figure="unpriced_rows" {
+                    (all.unpriced_rows) " rows of " code { "txq query daily" }
+                    " have a call whose model has no price: their calls are not in the spend (the models are named under "
+                    a href="#corpus" { "What was read" } ")."
+                }
+            }
+        }
+    }
+}
+
+/// The day a row of `daily` is of, and the days from the first to the last, each once.
+fn every_day(days: &[String]) -> Vec<String> {
+    let parsed: Option<Vec<chrono::NaiveDate>> =
+        days.iter().map(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok()).collect();
+    match parsed.as_deref().and_then(|p| Some((p.iter().min()?, p.iter().max()?))) {
+        // A span of days, an empty day too; not more than ten years of them.
+        Some((first, last)) if (*last - *first).num_days() < 3660 => {
+            first.iter_days().take_while(|d| d <= last).map(|d| d.format("%Y-%m-%d").to_string()).collect()
+        }
+        _ => {
+            let mut distinct: Vec<String> = days.to_vec();
+            distinct.sort();
+            distinct.dedup();
+            distinct
+        }
+    }
+}
+
+/// A column chart of `daily`'s `column` per day, stacked by harness.
+fn day_figure(f: &Figures, column: &str, unit: &str, title: &str, harnesses: &[String]) -> Markup {
+    let days: Vec<String> = f.values("day").map(|d| value_text(d).unwrap_or_default()).collect();
+    let mut columns: Vec<chart::Column> = every_day(&days)
+        .into_iter()
+        .map(|name| chart::Column { name, values: vec![0.0; harnesses.len()] })
+        .collect();
+    for (row, day) in f.rows.iter().zip(&days) {
+        let harness = cell(f, row, "harness");
+        let value = f.column(column).and_then(|at| number(&row[at]));
+        let (Some(at), Some(n), Some(value)) = (
+            columns.iter().position(|c| c.name == *day),
+            harnesses.iter().position(|h| *h == harness),
+            value,
+        ) else {
+            continue;
+        };
+        columns[at].values[n] += value;
+    }
+    let points = chart::stacked_marks(&columns);
+    figure(f, column, "rect", points, title, chart::stacked_columns(&columns, unit))
+}
+
+fn by_day(report: &Report) -> Markup {
+    let f = report.of("daily");
+    section(report, "by-day", "Spend by day", f, (None, "model calls"), || {
+        let harnesses: Vec<String> =
+            sums_by(f, &|r| cell(f, r, "harness")).into_iter().map(|(h, _)| h).collect();
+        html! {
+            p { "A column per day, stacked by harness: the sums of the rows of each day." }
+            (legend(&harnesses))
+            div.charts {
+                (day_figure(f, "cost_usd", "US dollars", "Cost", &harnesses))
+                (day_figure(f, "calls", "model calls", "Calls", &harnesses))
+            }
+            (table(f, false, None, &plain))
+        }
+    })
+}
+
+fn by_model(report: &Report) -> Markup {
+    let f = report.of("daily");
+    section(report, "by-model", "Spend by harness and model", f, (None, "model calls"), || {
+        let mut sums = sums_by(f, &|r| format!("{} · {}", cell(f, r, "model"), cell(f, r, "harness")));
+        sums.sort_by(|a, b| b.1.cost_usd.total_cmp(&a.1.cost_usd).then_with(|| a.0.cmp(&b.0)));
+        let names: Vec<String> = sums.iter().map(|(name, _)| name.clone()).collect();
+        let bars = |values: Vec<Option<f64>>, column: &str, unit: &str, title: &str, colour: usize| {
+            let points = values.iter().flatten().count();
+            figure(f, column, "rect", points, title, chart::bars(&names, &values, unit, colour))
+        };
+        html! {
+            p {
+                "The sums of the rows of " code { "txq query daily" } " per harness and model, most expensive first."
+            }
+            div.charts {
+                (bars(sums.iter().map(|(_, s)| Some(s.cost_usd)).collect(), "cost_usd", "US dollars", "Cost", 1))
+                (bars(sums.iter().map(|(_, s)| Some(s.calls as f64)).collect(), "calls", "model calls", "Calls", 0))
+            }
+            (sums_table(f, "model · harness", &sums))
+        }
+    })
+}
+
+/// The rows of `f` shown as bars: the first `limit`.
+fn first_rows(f: &Figures, limit: usize) -> Figures {
+    Figures { rows: f.rows.iter().take(limit).cloned().collect(), ..f.clone() }
+}
+
+/// The sums of rows of `f` by a name (`name`) as a table: their calls, tokens and cost, each
+/// value a `td[data-column][data-value]` as in a table of figures, the cost shown as money.
+fn sums_table(f: &Figures, name: &str, sums: &[(String, Sums)]) -> Markup {
+    let number = |column: &str, value: Value, shown: String| {
+        html! { td.number data-column=(column) data-value=(value) { (shown) } }
+    };
+    html! {
+        div.scroll {
+            table.sums data-sums-of=(f.query.name) data-rows=(sums.len()) {
+                thead { tr { th { (name) } th { "calls" } th { "tokens in" } th { "tokens out" } th { "cost" } } }
+                tbody {
+                    @for (key, sums) in sums {
+                        tr {
+                            td data-column="name" data-value=(Shown(key)) { (Shown(key)) }
+                            (number("calls", sums.calls.into(), shown_number(&sums.calls.into())))
+                            (number("input_tokens", sums.input_tokens.into(), shown_number(&sums.input_tokens.into())))
+                            (number("output_tokens", sums.output_tokens.into(), shown_number(&sums.output_tokens.into())))
+                            td.number data-column="cost_usd" data-value=(serde_json::json!((sums.cost_usd * 1e6).round() / 1e6)) {
+                                (money(sums.cost_usd))
+                                @if sums.unpriced_rows > 0 { " (and calls with no price)" }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The project of a working directory, as ccusage names it: its last two components
+/// (`/home/ana/src/my_app` is `src/my_app`), `/` or `\` between them.
+fn project(cwd: &str) -> String {
+    let parts: Vec<&str> = cwd.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
+    parts[parts.len().saturating_sub(2)..].join("/")
+}
+
+/// What a project without a working directory is called.
+const NO_PROJECT: &str = "(no working directory)";
+
+fn projects(report: &Report) -> Markup {
+    let f = report.of("daily_by_cwd");
+    section(report, "projects", "Spend by project", f, (None, "model calls"), || {
+        let mut sums = sums_by(f, &|r| match f.column("cwd").map(|at| &r[at]) {
+            Some(Value::String(cwd)) => project(cwd),
+            _ => NO_PROJECT.to_string(),
+        });
+        sums.sort_by(|a, b| b.1.cost_usd.total_cmp(&a.1.cost_usd).then_with(|| a.0.cmp(&b.0)));
+        let shown = &sums[..sums.len().min(BARS_SHOWN)];
+        let names: Vec<String> = shown.iter().map(|(name, _)| name.clone()).collect();
+        let costs: Vec<Option<f64>> = shown.iter().map(|(_, s)| Some(s.cost_usd)).collect();
+        let points = costs.len();
+        html! {
+            p {
+                "A project is the last two components of the working directory of a call's session ("
+                code { "/home/ana/src/my_app" } " is " code { "src/my_app" } ", as ccusage names it): the sums of the rows of "
+                code { "txq query daily_by_cwd" } " per project, most expensive first."
+            }
+            div.charts {
+                (figure(f, "cost_usd", "rect", points, "Cost", chart::bars(&names, &costs, "US dollars", 1)))
+            }
+            (sums_table(f, "project", &sums))
+            (table(f, false, None, &plain))
+        }
+    })
+}
+
+fn tool_failures(report: &Report) -> Markup {
+    let f = report.of("tool_failures");
+    section(
+        report,
+        "tool-failures",
+        "Tool calls and failures, by harness and tool",
+        f,
+        (None, "tool calls"),
+        || {
+            let failed = first_rows(f, BARS_SHOWN);
+            let name = |r: &[Value]| format!("{} · {}", cell(f, r, "tool"), cell(f, r, "harness"));
+            html! {
+                div.charts {
+                    (bar_figure(&failed, &name, "failures", "failed tool calls", "Failures", 3))
+                    (bar_figure(&failed, &name, "failure_rate", "share of the tool's calls that failed", "Failure rate", 4))
+                }
+                (table(f, true, Some(TOOLS_SHOWN), &plain))
+            }
+        },
+    )
+}
+
 fn corpus(report: &Report) -> Markup {
     let summary = report.of("corpus_summary");
     let unpriced = report.of("unpriced_models");
@@ -343,9 +690,10 @@ fn corpus(report: &Report) -> Markup {
     let day = |d: Option<chrono::NaiveDate>, none: &str| {
         d.map(|d| d.format("%Y-%m-%d").to_string()).unwrap_or_else(|| none.to_string())
     };
-    let time_zone = options.time_zone.as_deref().unwrap_or(crate::sql::reports::DEFAULT_TIME_ZONE);
+    let time_zone = options.zone();
     html! {
         section id="corpus" {
+            h2 { "What was read" }
             dl.corpus {
                 dt { "Read" }
                 dd {
@@ -383,7 +731,7 @@ fn corpus(report: &Report) -> Markup {
                 dt { "Period" }
                 dd {
                     (day(options.since, "the first day")) " to " (day(options.until, "the last day"))
-                    ", in " (Shown(time_zone)) " (the spend reports'; the other sections cover every day)"
+                    ", in " (Shown(&time_zone)) " (the spend reports'; the other sections cover every day)"
                 }
             }
             (about(summary))
@@ -398,7 +746,7 @@ fn corpus(report: &Report) -> Markup {
 
 fn spend(report: &Report) -> Markup {
     let f = report.of("spend_over_time");
-    section(report, "spend", "Spend and tokens over time, by model", f, None, || {
+    section(report, "spend", "Spend and tokens over time, by model", f, (None, "model calls"), || {
         let unit =
             if f.values("unit").next().and_then(Value::as_str) == Some("hour") { "hour" } else { "day" };
         let (series, _) = over_time(f, "model", "calls");
@@ -420,7 +768,7 @@ fn spend(report: &Report) -> Markup {
 
 fn cache(report: &Report) -> Markup {
     let f = report.of("cache_hit_by_model");
-    section(report, "cache", "Cache hit ratio, by model", f, None, || {
+    section(report, "cache", "Cache hit ratio, by model", f, (None, "model calls"), || {
         let name = |r: &[Value]| format!("{} · {}", cell(f, r, "model"), cell(f, r, "harness"));
         html! {
             div.charts {
@@ -448,7 +796,7 @@ fn cache(report: &Report) -> Markup {
 
 fn agents(report: &Report) -> Markup {
     let f = report.of("agent_spend");
-    section(report, "agents", "Calls and cost, by agent", f, None, || {
+    section(report, "agents", "Calls and cost, by agent", f, (None, "runs"), || {
         let name = |r: &[Value]| cell(f, r, "agent");
         html! {
             div.charts {
@@ -464,7 +812,7 @@ fn agents(report: &Report) -> Markup {
 /// then its figures.
 fn format_section(report: &Report, described: &ReportSection) -> Markup {
     let f = report.of(described.query);
-    section(report, described.id, described.heading, f, described.note, || {
+    section(report, described.id, described.heading, f, (described.note, "data"), || {
         let name = |r: &[Value]| {
             described.bar_named_by.iter().map(|column| cell(f, r, column)).collect::<Vec<_>>().join(" / ")
         };
@@ -481,7 +829,7 @@ fn format_section(report: &Report, described: &ReportSection) -> Markup {
 
 fn outcomes(report: &Report) -> Markup {
     let f = report.of("run_outcomes");
-    section(report, "outcomes", "Run outcomes over time", f, None, || {
+    section(report, "outcomes", "Run outcomes over time", f, (None, "runs"), || {
         let (series, _) = over_time(f, "outcome", "runs");
         let names: Vec<String> = series.into_iter().map(|s| s.name).collect();
         html! {
@@ -496,19 +844,19 @@ fn outcomes(report: &Report) -> Markup {
 
 fn tools(report: &Report) -> Markup {
     html! {
-        @for (id, name, title) in [
-            ("denied", "denied_tools", "Denied tools, and why"),
-            ("failing", "failing_commands", "Failing commands, by exit code"),
-            ("slowest", "slowest_tools", "Slowest tools"),
+        @for (id, name, title, noun) in [
+            ("denied", "denied_tools", "Denied tools, and why", "denied tool calls"),
+            ("failing", "failing_commands", "Failing commands, by exit code", "failing commands"),
+            ("slowest", "slowest_tools", "Slowest tools", "tool durations"),
         ] {
-            (tool_section(report, id, name, title))
+            (tool_section(report, id, name, title, noun))
         }
     }
 }
 
-fn tool_section(report: &Report, id: &str, name: &str, title: &str) -> Markup {
+fn tool_section(report: &Report, id: &str, name: &str, title: &str, noun: &str) -> Markup {
     let f = report.of(name);
-    section(report, id, title, f, None, || {
+    section(report, id, title, f, (None, noun), || {
         let tool = |r: &[Value]| cell(f, r, "tool");
         html! {
             @if name == "slowest_tools" {
@@ -523,7 +871,7 @@ fn tool_section(report: &Report, id: &str, name: &str, title: &str) -> Markup {
 
 fn egress(report: &Report) -> Markup {
     let f = report.of("network_egress");
-    section(report, "egress", "Egress, by host", f, None, || {
+    section(report, "egress", "Egress, by host", f, (None, "network flows"), || {
         let unconfirmed_at = f.column("unconfirmed_flows");
         let unconfirmed = move |r: &[Value]| unconfirmed_at.and_then(|at| r[at].as_i64()).unwrap_or(0);
         let name = |r: &[Value]| {
@@ -552,7 +900,7 @@ fn egress(report: &Report) -> Markup {
 
 fn sessions(report: &Report) -> Markup {
     let f = report.of("session");
-    section(report, "sessions", "The most expensive sessions", f, None, || {
+    section(report, "sessions", "The most expensive sessions", f, (None, "sessions"), || {
         let example = f.rows.first().map(|r| cell(f, r, "session_id")).unwrap_or_default();
         html! {
             p {
@@ -602,6 +950,36 @@ mod tests {
         assert_eq!(shown_number(&serde_json::json!(1234567)), "1\u{202f}234\u{202f}567");
         assert_eq!(shown_number(&serde_json::json!(-12)), "-12");
         assert_eq!(shown_number(&serde_json::json!(0.125)), "0.125");
+    }
+
+    #[test]
+    fn money_is_dollars_and_cents_grouped_by_thousands() {
+        assert_eq!(money(1234567.891), "$1,234,567.89");
+        assert_eq!(money(10.145691), "$10.15");
+        assert_eq!(money(0.0), "$0.00");
+        assert_eq!(money(0.0042), "$0.0042");
+        assert_eq!(money(999.999), "$1000.00".replace("1000", "1,000"));
+        assert_eq!(money(-2.5), "-$2.50");
+    }
+
+    #[test]
+    fn a_project_is_the_last_two_components_of_its_directory() {
+        assert_eq!(project("/home/ana/src/my_app"), "src/my_app");
+        assert_eq!(project("/home/ana/src/my_app/"), "src/my_app");
+        assert_eq!(project("C:\\Users\\ana\\proj"), "ana/proj");
+        assert_eq!(project("/srv"), "srv");
+        assert_eq!(project(""), "");
+    }
+
+    #[test]
+    fn the_days_of_a_chart_are_every_day_from_the_first_to_the_last() {
+        let days = |d: &[&str]| every_day(&d.iter().map(|d| d.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            days(&["2026-09-03", "2026-09-01", "2026-09-03"]),
+            ["2026-09-01", "2026-09-02", "2026-09-03"]
+        );
+        assert_eq!(days(&[]), Vec::<String>::new());
+        assert_eq!(days(&["b", "a", "b"]), ["a", "b"]);
     }
 
     #[test]

@@ -30,6 +30,7 @@ const SHARED: &[CannedQuery] = canned![
     "session",
     "session_models",
     "spend_over_time",
+    "tool_failures",
     "unpriced_models",
     "weekly",
 ];
