@@ -186,6 +186,14 @@ fn since_until_last_order_and_no_cost_narrow_and_shape_the_report() {
     let periods: Vec<String> =
         desc["daily"].as_array().unwrap().iter().map(|r| r["period"].as_str().unwrap().to_string()).collect();
     assert_eq!(periods, days.iter().rev().cloned().collect::<Vec<_>>());
+    // Blocks newest first: the same blocks (and idle gaps), turned round.
+    let ids = |report: &Value| -> Vec<String> {
+        report["blocks"].as_array().unwrap().iter().map(|b| format!("{} {}", b["harness"], b["id"])).collect()
+    };
+    let (asc, desc) =
+        (ids(&report_json(&["blocks", "-j"], &[])), ids(&report_json(&["blocks", "-j", "-o", "desc"], &[])));
+    assert!(asc.len() >= 2, "{asc:?}");
+    assert_eq!(desc, asc.iter().rev().cloned().collect::<Vec<_>>());
     // The generated days are long past: the last period holds none of them.
     let last = report_json(&["daily", "-j", "--last", "1"], &[]);
     assert_eq!(last["daily"], json!([]));

@@ -134,6 +134,7 @@ pub(crate) async fn command(
         compact: flags.compact,
         breakdown: flags.breakdown,
         no_cost: flags.no_cost,
+        newest_first: flags.order == Some(Order::Desc),
         time_zone: zone,
     };
     let stdout = std::io::stdout();
@@ -145,11 +146,17 @@ pub(crate) async fn command(
             if wanted.active {
                 blocks.retain(|b| is_active(b, now));
             }
-            if flags.order == Some(Order::Desc) {
-                blocks.reverse();
-            }
             match args.json {
-                true => write_json(&json::blocks(&blocks, !wanted.active, now, &limits, &shape), &mut out)?,
+                true => {
+                    // Gaps are found oldest first; --order desc turns the list round after.
+                    let mut report = json::blocks(&blocks, !wanted.active, now, &limits, &shape);
+                    if let (Some(serde_json::Value::Array(list)), true) =
+                        (report.get_mut("blocks"), flags.order == Some(Order::Desc))
+                    {
+                        list.reverse();
+                    }
+                    write_json(&report, &mut out)?
+                }
                 false => table::blocks(&blocks, wanted.active, now, &limits, &layout, &mut out)
                     .map_err(Error::Output)?,
             }

@@ -19,6 +19,8 @@ pub(crate) struct Layout {
     pub(crate) breakdown: bool,
     /// `--no-cost`.
     pub(crate) no_cost: bool,
+    /// `--order desc`, for blocks (periods come in their order).
+    pub(crate) newest_first: bool,
     pub(crate) time_zone: String,
 }
 
@@ -285,6 +287,10 @@ pub(crate) fn blocks(
             vec![vec![local(block.start)], vec![block.harness.clone()], vec![status], block.models.clone()];
         cells.extend(sum_cells(&block.spend, layout.no_cost));
         rows.push(Row::Cells(cells));
+    }
+    // Gaps are found oldest first; --order desc turns the list round after.
+    if layout.newest_first {
+        rows.reverse();
     }
     rows.push(Row::Rule);
     let mut cells =
