@@ -204,6 +204,12 @@ fn since_until_last_order_and_no_cost_narrow_and_shape_the_report() {
     let display = command(home().dir.path()).args(["daily", "--mode", "display"]).output().unwrap();
     assert_eq!(display.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&display.stderr).contains("txq prices every call from its tokens"));
+    // Nothing to report: a title and a line that says so; JSON with no rows and zero totals.
+    let empty = tempfile::tempdir().unwrap();
+    let table = run(&["daily", "-q"], &[], empty.path());
+    assert_eq!(table, "Spend per day (time zone UTC)\nNo calls in this period.\n");
+    let json: Value = serde_json::from_str(&run(&["weekly", "-j", "-q"], &[], empty.path())).unwrap();
+    assert_eq!((json["weekly"].clone(), json["totals"]["totalTokens"].clone()), (json!([]), json!(0)));
     // The flat rows of the canned query stay: --format.
     let flat = run(&["daily", "--format", "ndjson"], &[], home().dir.path());
     assert!(flat.lines().all(|l| l.contains("\"harness\"") && l.contains("\"day\"")), "{flat}");

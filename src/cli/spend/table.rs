@@ -99,6 +99,7 @@ pub(crate) fn periods(
     let mut total = Spend::default();
     periods.iter().for_each(|p| total.add(&p.spend()));
     let span = match (periods.first(), periods.last(), kind) {
+        (_, _, ReportKind::Session) if periods.len() == 1 => "1 session".to_string(),
         (_, _, ReportKind::Session) => format!("{} sessions", periods.len()),
         (Some(first), Some(last), _) if first.key != last.key => {
             let (a, b) =
@@ -111,7 +112,13 @@ pub(crate) fn periods(
     writeln!(
         out,
         "{}",
-        fit(&format!("Spend per {what}, {span} (time zone {})", layout.time_zone), layout.width)
+        fit(
+            &match span.is_empty() {
+                true => format!("Spend per {what} (time zone {})", layout.time_zone),
+                false => format!("Spend per {what}, {span} (time zone {})", layout.time_zone),
+            },
+            layout.width
+        )
     )?;
     if periods.is_empty() {
         return writeln!(out, "No calls in this period.");
