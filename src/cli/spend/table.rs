@@ -144,7 +144,7 @@ pub(crate) fn periods(
                 vec![short_id(&period.key)],
                 vec![s.harness.clone()],
                 vec![s.cwd.as_deref().map(super::project_of).unwrap_or_default()],
-                vec![s.ended_at.as_deref().map(minute).unwrap_or_default()],
+                vec![s.ended_at.as_deref().map(to_the_second).unwrap_or_default()],
             ],
             None => {
                 let mut cells = vec![vec![period.key.clone()]];
@@ -461,10 +461,10 @@ pub(crate) fn money(dollars: f64) -> String {
     format!("{sign}${}.{:02}", separated(cents.abs() / 100), cents.abs() % 100)
 }
 
-/// A time as the report's rows write it (`2026-09-02T14:05:09.123+09:00`) to the minute, in
-/// its own zone: `2026-09-02 14:05`.
-fn minute(time: &str) -> String {
-    time.get(..16).map(|t| t.replacen('T', " ", 1)).unwrap_or_else(|| time.to_string())
+/// A time as the report's rows write it (`2026-09-02T14:05:09.123+09:00`) to the second, in
+/// its own zone: `2026-09-02 14:05:09`.
+fn to_the_second(time: &str) -> String {
+    time.get(..19).map(|t| t.replacen('T', " ", 1)).unwrap_or_else(|| time.to_string())
 }
 
 fn hours_minutes(minutes: i64) -> String {
@@ -500,6 +500,12 @@ mod tests {
         assert_eq!(money(0.042138), "$0.04");
         assert_eq!(money(1234.567), "$1,234.57");
         assert_eq!(money(0.0), "$0.00");
+    }
+
+    #[test]
+    fn a_time_is_shown_to_the_second_in_its_own_zone() {
+        assert_eq!(to_the_second("2026-09-02T14:05:09.123+09:00"), "2026-09-02 14:05:09");
+        assert_eq!(to_the_second("2026-09-02"), "2026-09-02");
     }
 
     #[test]
