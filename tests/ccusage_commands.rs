@@ -438,6 +438,33 @@ fn blocks_active_shows_the_block_under_way_with_its_burn_rate_and_projection() {
     assert!(run(&["blocks", "-a"], &[], old.path()).contains("No block under way."));
 }
 
+#[test]
+fn a_hostile_name_in_the_data_is_escaped_and_breaks_no_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join(".claude/projects/-evil");
+    std::fs::create_dir_all(&folder).unwrap();
+    let line = json!({
+        "type": "assistant", "sessionId": "e0000000-0000-4000-8000-000000000001",
+        "cwd": "/home/ana/evil\n\u{1b}[31mred", "requestId": "req_evil",
+        "timestamp": "2026-09-02T10:00:00.000Z", "uuid": "00000000-0000-4000-8000-00000000e001",
+        "message": {"id": "msg_evil", "model": "model\u{1b}]0;title\u{7}", "role": "assistant",
+                    "content": [{"type": "text", "text": "ok"}],
+                    "usage": {"input_tokens": 10, "output_tokens": 5}}
+    });
+    std::fs::write(folder.join("e0000000-0000-4000-8000-000000000001.jsonl"), format!("{line}\n")).unwrap();
+    for args in [&["daily", "-q", "--instances"][..], &["session", "-q"], &["blocks", "-q"]] {
+        let table = run(args, &[("COLUMNS", "80")], dir.path());
+        assert!(!table.contains('\u{1b}') && !table.contains('\u{7}'), "{args:?}: {table:?}");
+        assert!(table.contains("\\x1b"), "{args:?}: {table}");
+        assert!(table.lines().all(|l| width(l) <= 80), "{args:?}: {table}");
+        // Every line from the box's top to its bottom is a line of the box: no name broke one.
+        let lines: Vec<&str> = table.lines().collect();
+        let top = lines.iter().position(|l| l.starts_with('┌')).unwrap();
+        let bottom = lines.iter().rposition(|l| l.starts_with('└')).unwrap();
+        assert!(lines[top..=bottom].iter().all(|l| l.starts_with(['│', '├', '┌', '└'])), "{args:?}: {table}");
+    }
+}
+
 /// ccusage, where it is installed: its path; else the test is skipped, saying so, unless
 /// `TXQ_REQUIRE_CCUSAGE=1` (CI), where it fails.
 fn ccusage() -> Option<std::path::PathBuf> {

@@ -2,10 +2,11 @@
 //! period (its harnesses and models under it with `--breakdown`), a total, tokens with
 //! separators and money as money, the columns that are empty left out, and every line fitted
 //! to the terminal: the narrow set of columns when the wide one does not fit, then long names
-//! cut with `…`.
+//! cut with `…`; a name from the data has its control characters escaped.
 
 use super::ReportKind;
 use super::model::{Block, Period, Spend};
+use crate::text::escape;
 use chrono::{DateTime, Utc};
 use std::io::{self, Write};
 
@@ -255,7 +256,7 @@ pub(crate) fn blocks(
                 },
             ];
             for line in lines.iter().filter(|l| !l.is_empty()) {
-                writeln!(out, "{}", fit(line, layout.width))?;
+                writeln!(out, "{}", fit(&escape::text(line), layout.width))?;
             }
         }
         return Ok(());
@@ -319,7 +320,7 @@ fn notes(total: &Spend, layout: &Layout, out: &mut dyn Write) -> io::Result<()> 
         let models: Vec<String> = total.unpriced.iter().cloned().collect();
         notes.push(format!(
             "+? some calls have no price and are not in the cost: {} (docs/prices.md).",
-            crate::text::words::listed(&models)
+            escape::text(&crate::text::words::listed(&models))
         ));
     }
     for note in notes {
@@ -340,7 +341,7 @@ fn draw(columns: &[Column], rows: &[Row], layout: &Layout, out: &mut dyn Write) 
     let mut shown: Vec<usize> = (0..columns.len()).filter(|&i| filled(i)).collect();
     let natural = |i: usize| {
         let cells = rows.iter().filter_map(|r| match r {
-            Row::Cells(c) => Some(c[i].iter().map(|l| width_of(l)).max().unwrap_or(0)),
+            Row::Cells(c) => Some(c[i].iter().map(|l| width_of(&escape::text(l))).max().unwrap_or(0)),
             Row::Rule => None,
         });
         cells.chain(columns[i].header.split('\n').map(width_of)).max().unwrap_or(0)
@@ -380,7 +381,8 @@ fn draw(columns: &[Column], rows: &[Row], layout: &Layout, out: &mut dyn Write) 
         let parts: Vec<String> = shown
             .iter()
             .map(|&i| {
-                let text = cut(cells[i].get(at).map(String::as_str).unwrap_or(""), widths[i]);
+                // A name from the data is shown with its control characters escaped.
+                let text = cut(&escape::text(cells[i].get(at).map(String::as_str).unwrap_or("")), widths[i]);
                 let pad = " ".repeat(widths[i] - width_of(&text));
                 match columns[i].number {
                     true => format!(" {pad}{text} "),
