@@ -329,10 +329,7 @@ fn every_report_table_fits_80_and_120_columns_and_ends_with_its_total() {
                 .lines()
                 .find(|l| l.starts_with("│ Total"))
                 .unwrap_or_else(|| panic!("{args:?}: {table}"));
-            assert!(
-                total.contains(&format!("${:.2}", cost).replace("$0.", "$0.")),
-                "{args:?}: {total} has not {cost}"
-            );
+            assert!(total.contains(&format!("${cost:.2}")), "{args:?}: {total} has not {cost}");
             if args[0] != "blocks" {
                 assert!(total.contains(&thousands(figures(&report["totals"])[0])), "{total}");
             }

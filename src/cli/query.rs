@@ -14,11 +14,7 @@ use std::path::PathBuf;
 /// description wrapped to the terminal's width (else `$COLUMNS`, else 100 columns).
 pub(crate) fn list(format: OutputFormat) -> Result<(), Error> {
     let stdout = std::io::stdout();
-    let width = terminal_size::terminal_size_of(&stdout)
-        .map(|(w, _)| usize::from(w.0))
-        .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
-        .filter(|w| *w >= 20)
-        .unwrap_or(LIST_WIDTH);
+    let width = super::screen::stdout_width(LIST_WIDTH);
     let mut out = std::io::BufWriter::new(stdout.lock());
     if format == OutputFormat::Table {
         super::screen::write_blocks(&listed(), width, &mut out).map_err(Error::of_output)?;

@@ -332,6 +332,16 @@ fn write_expanded(
     Ok(())
 }
 
+/// The columns text written to stdout may take: the terminal's, else `$COLUMNS` (as a shell
+/// exports it to a pipe), else `otherwise`; a width under 20 is taken for none.
+pub(crate) fn stdout_width(otherwise: usize) -> usize {
+    terminal_size::terminal_size_of(std::io::stdout())
+        .map(|(w, _)| usize::from(w.0))
+        .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
+        .filter(|w| *w >= 20)
+        .unwrap_or(otherwise)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -77,15 +77,7 @@ impl ProgressLine {
 
 /// `1234567` as `1,234,567`.
 pub(crate) fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
+    crate::text::number::grouped(n, ',')
 }
 
 #[cfg(test)]

@@ -124,17 +124,7 @@ fn number(value: &Value) -> Option<f64> {
 /// A number as the tables show it: digits grouped by thousands; a fraction as written.
 fn shown_number(value: &Value) -> String {
     match value.as_i64() {
-        Some(n) => {
-            let digits = n.unsigned_abs().to_string();
-            let mut out = String::new();
-            for (i, d) in digits.chars().enumerate() {
-                if i > 0 && (digits.len() - i) % 3 == 0 {
-                    out.push('\u{202f}');
-                }
-                out.push(d);
-            }
-            if n < 0 { format!("-{out}") } else { out }
-        }
+        Some(n) => crate::text::number::grouped_signed(n, '\u{202f}'),
         None => value.to_string(),
     }
 }
@@ -380,13 +370,8 @@ pub fn money(usd: f64) -> String {
         false => format!("{usd:.2}"),
     };
     let (whole, cents) = text.split_once('.').unwrap_or((&text, ""));
-    let mut grouped = String::new();
-    for (i, d) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(d);
-    }
+    let grouped =
+        whole.parse().map(|whole| crate::text::number::grouped(whole, ',')).unwrap_or(whole.to_string());
     format!("{sign}${grouped}.{cents}")
 }
 
@@ -622,13 +607,6 @@ fn sums_table(f: &Figures, name: &str, sums: &[(String, Sums)]) -> Markup {
     }
 }
 
-/// The project of a working directory, as ccusage names it: its last two components
-/// (`/home/ana/src/my_app` is `src/my_app`), `/` or `\` between them.
-fn project(cwd: &str) -> String {
-    let parts: Vec<&str> = cwd.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
-    parts[parts.len().saturating_sub(2)..].join("/")
-}
-
 /// What a project without a working directory is called.
 const NO_PROJECT: &str = "(no working directory)";
 
@@ -636,7 +614,7 @@ fn projects(report: &Report) -> Markup {
     let f = report.of("daily_by_cwd");
     section(report, "projects", "Spend by project", f, (None, "model calls"), || {
         let mut sums = sums_by(f, &|r| match f.column("cwd").map(|at| &r[at]) {
-            Some(Value::String(cwd)) => project(cwd),
+            Some(Value::String(cwd)) => crate::sql::reports::project_of(cwd),
             _ => NO_PROJECT.to_string(),
         });
         sums.sort_by(|a, b| b.1.cost_usd.total_cmp(&a.1.cost_usd).then_with(|| a.0.cmp(&b.0)));
@@ -958,17 +936,8 @@ mod tests {
         assert_eq!(money(10.145691), "$10.15");
         assert_eq!(money(0.0), "$0.00");
         assert_eq!(money(0.0042), "$0.0042");
-        assert_eq!(money(999.999), "$1000.00".replace("1000", "1,000"));
+        assert_eq!(money(999.999), "$1,000.00");
         assert_eq!(money(-2.5), "-$2.50");
-    }
-
-    #[test]
-    fn a_project_is_the_last_two_components_of_its_directory() {
-        assert_eq!(project("/home/ana/src/my_app"), "src/my_app");
-        assert_eq!(project("/home/ana/src/my_app/"), "src/my_app");
-        assert_eq!(project("C:\\Users\\ana\\proj"), "ana/proj");
-        assert_eq!(project("/srv"), "srv");
-        assert_eq!(project(""), "");
     }
 
     #[test]

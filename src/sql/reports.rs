@@ -77,6 +77,13 @@ pub fn machine_time_zone() -> String {
         .unwrap_or_else(|| DEFAULT_TIME_ZONE.to_string())
 }
 
+/// A working directory as ccusage names its project: its last two parts, `/` between them
+/// (`/home/ana/src/my_app` is `src/my_app`; a path of `\` parts alike).
+pub fn project_of(cwd: &str) -> String {
+    let parts: Vec<&str> = cwd.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
+    parts[parts.len().saturating_sub(2)..].join("/")
+}
+
 /// A day of `--since`/`--until`: `YYYY-MM-DD`, or `YYYYMMDD` as ccusage takes it.
 pub fn parse_day(s: &str) -> Result<NaiveDate, String> {
     let digits: String = match s.as_bytes() {
@@ -148,6 +155,17 @@ mod tests {
 
     fn day(y: i32, m: u32, d: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(y, m, d).unwrap()
+    }
+
+    #[test]
+    fn a_project_is_the_last_two_parts_of_the_working_directory() {
+        assert_eq!(project_of("/home/ana/src/my_app"), "src/my_app");
+        assert_eq!(project_of("/home/ana/src/my_app/"), "src/my_app");
+        assert_eq!(project_of("C:\\Users\\ana\\proj"), "ana/proj");
+        assert_eq!(project_of("C:\\Users\\me\\app\\"), "me/app");
+        assert_eq!(project_of("/home/me/work/billing-api"), "work/billing-api");
+        assert_eq!(project_of("/srv"), "srv");
+        assert_eq!(project_of(""), "");
     }
 
     #[test]

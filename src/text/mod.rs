@@ -3,6 +3,7 @@
 //! names read safely ([`settings_file`]), and the status line of a long task ([`status_line`]).
 
 pub mod escape;
+pub(crate) mod number;
 pub mod settings_file;
 pub(crate) mod size;
 pub(crate) mod status_line;

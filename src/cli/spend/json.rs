@@ -40,7 +40,10 @@ pub(crate) fn periods(kind: ReportKind, periods: &[Period], shape: &Shape) -> Va
                     );
                     row.insert("sessionId".into(), json!(session.session_id));
                     row.insert("parentSessionId".into(), json!(session.parent_session_id));
-                    row.insert("project".into(), json!(session.cwd.as_deref().map(super::project_of)));
+                    row.insert(
+                        "project".into(),
+                        json!(session.cwd.as_deref().map(crate::sql::reports::project_of)),
+                    );
                     row.insert("cwd".into(), json!(session.cwd));
                     row.insert(
                         "startedAt".into(),
@@ -148,10 +151,7 @@ pub(crate) fn blocks(
 ) -> Value {
     let mut rows = Vec::new();
     for (i, block) in blocks.iter().enumerate() {
-        if gaps
-            && let Some(before) = blocks[..i].iter().rev().find(|b| b.harness == block.harness)
-            && let Some(gap) = super::gap_between(before, block)
-        {
+        if gaps && let Some(gap) = super::gap_before(blocks, i) {
             rows.push(gap_row(&block.harness, gap.0, gap.1, shape));
         }
         let mut row = block_row(block, now, shape);

@@ -17,6 +17,9 @@ use model::{Block, Period};
 use std::collections::BTreeMap;
 use std::io::Write;
 
+/// The columns a report's table takes where stdout is no terminal and `$COLUMNS` is not set.
+const TABLE_WIDTH: usize = 120;
+
 /// The length of a billing block, as the `blocks` query places them.
 const BLOCK: Duration = Duration::hours(5);
 
@@ -130,7 +133,7 @@ pub(crate) async fn command(
     }
     let shape = json::Shape { no_cost: flags.no_cost, by_agent: wanted.by_agent, time_zone: zone.clone() };
     let layout = table::Layout {
-        width: terminal_width(),
+        width: super::screen::stdout_width(TABLE_WIDTH),
         compact: flags.compact,
         breakdown: flags.breakdown,
         no_cost: flags.no_cost,
@@ -212,11 +215,7 @@ fn first_day(kind: ReportKind, wanted: &Wanted, today: NaiveDate) -> Option<Naiv
     let back = wanted.last?.max(1) - 1;
     match kind {
         ReportKind::Daily => today.checked_sub_days(chrono::Days::new(u64::from(back))),
-        ReportKind::Weekly => {
-            let monday = today
-                .checked_sub_days(chrono::Days::new(u64::from(today.weekday().num_days_from_monday())))?;
-            monday.checked_sub_days(chrono::Days::new(7 * u64::from(back)))
-        }
+        ReportKind::Weekly => week_of(today).checked_sub_days(chrono::Days::new(7 * u64::from(back))),
         ReportKind::Monthly => today.with_day(1)?.checked_sub_months(chrono::Months::new(back)),
         ReportKind::Session | ReportKind::Blocks => None,
     }
@@ -240,6 +239,19 @@ fn is_active(block: &Block, now: DateTime<Utc>) -> bool {
 /// after it.
 fn gap_between(before: &Block, after: &Block) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
     (after.first_call - before.last_call > BLOCK).then(|| (before.last_call + BLOCK, after.first_call))
+}
+
+/// The gap ([`gap_between`]) before `blocks[at]`, after the block of its harness listed last
+/// before it (the blocks oldest first).
+fn gap_before(blocks: &[Block], at: usize) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+    let block = &blocks[at];
+    let before = blocks[..at].iter().rev().find(|b| b.harness == block.harness)?;
+    gap_between(before, block)
+}
+
+/// The Monday of the week `day` falls in.
+fn week_of(day: NaiveDate) -> NaiveDate {
+    day - chrono::Days::new(u64::from(day.weekday().num_days_from_monday()))
 }
 
 /// How fast a block under way spends, and where it ends if it goes on so.
@@ -310,21 +322,6 @@ fn limit_status(projected: i64, limit: i64) -> (&'static str, f64) {
     (status, percent)
 }
 
-/// A working directory as ccusage names a project: its last two parts (`work/billing-api`).
-pub(crate) fn project_of(cwd: &str) -> String {
-    let parts: Vec<&str> = cwd.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
-    parts[parts.len().saturating_sub(2)..].join("/")
-}
-
-/// The columns a table may take: the terminal's, else `$COLUMNS`, else 120.
-fn terminal_width() -> usize {
-    terminal_size::terminal_size_of(std::io::stdout())
-        .map(|(w, _)| usize::from(w.0))
-        .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
-        .filter(|w| *w >= 20)
-        .unwrap_or(120)
-}
-
 fn write_json(value: &serde_json::Value, out: &mut dyn Write) -> Result<(), Error> {
     serde_json::to_writer_pretty(&mut *out, value).map_err(|e| Error::Output(e.into()))?;
     writeln!(out).map_err(Error::Output)
@@ -350,14 +347,6 @@ mod tests {
         let recent = Wanted { recent: true, ..Wanted::default() };
         assert_eq!(first_day(ReportKind::Blocks, &recent, today), Some(day(2026, 12, 2)));
         assert_eq!(first_day(ReportKind::Daily, &Wanted::default(), today), None);
-    }
-
-    #[test]
-    fn a_project_is_the_last_two_parts_of_the_working_directory() {
-        assert_eq!(project_of("/home/me/work/billing-api"), "work/billing-api");
-        assert_eq!(project_of("/srv"), "srv");
-        assert_eq!(project_of("C:\\Users\\me\\app\\"), "me/app");
-        assert_eq!(project_of(""), "");
     }
 
     fn block(first: &str, last: &str, tokens: i64, cost: f64) -> Block {

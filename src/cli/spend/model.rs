@@ -167,8 +167,8 @@ pub(crate) fn periods(
 ) -> Vec<Period> {
     let mut periods: BTreeMap<(String, Option<String>), Vec<ModelSpend>> = BTreeMap::new();
     for row in rows {
-        let project =
-            by_project.then(|| text(row, "cwd").as_deref().map(super::project_of).unwrap_or_default());
+        let project = by_project
+            .then(|| text(row, "cwd").as_deref().map(crate::sql::reports::project_of).unwrap_or_default());
         let model = text(row, "model").unwrap_or_default();
         let harness = text(row, "harness").unwrap_or_default();
         let spend = Spend::of_row(row, &model);
@@ -190,10 +190,7 @@ pub(crate) fn period_of(row: &Map<String, Value>, column: &str, of: super::Repor
     let day = text(row, column).unwrap_or_default();
     let date = chrono::NaiveDate::parse_from_str(&day, "%Y-%m-%d").ok();
     match (of, date) {
-        (super::ReportKind::Weekly, Some(date)) => {
-            use chrono::Datelike;
-            (date - chrono::Days::new(u64::from(date.weekday().num_days_from_monday()))).to_string()
-        }
+        (super::ReportKind::Weekly, Some(date)) => super::week_of(date).to_string(),
         (super::ReportKind::Monthly, _) => day.get(..7).unwrap_or(&day).to_string(),
         _ => day,
     }
@@ -205,7 +202,7 @@ pub(crate) fn period_of(row: &Map<String, Value>, column: &str, of: super::Repor
 pub(crate) fn is_project(cwd: Option<&str>, name: &str) -> bool {
     let Some(cwd) = cwd else { return false };
     let last = cwd.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next().unwrap_or(cwd);
-    [super::project_of(cwd).as_str(), last, cwd.trim_end_matches('/')].contains(&name)
+    [crate::sql::reports::project_of(cwd).as_str(), last, cwd.trim_end_matches('/')].contains(&name)
         || crate::format::project_folders(cwd).iter().any(|folder| folder == name)
 }
 

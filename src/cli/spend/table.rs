@@ -144,7 +144,7 @@ pub(crate) fn periods(
             Some(s) => vec![
                 vec![short_id(&period.key)],
                 vec![s.harness.clone()],
-                vec![s.cwd.as_deref().map(super::project_of).unwrap_or_default()],
+                vec![s.cwd.as_deref().map(crate::sql::reports::project_of).unwrap_or_default()],
                 vec![s.ended_at.as_deref().map(to_the_second).unwrap_or_default()],
             ],
             None => {
@@ -213,6 +213,7 @@ pub(crate) fn blocks(
         for block in blocks {
             let left = (block.end - now).num_minutes().max(0);
             let spend = &block.spend;
+            let burn = super::burn(block, now);
             let lines = [
                 format!(
                     "{}: block {} to {}, {} left",
@@ -227,7 +228,7 @@ pub(crate) fn blocks(
                     separated(spend.total_tokens()),
                     spend.calls
                 ),
-                match super::burn(block, now) {
+                match &burn {
                     Some(burn) => format!(
                         "  burn rate  {}/hour, {} tokens/minute",
                         money(burn.cost_per_hour),
@@ -235,7 +236,7 @@ pub(crate) fn blocks(
                     ),
                     None => "  burn rate  (one moment of calls so far)".to_string(),
                 },
-                match super::burn(block, now) {
+                match &burn {
                     Some(burn) => format!(
                         "  projected  {}, {} tokens by {}",
                         money(burn.projected_cost),
@@ -244,7 +245,7 @@ pub(crate) fn blocks(
                     ),
                     None => String::new(),
                 },
-                match (super::burn(block, now), limits.get(&block.harness)) {
+                match (&burn, limits.get(&block.harness)) {
                     (Some(burn), Some(limit)) => {
                         let (status, percent) = super::limit_status(burn.projected_tokens, *limit);
                         format!(
@@ -277,9 +278,7 @@ pub(crate) fn blocks(
     let mut rows = Vec::new();
     let mut total = Spend::default();
     for (i, block) in blocks.iter().enumerate() {
-        if let Some(before) = blocks[..i].iter().rev().find(|b| b.harness == block.harness)
-            && let Some((start, end)) = super::gap_between(before, block)
-        {
+        if let Some((start, end)) = super::gap_before(blocks, i) {
             let mut cells = vec![vec![local(start)], vec![block.harness.clone()]];
             cells.push(vec![format!("idle {}", hours_minutes((end - start).num_minutes()))]);
             cells.push(vec![String::new()]);
@@ -445,15 +444,7 @@ fn width_of(text: &str) -> usize {
 
 /// A count with a comma every three digits: 3,066,969.
 pub(crate) fn separated(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut grouped = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    if n < 0 { format!("-{grouped}") } else { grouped }
+    crate::text::number::grouped_signed(n, ',')
 }
 
 /// Dollars to the cent: $1,234.57.
