@@ -8,6 +8,10 @@
 # HARNESS="650MB 4GB" also times txq against ccusage (benchmarks/harness.py) on generated harness homes
 # benchmarks/data/harness-<size>, after the rest, its section of RESULTS.md replaced (HARNESS_ONLY=1:
 # that alone).
+# STATUSLINE=14GB times `txq statusline` against `ccusage statusline` (benchmarks/statusline.py) on a
+# Claude Code home generated at that size and made the home of today (the sessions still to come
+# deleted: 14 GB left 61,320 files of 0.16 GB on 2026-12-05), its section of RESULTS.md replaced
+# (STATUSLINE_ONLY=1: that alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes="${1:-1GB 4GB}"
@@ -24,6 +28,13 @@ if [ -n "${CLAUDE:-}" ]; then
   if [ -n "${CLAUDE_ONLY:-}" ]; then
     exec python3 benchmarks/bench.py --claude-corpus "$home" --txq "$txq" --runs "$runs" \
       --results benchmarks/RESULTS.md --command "CLAUDE=$CLAUDE CLAUDE_ONLY=1 benchmarks/run.sh \"$sizes\" $runs"
+  fi
+fi
+if [ -n "${STATUSLINE:-}" ]; then
+  statusline_cmd=(python3 benchmarks/statusline.py --txq "$txq" --home "benchmarks/data/statusline-$STATUSLINE"
+    --size "$STATUSLINE" --results benchmarks/RESULTS.md)
+  if [ -n "${STATUSLINE_ONLY:-}" ]; then
+    exec "${statusline_cmd[@]}" --command "STATUSLINE=$STATUSLINE STATUSLINE_ONLY=1 benchmarks/run.sh"
   fi
 fi
 if [ -n "${HARNESS:-}" ]; then
@@ -59,4 +70,7 @@ python3 benchmarks/bench.py "${corpora[@]}" ${CLAUDE:+--claude-corpus "benchmark
   --txq "$txq" --runs "$runs" --results benchmarks/RESULTS.md --command "benchmarks/run.sh \"$sizes\" $runs"
 if [ -n "${HARNESS:-}" ]; then
   "${harness_cmd[@]}" --command "HARNESS=\"$HARNESS\" benchmarks/run.sh \"$sizes\" $runs"
+fi
+if [ -n "${STATUSLINE:-}" ]; then
+  "${statusline_cmd[@]}" --command "STATUSLINE=$STATUSLINE benchmarks/run.sh \"$sizes\" $runs"
 fi

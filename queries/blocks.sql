@@ -3,6 +3,8 @@
 -- the one before it ended; per block its start and end, its first and last call, the calls,
 -- their input tokens (cache included), cache reads, cache writes, output tokens, cost in US
 -- dollars (null when a model of the block has no price) and models.
+-- unknown_tier_calls: its calls whose service tier the transcript does not say, priced at
+-- the standard rate (docs/prices.md#service-tiers).
 
 -- A spend report (docs/export.md#blocks). The rules:
 -- - A block is one harness's (each harness's plan has a window of its own). It starts at the
@@ -25,7 +27,8 @@ hourly as (
          sum(cache_read_tokens) as cache_read_tokens, sum(cache_write_tokens) as cache_write_tokens,
          sum(output_tokens) as output_tokens,
          -- summed as decimals: exact, whatever order the calls are added in
-         sum(cast(cost_usd as decimal(38, 12))) as cost_usd, array_agg(distinct model) as models
+         sum(cast(cost_usd as decimal(38, 12))) as cost_usd, array_agg(distinct model) as models,
+         count(case when service_tier is null then 1 end) as unknown_tier_calls
   from calls where ts is not null
   group by 1, 2
 ),
@@ -40,7 +43,8 @@ select harness, block_start, block_start + interval '5 hours' as block_end,
        sum(input_tokens) as input_tokens, sum(cache_read_tokens) as cache_read_tokens,
        sum(cache_write_tokens) as cache_write_tokens, sum(output_tokens) as output_tokens,
        case when sum(priced_calls) = sum(calls) then cast(round(sum(cost_usd), 6) as double) end as cost_usd,
-       array_to_string(array_sort(array_distinct(flatten(array_agg(models)))), ', ') as models
+       array_to_string(array_sort(array_distinct(flatten(array_agg(models)))), ', ') as models,
+       sum(unknown_tier_calls) as unknown_tier_calls
 from placed
 cross join period
 where (first_day is null or cast(block_start as date) >= first_day)

@@ -2,6 +2,8 @@
 -- of the normalized calls table (each response counted once), their input tokens (cache reads
 -- and writes included), cache reads, cache writes, output tokens (reasoning included) and cost
 -- in US dollars (null when a model of the day has no price). Calls with no time are left out.
+-- unknown_tier_calls: its calls whose service tier the transcript does not say, priced at
+-- the standard rate (docs/prices.md#service-tiers).
 
 -- A spend report (docs/export.md#spend-reports): its days are those of the session's time zone
 -- (`set timezone = 'Asia/Tokyo'`; UTC when unset), and `period` names the first and last day it
@@ -14,7 +16,8 @@ select day, harness, model, count(*) as calls,
        sum(cache_write_tokens) as cache_write_tokens, sum(output_tokens) as output_tokens,
        -- summed as decimals: exact, whatever order the calls are added in
        case when count(cost_usd) = count(*)
-            then cast(round(sum(cast(cost_usd as decimal(38, 12))), 6) as double) end as cost_usd
+            then cast(round(sum(cast(cost_usd as decimal(38, 12))), 6) as double) end as cost_usd,
+       count(case when service_tier is null then 1 end) as unknown_tier_calls
 from dated cross join period
 where (first_day is null or day >= first_day) and (last_day is null or day <= last_day)
 group by day, harness, model

@@ -3,6 +3,8 @@
 -- writes none), harness and model, the calls of the normalized calls table, their input tokens
 -- (cache reads and writes included), cache reads, cache writes, output tokens (reasoning
 -- included) and cost in US dollars (null when a model of the day has no price).
+-- unknown_tier_calls: its calls whose service tier the transcript does not say, priced at
+-- the standard rate (docs/prices.md#service-tiers).
 
 -- A spend report (docs/export.md#spend-reports): its days are those of the session's time zone
 -- (`set timezone = 'Asia/Tokyo'`; UTC when unset), and `period` names the first and last day it
@@ -15,7 +17,8 @@ select d.day, p.cwd, d.harness, d.model, count(*) as calls,
        sum(d.cache_write_tokens) as cache_write_tokens, sum(d.output_tokens) as output_tokens,
        -- summed as decimals: exact, whatever order the calls are added in
        case when count(d.cost_usd) = count(*)
-            then cast(round(sum(cast(d.cost_usd as decimal(38, 12))), 6) as double) end as cost_usd
+            then cast(round(sum(cast(d.cost_usd as decimal(38, 12))), 6) as double) end as cost_usd,
+       count(case when d.service_tier is null then 1 end) as unknown_tier_calls
 from dated d
 cross join period
 left join places p on p.harness = d.harness and p.session_id = d.session_id

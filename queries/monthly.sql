@@ -2,6 +2,8 @@
 -- and model, the calls of the normalized calls table (each response counted once), their input
 -- tokens (cache included), cache reads, cache writes, output tokens and cost in US dollars
 -- (null when a model of the month has no price). Calls with no time are left out.
+-- unknown_tier_calls: its calls whose service tier the transcript does not say, priced at
+-- the standard rate (docs/prices.md#service-tiers).
 
 -- A spend report (docs/export.md#spend-reports): its days are those of the session's time zone
 -- (`set timezone = 'Asia/Tokyo'`; UTC when unset), and `period` names the first and last day it
@@ -17,7 +19,8 @@ select month, harness, model, count(*) as calls,
        sum(cache_write_tokens) as cache_write_tokens, sum(output_tokens) as output_tokens,
        -- summed as decimals: exact, whatever order the calls are added in
        case when count(cost_usd) = count(*)
-            then cast(round(sum(cast(cost_usd as decimal(38, 12))), 6) as double) end as cost_usd
+            then cast(round(sum(cast(cost_usd as decimal(38, 12))), 6) as double) end as cost_usd,
+       count(case when service_tier is null then 1 end) as unknown_tier_calls
 from dated cross join period
 where (first_day is null or day >= first_day) and (last_day is null or day <= last_day)
 group by month, harness, model

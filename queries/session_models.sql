@@ -3,6 +3,8 @@
 -- working directory, when it ran, and per model its calls, input tokens (cache reads and
 -- writes included), cache reads, cache writes, output tokens (reasoning included), reasoning
 -- tokens and cost in US dollars (null when the model has no price).
+-- unknown_tier_calls: its calls whose service tier the transcript does not say, priced at
+-- the standard rate (docs/prices.md#service-tiers).
 
 -- A spend report (docs/export.md#spend-reports): its times are shown in the session's time zone
 -- (`set timezone = 'Asia/Tokyo'`; UTC when unset), and `period` names the first and
@@ -16,7 +18,8 @@ per_model as (
          sum(reasoning_tokens) as reasoning_tokens,
          -- summed as decimals: exact, whatever order the calls are added in
          case when count(cost_usd) = count(*)
-              then cast(round(sum(cast(cost_usd as decimal(38, 12))), 6) as double) end as cost_usd
+              then cast(round(sum(cast(cost_usd as decimal(38, 12))), 6) as double) end as cost_usd,
+         count(case when service_tier is null then 1 end) as unknown_tier_calls
   from calls
   group by harness, session_id, parent_session_id, model
 ),
@@ -24,7 +27,7 @@ dated as (select cast(cast(ended_at as timestamptz) as date) as last_day_active,
 select s.harness, s.file_session_id, s.session_id, s.parent_session_id, s.cwd,
        cast(s.started_at as timestamptz) as started_at, cast(s.ended_at as timestamptz) as ended_at,
        m.model, m.calls, m.input_tokens, m.cache_read_tokens, m.cache_write_tokens, m.output_tokens,
-       m.reasoning_tokens, m.cost_usd
+       m.reasoning_tokens, m.cost_usd, m.unknown_tier_calls
 from dated s
 cross join period
 join per_model m on m.harness = s.harness and m.session_id = s.session_id

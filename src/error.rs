@@ -53,7 +53,13 @@ pub enum Error {
     /// Ctrl-C stopped the statement.
     #[error("query cancelled")]
     Cancelled,
+    /// The report was written, and some of its periods spent more than `--budget`: which.
+    #[error("{0}")]
+    OverBudget(String),
 }
+
+/// The exit code of a report some of whose periods passed `--budget`.
+pub const OVER_BUDGET_EXIT_CODE: u8 = 4;
 
 /// The exit code of Ctrl-C: 128 + SIGINT, as shells report it.
 pub const CANCELLED_EXIT_CODE: u8 = 130;
@@ -61,7 +67,8 @@ pub const CANCELLED_EXIT_CODE: u8 = 130;
 impl Error {
     /// The exit code of a run that ended with this error (docs/cli.md, "Exit codes"): 1 for a
     /// statement that failed, 2 for bad usage or nothing to read, 3 for what could not be written,
-    /// 130 after Ctrl-C, and 0 when the reader of the results went away (a closed pipe).
+    /// 4 for a report written whose periods passed `--budget`, 130 after Ctrl-C, and 0 when the
+    /// reader of the results went away (a closed pipe).
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Sql(_) => 1,
@@ -73,6 +80,7 @@ impl Error {
             Error::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => 0,
             Error::Write { .. } | Error::Parquet(_) | Error::Arrow(_) | Error::Output(_) => 3,
             Error::Cancelled => CANCELLED_EXIT_CODE,
+            Error::OverBudget(_) => OVER_BUDGET_EXIT_CODE,
         }
     }
 

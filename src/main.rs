@@ -62,6 +62,10 @@ fn main() -> ExitCode {
             let mut stderr = std::io::stderr();
             match (&e, e.exit_code()) {
                 (Error::Cancelled, _) => drop(writeln!(stderr, "{}", interrupt::MESSAGE)),
+                // Not a failure of txq's: what the report found, said as such.
+                (Error::OverBudget(why), _) => {
+                    drop(writeln!(stderr, "txq: over budget: {}", txq::text::escape::message(why)))
+                }
                 // The reader of the results went away: nothing is wrong.
                 (_, 0) => {}
                 _ => drop(writeln!(stderr, "txq: error: {}", txq::text::escape::message(&cli::message(&e)))),

@@ -257,12 +257,15 @@ fn statements_on_a_two_executor_cluster_equal_the_local_run() {
         Duration::from_secs(120),
     );
     assert!(errors.stderr.contains("damaged lines"), "{}", errors.stderr);
-    // Canned queries (blocks with txq's window function, which the executors must know) and a
-    // script too.
+    // Canned queries (blocks and subagent_spend with txq's window functions, which the executors
+    // must know) and a script too.
     for args in [
         vec!["--no-cache", "--format", "csv", "query", "denied_tools", remote.as_str()],
         vec!["--no-cache", "--format", "csv", "query", "spend_by_model_day", remote.as_str()],
         vec!["--no-cache", "--format", "csv", "query", "blocks", remote.as_str()],
+        vec!["--no-cache", "--format", "csv", "query", "subagent_spend", remote.as_str()],
+        // sessions.project: repository_root, which the executors must know too.
+        vec!["--no-cache", "--format", "csv", "query", "branch_spend", remote.as_str()],
     ] {
         let (local, _) = run(&args, &c, Duration::from_secs(120));
         let url = cluster.url();

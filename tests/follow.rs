@@ -23,6 +23,8 @@ const BOUND: Duration = Duration::from_secs(60);
 struct Followed {
     child: Child,
     lines: Receiver<String>,
+    /// stderr's lines as they come.
+    errors: Receiver<String>,
     stderr: Option<std::thread::JoinHandle<String>>,
 }
 
@@ -45,13 +47,35 @@ impl Followed {
                 }
             }
         });
-        let mut stderr = child.stderr.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, errors) = std::sync::mpsc::channel();
         let stderr = std::thread::spawn(move || {
             let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                text.push_str(&line);
+                text.push('\n');
+                let _ = tx.send(line);
+            }
             text
         });
-        Followed { child, lines, stderr: Some(stderr) }
+        Followed { child, lines, errors, stderr: Some(stderr) }
+    }
+
+    /// The first line of stderr from now on that holds `needle`, failing if none comes within
+    /// [`BOUND`].
+    fn stderr_line(&mut self, needle: &str) -> String {
+        let until = Instant::now() + BOUND;
+        loop {
+            match self.errors.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(_) => {}
+                Err(e) => {
+                    let _ = self.child.kill();
+                    panic!("no line of stderr held {needle:?} ({e:?})");
+                }
+            }
+        }
     }
 
     /// The next `n` lines of stdout, failing if they do not come within [`BOUND`].
@@ -412,6 +436,46 @@ fn a_followed_canned_report_is_run_again_as_calls_are_added() {
     assert_eq!(next, days);
     let (code, _, stderr) = followed.interrupt();
     assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn a_followed_report_with_a_budget_says_on_stderr_the_moment_a_day_crosses_it() {
+    let c = Generated::new(&RupuOptions { runs: 4, ..Default::default() });
+    let dir = c.dir.path();
+    let whole = txq(&["-q", "--format", "ndjson", "query", "daily", ".rupu/transcripts"], dir);
+    let rows = parse_ndjson(&whole.stdout);
+    let mut days: BTreeMap<String, f64> = BTreeMap::new();
+    for row in &rows {
+        *days.entry(text(row, "day")).or_default() += row["cost_usd"].as_f64().unwrap_or(0.0);
+    }
+    // A budget over the costliest day: none is over when the follow starts.
+    let most = days.values().copied().fold(0.0, f64::max);
+    let budget = format!("{:.2}usd/day", most + 1.0);
+    let mut followed = Followed::start(
+        dir,
+        &[
+            "daily",
+            "--follow",
+            "--interval",
+            "100ms",
+            "--format",
+            "ndjson",
+            "--budget",
+            &budget,
+            ".rupu/transcripts",
+        ],
+    );
+    followed.next_lines(rows.len(), "the report");
+    // A million output tokens of claude-sonnet-4-6 ($15 a million) in a run of one of the days.
+    let (a, _) = two_whole_transcripts(&c);
+    let usage =
+        r#"{"type":"usage","data":{"model":"claude-sonnet-4-6","input_tokens":100,"output_tokens":1000000}}"#;
+    append(&a, &format!("{usage}\n"));
+    let line = followed.stderr_line("txq: budget:");
+    assert!(line.contains(" crossed $") && line.contains(&format!("${:.2} a day", most + 1.0)), "{line}");
+    let (code, _, stderr) = followed.interrupt();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stderr.matches("txq: budget:").count(), 1, "said once: {stderr}");
 }
 
 #[cfg(target_os = "linux")]

@@ -117,7 +117,7 @@ pub(crate) fn expected_calls(expected: &HarnessExpected, harness: &str) -> Vec<S
 }
 
 pub(crate) const TOOL_CALLS: &str = "select harness, session_id, to_char(ts, '%Y-%m-%dT%H:%M:%S%.3fZ') as ts, \
-    tool, call_id, ok, error, duration_ms from tool_calls";
+    tool, call_id, ok, error, duration_ms, mcp_server, result_bytes from tool_calls";
 
 /// The binary's `tool_calls` over `paths`, a line each, sorted.
 pub(crate) fn tool_calls_of(rows: &[Map<String, Value>]) -> Vec<String> {
@@ -125,7 +125,7 @@ pub(crate) fn tool_calls_of(rows: &[Map<String, Value>]) -> Vec<String> {
         .iter()
         .map(|r| {
             format!(
-                "{} {} {} {} {} {} {:?} {:?}",
+                "{} {} {} {} {} {} {:?} {:?} mcp={:?} bytes={:?}",
                 r["harness"].as_str().unwrap(),
                 r["session_id"].as_str().unwrap(),
                 r["ts"].as_str().unwrap_or_default(),
@@ -133,7 +133,9 @@ pub(crate) fn tool_calls_of(rows: &[Map<String, Value>]) -> Vec<String> {
                 r["call_id"].as_str().unwrap_or_default(),
                 r["ok"],
                 r["error"].as_str(),
-                r["duration_ms"].as_i64()
+                r["duration_ms"].as_i64(),
+                r["mcp_server"].as_str(),
+                r["result_bytes"].as_i64()
             )
         })
         .collect();
@@ -149,7 +151,7 @@ pub(crate) fn expected_tool_calls(expected: &HarnessExpected, harness: &str) -> 
         .filter(|t| t.harness == harness)
         .map(|t| {
             format!(
-                "{} {} {} {} {} {} {:?} {:?}",
+                "{} {} {} {} {} {} {:?} {:?} mcp={:?} bytes={:?}",
                 t.harness,
                 t.session_id,
                 t.ts,
@@ -157,7 +159,9 @@ pub(crate) fn expected_tool_calls(expected: &HarnessExpected, harness: &str) -> 
                 t.call_id,
                 t.ok,
                 t.error.as_deref(),
-                t.duration_ms
+                t.duration_ms,
+                t.mcp_server.as_deref(),
+                t.result_bytes
             )
         })
         .collect();

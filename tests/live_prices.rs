@@ -222,7 +222,11 @@ fn a_litellm_file_overrides_one_key_of_a_model_and_adds_another() {
     assert_close(rows[0]["mine"].as_f64(), 1_000.0 * 1e-6 + 1_000.0 * 5e-7 + 100.0 * 4e-6, "mine");
 
     let (rows, _) = run(&["prices", "--prices", "mine.json"], dir.path());
-    assert_eq!(rows.len(), file.len() - 1 + 1, "the built-in models (sample_spec is none) and one more");
+    assert_eq!(
+        rows.len(),
+        file.len() - 2 + 1,
+        "the built-in models (sample_spec and service_tiers are none) and one more"
+    );
     let row = |model: &str| rows.iter().find(|r| text(r, "model") == model).unwrap().clone();
     assert_eq!(
         (row("claude-sonnet-4-5")["output"].as_f64(), row("claude-sonnet-4-5")["input"].as_f64()),
@@ -308,7 +312,7 @@ fn txq_prices_prints_the_built_in_list_per_million_tokens() {
     let file = built_in();
     let (rows, _) = run(&["prices"], dir.path());
     let models: Vec<String> = rows.iter().map(|r| text(r, "model")).collect();
-    let listed: Vec<&String> = file.keys().filter(|k| *k != "sample_spec").collect();
+    let listed: Vec<&String> = file.keys().filter(|k| *k != "sample_spec" && *k != "service_tiers").collect();
     assert_eq!(models.len(), listed.len());
     for row in &rows {
         let model = text(row, "model");

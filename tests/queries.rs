@@ -82,7 +82,8 @@ pub fn prices_litellm(text: &str) -> BTreeMap<String, Price> {
         "cache_creation_input_token_cost",
     ];
     file.iter()
-        .filter(|(model, _)| *model != "sample_spec")
+        // sample_spec documents the fields; service_tiers holds the tiers' multipliers, no model.
+        .filter(|(model, _)| *model != "sample_spec" && *model != "service_tiers")
         .map(|(model, entry)| {
             let number = |key: &str| entry.get(key).and_then(|v| v.as_f64()).map(|p| p * 1e6);
             let above = entry.as_object().unwrap().keys().find_map(|k| {

@@ -38,6 +38,10 @@ const TABLES: &[(&str, Option<usize>)] = &[
     ("daily", None),
     ("daily_by_cwd", None),
     ("tool_failures", Some(30)),
+    ("tool_spend", Some(30)),
+    ("branch_spend", None),
+    ("quota_burn", Some(30)),
+    ("subagent_spend", Some(25)),
     ("spend_over_time", None),
     ("cache_hit_by_model", None),
     ("agent_spend", None),
@@ -626,6 +630,7 @@ fn a_claude_only_home_says_which_sections_have_no_data_and_hostile_names_stay_te
     assert!(!html.contains('\u{202e}') && !html.contains('\u{2066}'), "no bidi control is written raw");
     assert!(html.contains("gpt-\\u{202e}lave\\u{2066}"), "it is written visibly, as on a terminal");
     for section in [
+        "quota_burn",
         "agent_spend",
         "reeval_tool_failures",
         "run_outcomes",
@@ -636,7 +641,7 @@ fn a_claude_only_home_says_which_sections_have_no_data_and_hostile_names_stay_te
     ] {
         assert!(html.contains(&format!("<p class=\"empty\" data-query=\"{section}\"><strong>")), "{section}");
     }
-    assert_eq!(html.matches("<section class=\"nothing\"").count(), 7);
+    assert_eq!(html.matches("<section class=\"nothing\"").count(), 8);
     assert!(
         !html.contains("<img") && !html.contains("<script") && !html.contains("</script"),
         "nothing from the data is markup"

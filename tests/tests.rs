@@ -1,6 +1,7 @@
 //! The integration tests: the real `txq` binary and library on transcripts the project's own
 //! generator writes, checked against the answers the generator tallied while writing.
 
+mod budgets;
 mod cache;
 mod cancel_and_stream;
 mod ccusage_commands;
@@ -10,10 +11,12 @@ mod data_edge_cases;
 mod docs;
 mod export;
 mod follow;
+mod git_projects;
 mod harness_claude;
 mod harness_codex;
 mod harness_gemini;
 mod harness_home;
+mod harness_quota;
 mod harness_rows;
 mod house;
 mod live_export;
@@ -35,7 +38,10 @@ mod shell;
 mod shell_interrupt;
 mod shipping;
 mod spend_report_periods;
+mod statusline;
 mod stdin_interrupt;
+mod subagent_spend;
+mod tool_spend;
 mod trust_cache;
 mod trust_export;
 mod trust_limits;

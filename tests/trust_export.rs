@@ -126,7 +126,10 @@ fn check_out(out: &Path, runs: usize) {
         let (schema, name) = folder.split_once('/').expect("<schema>/<table>");
         if schema == "public" {
             // The normalized tables, written whole.
-            assert!(["public/calls", "public/sessions", "public/tool_calls"].contains(&folder.as_str()));
+            assert!(
+                ["public/calls", "public/sessions", "public/tool_calls", "public/rate_limits"]
+                    .contains(&folder.as_str())
+            );
             continue;
         }
         assert_eq!(schema, "rupu", "{table:?}");

@@ -164,6 +164,10 @@ pub(crate) enum Command {
     /// Spend per 5-hour billing block of each harness, as `ccusage blocks`; --active shows the
     /// block under way with its time left, burn rate and projection.
     Blocks(BlockFlags),
+    /// Claude Code's status line: reads its hook's JSON on stdin and prints one line, the
+    /// session's cost, today's, the 5-hour block's with its time left, and the context used
+    /// (docs/cli.md#statusline).
+    Statusline(StatuslineFlags),
     /// Run a canned analysis of queries/ by name; --list lists them and what they answer.
     Query {
         /// The analysis, e.g. spend_by_model_day.
@@ -184,6 +188,11 @@ pub(crate) enum Command {
         /// the machine's (TZ, else the system's).
         #[arg(long, value_name = "TZ", value_parser = crate::sql::reports::parse_time_zone, conflicts_with = "list")]
         timezone: Option<String>,
+        /// With daily, weekly, monthly or blocks: a limit on each period's spend in US dollars
+        /// (`20usd/day`, `/week`, `/month`, `/block`); the exit code is 4 when a period passed it
+        /// (docs/cli.md#budgets), and under --follow a line on stderr says when one crosses it.
+        #[arg(long, value_name = "USD/PERIOD", value_parser = crate::cli::budget::parse_budget, conflicts_with = "list")]
+        budget: Option<crate::cli::budget::Budget>,
         /// Transcript directories or files, as for txq itself.
         #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
@@ -269,9 +278,28 @@ impl Command {
             Command::Daily(f) | Command::Weekly(f) | Command::Monthly(f) => Some(&mut f.spend.timezone),
             Command::Session(f) => Some(&mut f.spend.timezone),
             Command::Blocks(f) => Some(&mut f.spend.timezone),
+            Command::Statusline(f) => Some(&mut f.timezone),
             _ => None,
         }
     }
+}
+
+/// What `txq statusline` takes.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct StatuslineFlags {
+    /// A limit on today's spend (`20usd/day`) or the block's (`5usd/block`): that figure is
+    /// green under 80 % of it, yellow to 100 %, red and marked over past it (NO_COLOR: marked
+    /// only). The exit code stays 0: a status line that fails is blank.
+    #[arg(long, value_name = "USD/PERIOD", value_parser = crate::cli::budget::parse_budget)]
+    pub(crate) budget: Option<crate::cli::budget::Budget>,
+    /// The time zone of "today" and of the blocks' hours: an IANA name (Europe/Berlin), or an
+    /// offset (+09:00). Default: the config file's `timezone`, else the machine's.
+    #[arg(short = 'z', long, value_name = "TZ", value_parser = crate::sql::reports::parse_time_zone)]
+    pub(crate) timezone: Option<String>,
+    /// Where to read the spend from: transcript directories or files, as for txq itself (the
+    /// default places when none are given). The hook's transcript_path is read besides.
+    #[arg(value_name = "PATH")]
+    pub(crate) paths: Vec<PathBuf>,
 }
 
 /// What every spend report takes, with ccusage's names and short flags.
@@ -337,6 +365,11 @@ pub(crate) struct PeriodFlags {
     /// In --json, each period's spend per harness too (`agents`), as ccusage's --by-agent.
     #[arg(long)]
     pub(crate) by_agent: bool,
+    /// A limit on each period's spend, in US dollars: `--budget 20usd/day` (weekly: /week, monthly: /month). Periods over it are
+    /// marked, and the exit code is 4 when any is (docs/cli.md#budgets); under --follow, a line
+    /// on stderr the moment one crosses it.
+    #[arg(long, value_name = "USD/PERIOD", value_parser = crate::cli::budget::parse_budget)]
+    pub(crate) budget: Option<crate::cli::budget::Budget>,
     /// A row per period and project (the working directory's last two parts).
     #[arg(short = 'i', long)]
     pub(crate) instances: bool,
@@ -371,6 +404,11 @@ pub(crate) struct BlockFlags {
     /// Only the blocks of the last 3 days.
     #[arg(short = 'r', long)]
     pub(crate) recent: bool,
+    /// A limit on each 5-hour block's spend, in US dollars: `--budget 20usd/block`. Periods over it are
+    /// marked, and the exit code is 4 when any is (docs/cli.md#budgets); under --follow, a line
+    /// on stderr the moment one crosses it.
+    #[arg(long, value_name = "USD/BLOCK", value_parser = crate::cli::budget::parse_budget)]
+    pub(crate) budget: Option<crate::cli::budget::Budget>,
     /// With --active: warn when the block's projected tokens near (80 %) or pass this many
     /// (`max`: the most any earlier block of the harness used).
     #[arg(short = 't', long, value_name = "TOKENS", value_parser = parse_token_limit)]

@@ -31,8 +31,47 @@ pub(crate) async fn run_script(
 ) -> Result<(), Error> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    run_script_into(args, args.format, script, paths, prices, &mut out).await?;
+    run_script_into(args, args.format, script, paths, prices, &mut out, None).await?;
     out.flush().map_err(Error::Output)
+}
+
+/// Runs `script` as [`run_script`] does, results to stdout, and gives its rows back too, as
+/// [`rows_of`] does: what a check of the results (a budget's) reads.
+pub(crate) async fn run_script_keeping(
+    args: &Args,
+    script: Script<'_>,
+    paths: &[PathBuf],
+    prices: Option<PriceList>,
+) -> Result<Vec<serde_json::Map<String, serde_json::Value>>, Error> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let kept = std::cell::RefCell::new(Vec::new());
+    run_script_into(args, args.format, script, paths, prices, &mut out, Some(&kept)).await?;
+    out.flush().map_err(Error::Output)?;
+    rows_of_batches(&kept.into_inner())
+}
+
+/// The rows of `batches` as JSON objects, each value as `--format ndjson` writes it.
+pub(crate) fn rows_of_batches(
+    batches: &[datafusion::arrow::record_batch::RecordBatch],
+) -> Result<Vec<serde_json::Map<String, serde_json::Value>>, Error> {
+    let mut lines = Vec::new();
+    if let Some(first) = batches.first() {
+        write_batches(OutputFormat::Ndjson, &first.schema(), batches, &mut lines)
+            .map_err(Error::of_output)?;
+    }
+    rows_of_lines(&lines)
+}
+
+fn rows_of_lines(lines: &[u8]) -> Result<Vec<serde_json::Map<String, serde_json::Value>>, Error> {
+    let mut rows = Vec::new();
+    for line in lines.split(|b| *b == b'\n').filter(|line| !line.is_empty()) {
+        match serde_json::from_slice(line) {
+            Ok(serde_json::Value::Object(row)) => rows.push(row),
+            _ => return Err(Error::Usage("a row written as JSON could not be read back".into())),
+        }
+    }
+    Ok(rows)
 }
 
 /// Runs `script` as [`run_script`] does, its rows kept as JSON objects (each value as
@@ -44,18 +83,12 @@ pub(crate) async fn rows_of(
     prices: Option<PriceList>,
 ) -> Result<Vec<serde_json::Map<String, serde_json::Value>>, Error> {
     let mut lines = Vec::new();
-    run_script_into(args, OutputFormat::Ndjson, script, paths, prices, &mut lines).await?;
-    let mut rows = Vec::new();
-    for line in lines.split(|b| *b == b'\n').filter(|line| !line.is_empty()) {
-        match serde_json::from_slice(line) {
-            Ok(serde_json::Value::Object(row)) => rows.push(row),
-            _ => return Err(Error::Usage("a row written as JSON could not be read back".into())),
-        }
-    }
-    Ok(rows)
+    run_script_into(args, OutputFormat::Ndjson, script, paths, prices, &mut lines, None).await?;
+    rows_of_lines(&lines)
 }
 
-/// Runs `script` on the transcripts of `args` and `paths`, results in `format` to `out`.
+/// Runs `script` on the transcripts of `args` and `paths`, results in `format` to `out`, and
+/// their batches into `kept` when given.
 async fn run_script_into(
     args: &Args,
     format: OutputFormat,
@@ -63,6 +96,7 @@ async fn run_script_into(
     paths: &[PathBuf],
     prices: Option<PriceList>,
     out: &mut dyn Write,
+    kept: Option<&std::cell::RefCell<Vec<datafusion::arrow::record_batch::RecordBatch>>>,
 ) -> Result<(), Error> {
     let reading = Reading::new(args, paths, prices)?;
     let engine = reading.engine().await?;
@@ -81,6 +115,7 @@ async fn run_script_into(
         warned: None,
         progress: None,
         max_rows: args.maxrows.unwrap_or(0),
+        kept,
     };
     tokio::select! {
         result = runner.run_script(&script, out) => result,
@@ -104,6 +139,8 @@ pub(crate) struct Runner<'a> {
     pub(crate) progress: Option<&'a super::progress::Progress>,
     /// Without a screen, the rows of a table written at most (0: all); the rest are counted.
     pub(crate) max_rows: usize,
+    /// Where every batch of the results is kept too, for a check of them after (a budget's).
+    pub(crate) kept: Option<&'a std::cell::RefCell<Vec<datafusion::arrow::record_batch::RecordBatch>>>,
 }
 
 impl Runner<'_> {
@@ -166,12 +203,12 @@ impl Runner<'_> {
         }
         let mut stream = datafusion::physical_plan::execute_stream(physical, task)?;
         if schema.fields().is_empty() {
-            while next(&mut stream).await?.is_some() {}
+            while self.next(&mut stream).await?.is_some() {}
             return Ok(());
         }
         let Some(screen) = self.screen else {
             let mut writer = ResultWriter::new(self.format, &schema, &mut *out).with_max_rows(self.max_rows);
-            while let Some(batch) = next(&mut stream).await? {
+            while let Some(batch) = self.next(&mut stream).await? {
                 writer.write(&batch).map_err(Error::of_output)?;
             }
             let written = writer.finish().map_err(Error::of_output)?;
@@ -189,7 +226,7 @@ impl Runner<'_> {
         let shown = if self.format == OutputFormat::Table && !screen.holds_everything() {
             // The table view shows the first rows: only they are kept, the rest counted.
             let (mut kept, mut held, mut rows) = (Vec::new(), 0usize, 0usize);
-            while let Some(batch) = next(&mut stream).await? {
+            while let Some(batch) = self.next(&mut stream).await? {
                 rows += batch.num_rows();
                 let room = if screen.max_rows == 0 { batch.num_rows() } else { screen.max_rows - held };
                 if room > 0 && batch.num_rows() > 0 {
@@ -203,7 +240,7 @@ impl Runner<'_> {
         } else {
             // Other formats, and a table with nothing to fit (sent to a file by `\o`), stream.
             let mut writer = ResultWriter::new(self.format, &schema, &mut *out);
-            while let Some(batch) = next(&mut stream).await? {
+            while let Some(batch) = self.next(&mut stream).await? {
                 writer.write(&batch).map_err(Error::of_output)?;
             }
             let written = writer.finish().map_err(Error::of_output)?;
@@ -348,11 +385,19 @@ impl Runner<'_> {
 
 /// The next batch of a statement's stream, giving the runtime a turn now and then: a stream
 /// whose batches are ready one after another would otherwise keep a Ctrl-C from being seen.
-async fn next(
-    stream: &mut datafusion::execution::SendableRecordBatchStream,
-) -> Result<Option<datafusion::arrow::record_batch::RecordBatch>, DataFusionError> {
-    tokio::task::consume_budget().await;
-    stream.next().await.transpose()
+impl Runner<'_> {
+    /// The next batch of `stream`, kept too where [`Runner::kept`] asks.
+    async fn next(
+        &self,
+        stream: &mut datafusion::execution::SendableRecordBatchStream,
+    ) -> Result<Option<datafusion::arrow::record_batch::RecordBatch>, DataFusionError> {
+        tokio::task::consume_budget().await;
+        let batch = stream.next().await.transpose()?;
+        if let (Some(kept), Some(batch)) = (self.kept, &batch) {
+            kept.borrow_mut().push(batch.clone());
+        }
+        Ok(batch)
+    }
 }
 
 fn plural(n: u64) -> &'static str {

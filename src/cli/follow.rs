@@ -39,15 +39,29 @@ pub(crate) struct FollowOptions {
     pub(crate) terminal: Option<(usize, usize)>,
 }
 
+/// What the rows of a canned query are measured against (a spend report's budget), written
+/// where the report is: each run of a followed statement gives the lines to say on stderr, and
+/// a statement run once its verdict.
+pub(crate) trait RowsCheck {
+    /// The lines for the periods of `rows` that pass the check and were not said before;
+    /// `first` for the rows of the first run.
+    fn lines(&mut self, rows: &[serde_json::Map<String, serde_json::Value>], first: bool) -> Vec<String>;
+
+    /// `Ok` when no period of `rows` passes the check, else the error that says which do.
+    fn result(&self, rows: &[serde_json::Map<String, serde_json::Value>]) -> Result<(), Error>;
+}
+
 /// After a change is told, how long to wait for the rest of the same write.
 const SETTLE: Duration = Duration::from_millis(20);
 
 /// Follows the one statement of `sql` over `live` until Ctrl-C: results to `out`, warnings to
-/// `err`.
+/// `err`, and with `crossings`, a line on `err` for each period of a spend report as it passes
+/// its budget.
 pub(crate) async fn run(
     live: LiveEngine,
     sql: &str,
     options: FollowOptions,
+    crossings: Option<Box<dyn RowsCheck>>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), Error> {
@@ -85,6 +99,7 @@ pub(crate) async fn run(
         // The watching began with the follow: a Ctrl-C while the rows there were read ends it too.
         start: 0,
         err,
+        crossings,
     };
     match appends {
         true => follower.appends(&statement, &positions, &schema, out).await,
@@ -106,6 +121,8 @@ struct Follower<'a> {
     /// The Ctrl-Cs seen before the follow began (none: watching begins with it).
     start: u64,
     err: &'a mut dyn Write,
+    /// A spend report's budget: its periods said on `err` as they pass it.
+    crossings: Option<Box<dyn RowsCheck>>,
 }
 
 impl Follower<'_> {
@@ -220,13 +237,22 @@ impl Follower<'_> {
         loop {
             let started = Instant::now();
             let stopped = self.stopped();
-            let run = rerun(&self.live, sql, self.options, &self.warned, &mut drawn, out, self.err);
+            let kept = RefCell::new(Vec::new());
+            let keep = self.crossings.as_ref().map(|_| &kept);
+            let run = rerun(&self.live, sql, self.options, &self.warned, keep, &mut drawn, out, self.err);
             let ran = tokio::select! {
                 () = stopped => break,
                 ran = run => ran,
             };
             match ran {
-                Ok(()) => {}
+                Ok(()) => {
+                    if let Some(crossings) = &mut self.crossings {
+                        let rows = super::exec::rows_of_batches(&kept.take())?;
+                        for line in crossings.lines(&rows, first) {
+                            let _ = writeln!(self.err, "{}", crate::text::escape::message(&line));
+                        }
+                    }
+                }
                 Err(e) if first => return Err(e),
                 Err(e) => self.failed(e)?,
             }
@@ -355,22 +381,24 @@ struct Drawn {
 
 /// Runs `sql` whole and writes its result: redrawn over the last on a terminal, after it when
 /// piped.
+#[allow(clippy::too_many_arguments)]
 async fn rerun(
     live: &LiveEngine,
     sql: &str,
     options: FollowOptions,
     warned: &RefCell<HashSet<String>>,
+    kept: Option<&RefCell<Vec<RecordBatch>>>,
     drawn: &mut Drawn,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), Error> {
     let Some((width, height)) = options.terminal.filter(|_| options.format == OutputFormat::Table) else {
-        let runner = runner(live, options.format, options.quiet, Some(warned), None);
+        let runner = Runner { kept, ..runner(live, options.format, options.quiet, Some(warned), None) };
         return runner.run(sql, out, err).await;
     };
     // The result, its footer and warnings drawn at once, where the last one was.
     let screen = Screen { max_rows: height.saturating_sub(8).max(3), width, expanded: false, timing: false };
-    let runner = runner(live, options.format, options.quiet, Some(warned), Some(screen));
+    let runner = Runner { kept, ..runner(live, options.format, options.quiet, Some(warned), Some(screen)) };
     let mut page: Vec<u8> = Vec::new();
     let mut notes: Vec<u8> = Vec::new();
     let ran = runner.run(sql, &mut page, &mut notes).await;
@@ -414,6 +442,7 @@ pub(crate) fn runner<'a>(
         warned,
         progress: None,
         max_rows: 0,
+        kept: None,
     }
 }
 
@@ -424,6 +453,7 @@ pub(crate) async fn command(
     script: super::script::Script<'_>,
     paths: &[std::path::PathBuf],
     prices: Option<crate::sql::prices::PriceList>,
+    crossings: Option<Box<dyn RowsCheck>>,
 ) -> Result<(), Error> {
     super::reading::refuse_cluster_for("--follow", args)?;
     super::interrupt::watch();
@@ -443,7 +473,7 @@ pub(crate) async fn command(
         poll: args.poll,
         terminal,
     };
-    run(live, &sql, options, &mut stdout.lock(), &mut std::io::stderr()).await
+    run(live, &sql, options, crossings, &mut stdout.lock(), &mut std::io::stderr()).await
 }
 
 /// A watcher of `paths` (recursively) that sends on `changes` whenever something under them

@@ -5,6 +5,7 @@
 //! one [`exec::Runner`].
 
 pub mod args;
+pub(crate) mod budget;
 pub(crate) mod commands;
 pub mod config;
 pub(crate) mod exec;
@@ -23,6 +24,7 @@ pub(crate) mod screen;
 pub(crate) mod script;
 pub(crate) mod shell;
 pub(crate) mod spend;
+pub(crate) mod statusline;
 
 use crate::error::Error;
 use crate::sql::reports::ReportOptions;
@@ -90,14 +92,23 @@ pub async fn run(args: Args) -> Result<(), Error> {
                 active: f.active,
                 recent: f.recent,
                 token_limit: f.token_limit,
+                budget: f.budget,
                 ..Default::default()
             };
             spend::command(&args, ReportKind::Blocks, &f.spend, wanted).await
         }
+        Some(Command::Statusline(f)) => statusline::command(&args, f).await,
         Some(Command::Query { name: None, .. }) => query::list(args.format),
-        Some(Command::Query { name: Some(name), since, until, timezone, paths, .. }) => {
+        Some(Command::Query { name: Some(name), since, until, timezone, budget, paths, .. }) => {
             let report = ReportOptions { since: *since, until: *until, time_zone: timezone.clone() };
-            query::command(&args, name, report, paths).await
+            let budget = match budget {
+                Some(budget) => {
+                    let (kind, budget) = spend::budget_of_query(name, *budget)?;
+                    Some(Box::new(spend::Crossings::new(kind, budget)) as Box<dyn follow::RowsCheck>)
+                }
+                None => None,
+            };
+            query::command(&args, name, report, paths, budget).await
         }
         Some(Command::Export { out, tables, partition_by, overwrite, append, paths }) => {
             let flags = export::Flags {
@@ -132,6 +143,7 @@ fn period_wanted(flags: &args::PeriodFlags) -> spend::Wanted {
         by_agent: flags.by_agent,
         instances: flags.instances,
         project: flags.project.clone(),
+        budget: flags.budget,
         ..Default::default()
     }
 }
@@ -143,7 +155,7 @@ async fn sql(args: &Args) -> Result<(), Error> {
     let script = Script::of(args);
     reading::refuse_follow_unless(!matches!(script, Script::Stdin), args)?;
     if args.follow {
-        return follow::command(args, script, &[], prices).await;
+        return follow::command(args, script, &[], prices, None).await;
     }
     if matches!(script, Script::Stdin) && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         return shell::open(args, &[], prices).await;

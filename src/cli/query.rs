@@ -29,17 +29,25 @@ const LIST_WIDTH: usize = 100;
 /// `txq query NAME`: runs the query as any SQL is run (which names on stderr the models
 /// `call_cost` found no price for), a spend report over the days and in the time zone `report`
 /// asks for; with `--follow`, followed.
+/// With `budget` (a spend report's budget, as the spend reports make it), its rows are measured
+/// against it after they are written: exit code 4 when a period passed it; followed, a line on
+/// stderr as each one does.
 pub(crate) async fn command(
     args: &super::args::Args,
     name: &str,
     report: ReportOptions,
     paths: &[PathBuf],
+    budget: Option<Box<dyn super::follow::RowsCheck>>,
 ) -> Result<(), Error> {
     let prices = super::reading::prices(args)?;
     refuse_follow_unless(args.execute.is_empty() && args.files.is_empty(), args)?;
     let script = Script::Canned { name, report };
-    match args.follow {
-        true => super::follow::command(args, script, paths, prices).await,
-        false => super::exec::run_script(args, script, paths, prices).await,
+    match (args.follow, budget) {
+        (true, budget) => super::follow::command(args, script, paths, prices, budget).await,
+        (false, None) => super::exec::run_script(args, script, paths, prices).await,
+        (false, Some(budget)) => {
+            let rows = super::exec::run_script_keeping(args, script, paths, prices).await?;
+            budget.result(&rows)
+        }
     }
 }

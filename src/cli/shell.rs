@@ -289,6 +289,7 @@ impl Shell {
             warned: Some(&self.warned),
             progress: None,
             max_rows: 0,
+            kept: None,
         }
     }
 

@@ -76,6 +76,14 @@ pub fn session_state(config: SessionConfig) -> Result<SessionState> {
         &mut state,
         Arc::new(crate::sql::blocks::window_function()),
     )?;
+    datafusion::execution::FunctionRegistry::register_udwf(
+        &mut state,
+        Arc::new(crate::sql::session_root::window_function()),
+    )?;
+    datafusion::execution::FunctionRegistry::register_udf(
+        &mut state,
+        Arc::new(crate::sql::repository_root::scalar_function()),
+    )?;
     Ok(state)
 }
 
@@ -196,7 +204,7 @@ pub async fn connect(ctx: SessionContext, url: &str) -> crate::error::Result<Ses
     for function in functions {
         ctx.register_udf(function.as_ref().clone());
     }
-    // Those Ballista's upgrade lost (`block_start`); the built-in ones it kept.
+    // Those Ballista's upgrade lost (`block_start`, `session_root`); the built-in ones it kept.
     for function in window_functions {
         if ctx.state().window_functions().get(function.name()).is_none() {
             ctx.register_udwf(function.as_ref().clone());

@@ -1,5 +1,5 @@
 //! `txq export`. In: an open engine and the export's options. Out: every table of each format found
-//! and the normalized `calls`, `tool_calls` and `sessions` (or those named) as a Parquet dataset
+//! and the normalized `calls`, `tool_calls`, `sessions` and `rate_limits` (or those named) as a Parquet dataset
 //! under `OUT/<schema>/<table>/` (the normalized ones `OUT/public/<table>/`; the names made safe
 //! folder names, every path proven inside OUT: [`paths`]), zstd, with the SQL table's column
 //! names and types, in Hive folders by day or run if asked (not the normalized ones); written

@@ -1,6 +1,6 @@
 //! Which tables an export writes: every table and view of each schema that has transcripts (but
 //! a format's own `calls`, `tool_calls` and `sessions`), and the default schema's normalized
-//! `calls`, `tool_calls` and `sessions` over every harness, written whole (each is computed
+//! `calls`, `tool_calls`, `sessions` and `rate_limits` over every harness, written whole (each is computed
 //! across files, a replay in one found against another, where the others are written unit by
 //! unit); or those `--tables` names (`usage` means that table in every schema that has it,
 //! `reeval.tool` one table, `calls` the normalized one), each with its columns.

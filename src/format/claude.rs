@@ -132,6 +132,7 @@ fn events() -> Vec<EventSpec> {
                     "tokens generated (thinking included) so far",
                 ),
                 named("message.usage.service_tier", "service_tier", Str, "standard, priority or batch"),
+                named("message.usage.speed", "speed", Str, "standard or fast (fast mode)"),
                 named(
                     "message.content",
                     "content",
@@ -253,49 +254,73 @@ const EXPORT_UNITS: &str = "select f.file, f.file as id, coalesce(s.session_id, 
     from claude.files f left join (select file, min(session_id) as session_id, min(timestamp) as started_at \
       from claude.events group by file) s on s.file = f.file where f.transcript";
 
-/// The calls: one per (line's sessionId, message.id) among assistant lines of a real model, its
-/// figures those of the copy with the most output (the copies of one response repeat its usage;
-/// only the output grows), on a tie the copy that is not a sidechain, then the main file's, then
-/// the first. A subagent's call is in the subagent's session (its agentId).
-const CALLS: &str = "\
-WITH copies AS (
-  SELECT session_id, agent_id, message_id, model, timestamp, file, line,
-         coalesce(input_tokens, 0) AS fresh,
-         coalesce(cache_creation_input_tokens, 0) AS cache_write,
-         coalesce(cache_read_input_tokens, 0) AS cache_read,
-         coalesce(output_tokens, 0) AS output,
-         row_number() OVER (
+/// The copies of each response (one per line's sessionId and message.id, among assistant lines
+/// of a real model), numbered: `nth = 1` is the copy whose figures count, the one with the most
+/// output (the copies repeat the usage; only the output grows), on a tie the one that is not a
+/// sidechain, then the main file's, then the first. `CALLS` keeps it, and `TOOL_CALLS` names it
+/// as the response that asked for a tool call.
+macro_rules! chosen_copy {
+    () => {
+        "         row_number() OVER (
            PARTITION BY session_id, message_id
            ORDER BY coalesce(output_tokens, 0) DESC, is_sidechain, agent_id IS NOT NULL, file, line
          ) AS nth
   FROM claude.assistant
   WHERE message_id IS NOT NULL AND session_id IS NOT NULL
     AND model IS NOT NULL AND model <> '<synthetic>'
-)
+"
+    };
+}
+
+/// The calls: one per (line's sessionId, message.id) among assistant lines of a real model, its
+/// figures those of the copy with the most output (the copies of one response repeat its usage;
+/// only the output grows), on a tie the copy that is not a sidechain, then the main file's, then
+/// the first. A subagent's call is in the subagent's session (its agentId).
+const CALLS: &str = concat!(
+    "\
+WITH copies AS (
+  SELECT session_id, agent_id, message_id, model, timestamp, file, line,
+         CASE WHEN speed = 'fast' THEN 'fast' ELSE service_tier END AS tier,
+         coalesce(input_tokens, 0) AS fresh,
+         coalesce(cache_creation_input_tokens, 0) AS cache_write,
+         coalesce(cache_read_input_tokens, 0) AS cache_read,
+         coalesce(output_tokens, 0) AS output,
+",
+    chosen_copy!(),
+    ")
 SELECT 'claude' AS harness,
        coalesce(agent_id, session_id) AS session_id,
        CASE WHEN agent_id IS NOT NULL THEN session_id END AS parent_session_id,
        timestamp AS ts, 'anthropic' AS provider, model,
        fresh + cache_write + cache_read AS input_tokens,
        cache_read AS cache_read_tokens, cache_write AS cache_write_tokens,
-       output AS output_tokens, CAST(NULL AS BIGINT) AS reasoning_tokens, file, line
-FROM copies WHERE nth = 1";
+       output AS output_tokens, CAST(NULL AS BIGINT) AS reasoning_tokens, tier AS service_tier, file, line
+FROM copies WHERE nth = 1"
+);
 
 /// The tool calls: each tool_use block once per (line's sessionId, block id), the copy of a line
 /// that is not a sidechain first, joined to its tool_result (the same preference): ok unless
-/// is_error is true, the result's text its error then, its duration toolUseResult.durationMs.
-const TOOL_CALLS: &str = "\
+/// is_error is true, the result's text its error then, its duration toolUseResult.durationMs;
+/// its result's bytes those of the tool_result's content (its text, or its blocks as JSON text);
+/// its MCP server the <server> of a tool named mcp__<server>__<tool>. The response that asked for
+/// it: the call (`CALLS`'s chosen copy, by the same choice) of its line's message.id.
+const TOOL_CALLS: &str = concat!(
+    "\
 WITH uses AS (
-  SELECT session_id, agent_id, timestamp, is_sidechain, file, line,
+  SELECT session_id, agent_id, message_id, timestamp, is_sidechain, file, line,
          json_get_str(block, 'id') AS call_id, json_get_str(block, 'name') AS tool
-  FROM (SELECT session_id, agent_id, timestamp, is_sidechain, file, line,
+  FROM (SELECT session_id, agent_id, message_id, timestamp, is_sidechain, file, line,
                unnest(json_get_array(content)) AS block
         FROM claude.assistant)
   WHERE json_get_str(block, 'type') = 'tool_use'
 ), chosen_uses AS (
   SELECT *, row_number() OVER (PARTITION BY session_id, call_id ORDER BY is_sidechain, file, line) AS nth
   FROM uses
-), results AS (
+), responses AS (
+  SELECT session_id, message_id, file, line,
+",
+    chosen_copy!(),
+    "), results AS (
   SELECT session_id, is_sidechain, file, line,
          json_get_str(block, 'tool_use_id') AS call_id,
          coalesce(json_get_bool(block, 'is_error'), false) AS failed,
@@ -311,10 +336,16 @@ WITH uses AS (
 )
 SELECT 'claude' AS harness, coalesce(u.agent_id, u.session_id) AS session_id, u.timestamp AS ts,
        u.tool, u.call_id, NOT coalesce(r.failed, false) AS ok,
-       CASE WHEN r.failed THEN r.text END AS error, r.duration_ms
+       CASE WHEN r.failed THEN r.text END AS error, r.duration_ms,
+       CASE WHEN r.call_id IS NOT NULL THEN CAST(coalesce(octet_length(r.text), 0) AS BIGINT) END AS result_bytes,
+       (regexp_match(u.tool, '^mcp__(.+?)__.'))[1] AS mcp_server,
+       CASE WHEN u.agent_id IS NOT NULL THEN u.session_id END AS parent_session_id,
+       p.file AS response_file, p.line AS response_line
 FROM chosen_uses u
 LEFT JOIN chosen_results r ON r.session_id = u.session_id AND r.call_id = u.call_id AND r.nth = 1
-WHERE u.nth = 1";
+LEFT JOIN responses p ON p.session_id = u.session_id AND p.message_id = u.message_id AND p.nth = 1
+WHERE u.nth = 1"
+);
 
 /// The folder Claude Code keeps a project's sessions in, under `projects/`: its working directory
 /// with every character outside `[A-Za-z0-9]` made a `-` (`/home/me/app` is `-home-me-app`).
@@ -329,7 +360,9 @@ SELECT 'claude' AS harness, coalesce(agent_id, session_id) AS session_id,
        first_value(file_session_id ORDER BY file, line) AS file_session_id,
        CASE WHEN agent_id IS NOT NULL THEN session_id END AS parent_session_id,
        min(timestamp) AS started_at, max(timestamp) AS ended_at,
-       first_value(cwd ORDER BY cwd IS NULL, file, line) AS cwd, min(file) AS file
+       first_value(cwd ORDER BY cwd IS NULL, file, line) AS cwd,
+       first_value(nullif(git_branch, '') ORDER BY nullif(git_branch, '') IS NULL, file, line) AS git_branch,
+       CAST(NULL AS VARCHAR) AS git_commit, min(file) AS file
 FROM claude.events
 WHERE session_id IS NOT NULL
 GROUP BY 1, 2, 4";

@@ -1,7 +1,7 @@
 //! Codex CLI rollouts, as data: `<codex-home>/sessions/YYYY/MM/DD/rollout-<local time>-<thread>.jsonl`
 //! (and `archived_sessions/`, and either compressed as `.jsonl.zst`) of `{"timestamp", "type",
 //! "payload"}` lines, typed by `type` and, for `response_item` and `event_msg`, the payload's own
-//! `type`; and their rows of the normalized `calls`, `tool_calls` and `sessions`.
+//! `type`; and their rows of the normalized `calls`, `tool_calls`, `sessions` and `rate_limits`.
 
 use super::build::{event, field, line_field, named};
 use super::{
@@ -89,6 +89,7 @@ pub fn format() -> Format {
         normalized: vec![
             Contribution { table: Normalized::Calls, sql: CALLS },
             Contribution { table: Normalized::ToolCalls, sql: TOOL_CALLS },
+            Contribution { table: Normalized::RateLimits, sql: RATE_LIMITS },
             Contribution { table: Normalized::Sessions, sql: SESSIONS },
         ],
         report_sections: vec![],
@@ -337,6 +338,17 @@ fn events() -> Vec<EventSpec> {
             vec![field("last_agent_message", Str, "the turn's last answer")],
         ),
         event("event_msg.turn_aborted", "a turn was stopped", vec![field("reason", Str, "why")]),
+        event(
+            "event_msg.mcp_tool_call_end",
+            "an MCP tool call ended: the server and tool it ran",
+            vec![
+                field("call_id", Str, "the call it answers"),
+                named("invocation.server", "server", Str, "the MCP server"),
+                named("invocation.tool", "tool", Str, "the tool, as the server names it"),
+                field("duration", Json, "how long it ran ({\"secs\", \"nanos\"}), as JSON text"),
+                field("result", Json, "its result ({\"Ok\": ...} or {\"Err\": ...}), as JSON text"),
+            ],
+        ),
         event("event_msg.thread_rolled_back", "turns were undone", vec![field("num_turns", Int, "how many")]),
         event(
             "event_msg.patch_apply_end",
@@ -449,7 +461,7 @@ SELECT 'codex' AS harness, m.session_id, m.parent_session_id, m.timestamp AS ts,
        CASE WHEN m.has_last THEN m.l_reasoning
             WHEN m.dropped OR m.p_in IS NULL THEN m.t_reasoning ELSE m.t_reasoning - m.p_reasoning END
          AS reasoning_tokens,
-       m.file, m.line
+       CAST(NULL AS VARCHAR) AS service_tier, m.file, m.line
 FROM marked m
 WHERE NOT coalesce(m.replayed, false)"
 );
@@ -457,7 +469,12 @@ WHERE NOT coalesce(m.replayed, false)"
 /// The tool calls: each function_call of a rollout whose call_id its parent thread has not (a
 /// child's replay, found by a window over equal call_ids: the calls are read once), joined to
 /// the first output of that call_id in the same file: not ok when it says `Process exited with
-/// code N` with N ≠ 0, its text the error then.
+/// code N` with N ≠ 0, its text the error then; its result's bytes those of the output (its
+/// text, or its parts as JSON text). Its MCP server the `invocation.server` of the first
+/// `mcp_tool_call_end` of its call_id in the file, else the <server> of a name
+/// mcp__<server>__<tool>. The response that asked for it: the first token_count with info after
+/// it in the file, before the next `task_started` (Codex writes a response's items, then its
+/// count); a call of `CALLS` unless that count is a re-emit or a replay.
 const TOOL_CALLS: &str = concat!(
     "WITH ",
     threads!(),
@@ -470,15 +487,76 @@ const TOOL_CALLS: &str = concat!(
          CAST((regexp_match(json_as_text(output), 'Process exited with code (-?[0-9]+)'))[1] AS BIGINT) AS exit_code,
          row_number() OVER (PARTITION BY file, call_id ORDER BY line) AS nth
   FROM codex.function_call_output
+), servers AS (
+  SELECT file, call_id, first_value(server ORDER BY line) AS server
+  FROM codex.mcp_tool_call_end WHERE call_id IS NOT NULL AND server IS NOT NULL
+  GROUP BY file, call_id
+), marks AS (
+  SELECT file, line, 'use' AS kind FROM codex.function_call
+  UNION ALL SELECT file, line, 'count' AS kind FROM codex.token_count WHERE info IS NOT NULL
+  UNION ALL SELECT file, line, 'turn' AS kind FROM codex.task_started
+), answered AS (
+  SELECT file, line,
+         min(CASE WHEN kind = 'count' THEN line END) OVER after AS count_line,
+         min(CASE WHEN kind = 'turn' THEN line END) OVER after AS turn_line
+  FROM marks
+  WINDOW after AS (PARTITION BY file ORDER BY line ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING)
+), responses AS (
+  SELECT file, line,
+         CASE WHEN turn_line IS NULL OR count_line < turn_line THEN count_line END AS response_line
+  FROM answered
 )
 SELECT 'codex' AS harness, u.session_id, u.timestamp AS ts, u.name AS tool, u.call_id,
        coalesce(o.exit_code, 0) = 0 AS ok,
        CASE WHEN coalesce(o.exit_code, 0) <> 0 THEN o.text END AS error,
-       CAST(NULL AS BIGINT) AS duration_ms
+       CAST(NULL AS BIGINT) AS duration_ms,
+       CASE WHEN o.call_id IS NOT NULL THEN CAST(coalesce(octet_length(o.text), 0) AS BIGINT) END AS result_bytes,
+       coalesce(s.server, (regexp_match(u.name, '^mcp__(.+?)__.'))[1]) AS mcp_server, u.parent_session_id,
+       CASE WHEN p.response_line IS NOT NULL THEN u.file END AS response_file, p.response_line
 FROM (SELECT *, array_has(array_agg(session_id) OVER (PARTITION BY call_id), parent_session_id) AS replayed
       FROM uses) u
 LEFT JOIN outputs o ON o.file = u.file AND o.call_id = u.call_id AND o.nth = 1
+LEFT JOIN servers s ON s.file = u.file AND s.call_id = u.call_id
+LEFT JOIN responses p ON p.file = u.file AND p.line = u.line
 WHERE NOT coalesce(u.replayed, false)"
+);
+
+/// The rate limits: a row per window (`primary`, `secondary`) of each token_count whose
+/// `rate_limits` has that window as an object (null limits or a window missing: no row), its
+/// figures NULL where malformed (a percent not a number, a reset not whole unix seconds of years
+/// 1970 to 9999). A child's row equal to a row of its parent thread in its window, figures, plan
+/// and the count's totals (null with the totals) is the parent's observation replayed (a child
+/// begins by replaying its parent's lines, re-stamped or not): kept once, as the parent's.
+const RATE_LIMITS: &str = concat!(
+    "WITH ",
+    threads!(),
+    ", windows AS (
+  SELECT c.file, c.line, c.timestamp, t.session_id, t.parent_session_id,
+         json_get_str(c.rate_limits, 'plan_type') AS plan,
+         concat_ws(',', c.total_input_tokens, c.total_cached_input_tokens, c.total_cache_write_input_tokens,
+                   c.total_output_tokens, c.total_reasoning_output_tokens, c.total_tokens) AS totals,
+         w.name AS \"window\", json_get_json(c.rate_limits, w.name) AS limits
+  FROM codex.token_count c JOIN threads t ON t.file = c.file
+  CROSS JOIN (VALUES ('primary'), ('secondary')) AS w(name)
+  WHERE c.rate_limits IS NOT NULL
+), rows AS (
+  SELECT file, line, timestamp, session_id, parent_session_id, plan, totals, \"window\",
+         json_get_int(limits, 'window_minutes') AS window_minutes,
+         json_get_float(limits, 'used_percent') AS used_percent,
+         json_get_int(limits, 'resets_at') AS resets_at
+  FROM windows
+  WHERE starts_with(ltrim(limits), '{')
+), marked AS (
+  SELECT *, array_has(array_agg(session_id) OVER (
+           PARTITION BY \"window\", window_minutes, used_percent, resets_at, plan, totals), parent_session_id)
+         AS replayed
+  FROM rows
+)
+SELECT 'codex' AS harness, session_id, timestamp AS ts, \"window\", window_minutes, used_percent,
+       to_timestamp_seconds(CASE WHEN resets_at BETWEEN 0 AND 253402300799 THEN resets_at END) AS resets_at,
+       plan, file, line
+FROM marked
+WHERE NOT coalesce(replayed, false)"
 );
 
 /// A session per rollout's thread, with its parent; its times those of its lines.
@@ -489,9 +567,12 @@ const SESSIONS: &str = concat!(
 SELECT 'codex' AS harness, t.session_id,
        regexp_replace(t.file, '^(.*/sessions/|.*/)?(.*?)\\.jsonl(\\.zst)?$', '\\2') AS file_session_id,
        t.parent_session_id,
-       min(e.timestamp) AS started_at, max(e.timestamp) AS ended_at, t.cwd, t.file
+       min(e.timestamp) AS started_at, max(e.timestamp) AS ended_at, t.cwd, g.git_branch, g.git_commit, t.file
 FROM threads t JOIN codex.events e ON e.file = t.file AND e.thread_id IS NOT NULL
-GROUP BY t.session_id, t.parent_session_id, t.cwd, t.file"
+LEFT JOIN (SELECT file, nullif(git_branch, '') AS git_branch, nullif(git_commit, '') AS git_commit
+           FROM (SELECT *, row_number() OVER (PARTITION BY file ORDER BY line) AS nth FROM codex.session_meta)
+           WHERE nth = 1) g ON g.file = t.file
+GROUP BY t.session_id, t.parent_session_id, t.cwd, g.git_branch, g.git_commit, t.file"
 );
 
 #[cfg(test)]

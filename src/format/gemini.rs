@@ -196,31 +196,40 @@ SELECT 'gemini' AS harness, m.chat_session_id AS session_id, s.parent_session_id
        coalesce(m.input_tokens, 0) + coalesce(m.tool_tokens, 0) AS input_tokens,
        coalesce(m.cached_tokens, 0) AS cache_read_tokens, 0 AS cache_write_tokens,
        coalesce(m.output_tokens, 0) + coalesce(m.thoughts_tokens, 0) AS output_tokens,
-       coalesce(m.thoughts_tokens, 0) AS reasoning_tokens, m.file, m.line
+       coalesce(m.thoughts_tokens, 0) AS reasoning_tokens, CAST(NULL AS VARCHAR) AS service_tier, m.file, m.line
 FROM gemini.messages m
 JOIN (SELECT DISTINCT file, parent_session_id FROM gemini.metadata) s ON s.file = m.file
 WHERE m.type = 'gemini' AND m.tokens IS NOT NULL AND starts_with(m.tokens, '{')
   AND m.chat_session_id IS NOT NULL";
 
-/// The tool calls: those of each message's last write, ok when their status is success.
+/// The tool calls: those of each message's last write, ok when their status is success; their
+/// result's bytes those of the first part's functionResponse.response as JSON text; their MCP
+/// server the <server> of a name <server>__<tool> (Gemini CLI qualifies an MCP tool so; a chat
+/// file names no server otherwise). The response that asked for them: that message (its last
+/// write, the line of its call).
 const TOOL_CALLS: &str = "\
-SELECT 'gemini' AS harness, session_id, CAST(json_get_str(call, 'timestamp') AS TIMESTAMP) AS ts,
+SELECT 'gemini' AS harness, c.session_id, CAST(json_get_str(call, 'timestamp') AS TIMESTAMP) AS ts,
        json_get_str(call, 'name') AS tool, json_get_str(call, 'id') AS call_id,
        coalesce(json_get_str(call, 'status') = 'success', false) AS ok,
        CASE WHEN coalesce(json_get_str(call, 'status'), '') <> 'success' THEN
          coalesce(json_get_str(call, 'result', 0, 'functionResponse', 'response', 'error'),
                   json_get_str(call, 'status'), '')
        END AS error,
-       CAST(NULL AS BIGINT) AS duration_ms
-FROM (SELECT chat_session_id AS session_id, unnest(json_get_array(tool_calls)) AS call
-      FROM gemini.messages WHERE tool_calls IS NOT NULL AND chat_session_id IS NOT NULL)";
+       CAST(NULL AS BIGINT) AS duration_ms,
+       CAST(octet_length(json_get_json(call, 'result', 0, 'functionResponse', 'response')) AS BIGINT)
+         AS result_bytes,
+       (regexp_match(json_get_str(call, 'name'), '^(.+?)__.'))[1] AS mcp_server,
+       s.parent_session_id, c.file AS response_file, c.line AS response_line
+FROM (SELECT chat_session_id AS session_id, file, line, unnest(json_get_array(tool_calls)) AS call
+      FROM gemini.messages WHERE tool_calls IS NOT NULL AND chat_session_id IS NOT NULL) c
+LEFT JOIN (SELECT DISTINCT file, parent_session_id FROM gemini.metadata) s ON s.file = c.file";
 
 /// A session per chat: its metadata's session, its parent the folder a subagent's chat lies in,
 /// its times from the start and every message write, its directory the project's.
 const SESSIONS: &str = "\
 SELECT 'gemini' AS harness, s.session_id, s.session_id AS file_session_id, s.parent_session_id,
        least(s.started_at, w.first_write) AS started_at, greatest(s.started_at, w.last_write) AS ended_at,
-       s.project_root AS cwd, s.file
+       s.project_root AS cwd, CAST(NULL AS VARCHAR) AS git_branch, CAST(NULL AS VARCHAR) AS git_commit, s.file
 FROM (SELECT file, session_id, parent_session_id, project_root, start_time AS started_at,
              row_number() OVER (PARTITION BY file ORDER BY line) AS nth
       FROM gemini.metadata WHERE session_id IS NOT NULL) s

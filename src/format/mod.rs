@@ -142,10 +142,13 @@ pub(crate) enum Normalized {
     /// One row per session; a format gives its sessions' times, cwd and file, and the counts and
     /// sums come from its calls and tool calls.
     Sessions,
+    /// One row per rate-limit window a line reports (how much of the plan's quota was used).
+    RateLimits,
 }
 
 impl Normalized {
-    pub(crate) const ALL: [Normalized; 3] = [Normalized::Calls, Normalized::ToolCalls, Normalized::Sessions];
+    pub(crate) const ALL: [Normalized; 4] =
+        [Normalized::Calls, Normalized::ToolCalls, Normalized::Sessions, Normalized::RateLimits];
 
     /// The table's name, in the default schema and in each contributing format's own.
     pub(crate) fn name(self) -> &'static str {
@@ -153,6 +156,7 @@ impl Normalized {
             Normalized::Calls => "calls",
             Normalized::ToolCalls => "tool_calls",
             Normalized::Sessions => "sessions",
+            Normalized::RateLimits => "rate_limits",
         }
     }
 }

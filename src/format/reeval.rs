@@ -183,7 +183,10 @@ const TOOL_CALLS: &str = concat!(
     "SELECT 'reeval' AS harness, ",
     attempt_id!("t"),
     " AS session_id, t.ts, t.tool, t.tool_call_id AS call_id, coalesce(t.ok, false) AS ok, \
-     CASE WHEN NOT coalesce(t.ok, false) THEN t.output END AS error, t.duration_ms FROM reeval.tool t"
+     CASE WHEN NOT coalesce(t.ok, false) THEN t.output END AS error, t.duration_ms, \
+     CAST(NULL AS BIGINT) AS result_bytes, CAST(NULL AS VARCHAR) AS mcp_server, \
+     CAST(NULL AS VARCHAR) AS parent_session_id, \
+     CAST(NULL AS VARCHAR) AS response_file, CAST(NULL AS BIGINT) AS response_line FROM reeval.tool t"
 );
 
 /// reeval's sessions: one per attempt, from its first to its last event.
@@ -193,7 +196,8 @@ const SESSIONS: &str = concat!(
     " AS session_id, ",
     attempt_id!("e"),
     " AS file_session_id, CAST(NULL AS VARCHAR) AS parent_session_id, min(e.ts) AS started_at, \
-     max(e.ts) AS ended_at, CAST(NULL AS VARCHAR) AS cwd, e.file \
+     max(e.ts) AS ended_at, CAST(NULL AS VARCHAR) AS cwd, \
+     CAST(NULL AS VARCHAR) AS git_branch, CAST(NULL AS VARCHAR) AS git_commit, e.file \
      FROM reeval.events e GROUP BY e.history, e.run_id, e.eval, e.cell, e.attempt, e.file"
 );
 

@@ -499,17 +499,24 @@ SELECT 'rupu' AS harness, u.run_id AS session_id, CAST(NULL AS VARCHAR) AS paren
        u.input_tokens + coalesce(u.cache_write_tokens, 0) AS input_tokens,
        coalesce(u.cached_tokens, 0) AS cache_read_tokens,
        coalesce(u.cache_write_tokens, 0) AS cache_write_tokens,
-       u.output_tokens, CAST(NULL AS BIGINT) AS reasoning_tokens, u.file, u.line
+       u.output_tokens, CAST(NULL AS BIGINT) AS reasoning_tokens, CAST(NULL AS VARCHAR) AS service_tier, u.file, u.line
 FROM rupu.usage u
 LEFT JOIN (SELECT file, min(started_at) AS started_at FROM rupu.run_start GROUP BY file) r ON r.file = u.file";
 
-/// rupu's tool calls: each `tool_call` joined to its `tool_result` (an error means it failed).
+/// rupu's tool calls: each `tool_call` joined to its `tool_result` (an error means it failed);
+/// its result's bytes those of the result's `output` (0 when it has none). rupu names no MCP
+/// server and no response of a tool call: those are null.
 const TOOL_CALLS: &str = "\
 SELECT 'rupu' AS harness, c.run_id AS session_id, CAST(NULL AS TIMESTAMP) AS ts, c.tool, c.call_id,
-       r.error IS NULL AS ok, r.error, r.duration_ms
+       r.error IS NULL AS ok, r.error, r.duration_ms,
+       CASE WHEN r.call_id IS NOT NULL THEN CAST(coalesce(octet_length(r.output), 0) AS BIGINT) END AS result_bytes,
+       CAST(NULL AS VARCHAR) AS mcp_server, CAST(NULL AS VARCHAR) AS parent_session_id,
+       CAST(NULL AS VARCHAR) AS response_file,
+       CAST(NULL AS BIGINT) AS response_line
 FROM rupu.tool_call c
 LEFT JOIN (SELECT file, call_id, first_value(error ORDER BY line) AS error,
-                  first_value(duration_ms ORDER BY line) AS duration_ms
+                  first_value(duration_ms ORDER BY line) AS duration_ms,
+                  first_value(output ORDER BY line) AS output
            FROM rupu.tool_result GROUP BY file, call_id) r
   ON r.file = c.file AND r.call_id = c.call_id";
 
@@ -517,7 +524,8 @@ LEFT JOIN (SELECT file, call_id, first_value(error ORDER BY line) AS error,
 const SESSIONS: &str = "\
 SELECT 'rupu' AS harness, f.run_id AS session_id, f.run_id AS file_session_id,
        CAST(NULL AS VARCHAR) AS parent_session_id,
-       r.started_at, CAST(NULL AS TIMESTAMP) AS ended_at, CAST(NULL AS VARCHAR) AS cwd, f.file
+       r.started_at, CAST(NULL AS TIMESTAMP) AS ended_at, CAST(NULL AS VARCHAR) AS cwd,
+       CAST(NULL AS VARCHAR) AS git_branch, CAST(NULL AS VARCHAR) AS git_commit, f.file
 FROM rupu.files f
 LEFT JOIN (SELECT file, min(started_at) AS started_at FROM rupu.run_start GROUP BY file) r ON r.file = f.file
 WHERE f.transcript";

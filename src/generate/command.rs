@@ -3,8 +3,8 @@
 
 use super::harness::harnesses_named;
 use super::{
-    HarnessOptions, ReevalOptions, RupuOptions, TRANSCRIPTS_DIR, write_harness_files, write_reeval_files,
-    write_rupu_files,
+    GIT_PROJECT_DIR, HarnessOptions, ReevalOptions, RupuOptions, TRANSCRIPTS_DIR, write_git_files,
+    write_harness_files, write_reeval_files, write_rupu_files,
 };
 use crate::error::Error;
 use std::path::{Path, PathBuf};
@@ -19,8 +19,14 @@ const PILOT_SESSIONS: usize = 40;
 /// wrote.
 pub fn run(options: &GenerateFlags) -> Result<(), Error> {
     let out = options.out.as_path();
+    if options.git {
+        run_git(out)?;
+    }
     if !options.harness.is_empty() {
         return run_harnesses(out, options);
+    }
+    if options.git {
+        return Ok(());
     }
     let mut rupu = RupuOptions {
         seed: options.seed,
@@ -79,6 +85,20 @@ fn run_harnesses(out: &Path, options: &GenerateFlags) -> Result<(), Error> {
         eprintln!("txq: wrote {sessions} {name} sessions in {files} files");
     }
     eprintln!("txq: {} under {}", crate::text::size::describe(bytes), crate::text::escape::path(out));
+    Ok(())
+}
+
+/// `--git`: the git repository and the sessions in it, under `out` as a home.
+fn run_git(out: &Path) -> Result<(), Error> {
+    // The sessions' cwd is the repository's absolute path.
+    std::fs::create_dir_all(out).map_err(Error::write(out))?;
+    let home = std::path::absolute(out).map_err(Error::write(out))?;
+    let (written, commits) = write_git_files(&home).map_err(Error::write(out))?;
+    for (name, (sessions, _)) in &written.by_harness {
+        eprintln!("txq: wrote {sessions} {name} sessions in the git repository");
+    }
+    let repository = home.join(GIT_PROJECT_DIR);
+    eprintln!("txq: wrote a git repository of {commits} commits: {}", crate::text::escape::path(&repository));
     Ok(())
 }
 
@@ -147,6 +167,11 @@ pub struct GenerateFlags {
     /// --size bytes in all: OUT/.claude, OUT/.config/claude, OUT/.codex, OUT/.gemini.
     #[arg(long, value_name = "HARNESS", value_delimiter = ',', value_parser = parse_harness)]
     pub harness: Vec<String>,
+    /// Write a git repository too, OUT/src/shop (fixed commits on three branches, written with
+    /// gix), and Claude Code and Codex CLI sessions working in it on those branches: for
+    /// `sessions.project`, `git_commits`, `branch_spend` and `commit_spend`.
+    #[arg(long)]
+    pub git: bool,
 }
 
 /// A harness `txq generate --harness` writes, or `all`.

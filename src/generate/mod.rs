@@ -17,9 +17,12 @@ pub(crate) mod rupu;
 
 #[cfg(feature = "testing")]
 pub use expected::{Expected, ExpectedRun};
-pub use harness::{Harness, HarnessOptions, HarnessWritten, write_harness_files};
+pub use harness::{
+    ExpectedCommit, GIT_AUTHOR, GIT_PROJECT_DIR, Harness, HarnessOptions, HarnessWritten, write_git_files,
+    write_harness_files,
+};
 #[cfg(feature = "testing")]
-pub use harness::{HarnessExpected, write_harness_home};
+pub use harness::{HarnessExpected, write_git_home, write_harness_home};
 #[cfg(feature = "testing")]
 pub use reeval::{ExpectedAttempt, ReevalExpected, write_reeval_corpus};
 pub use reeval::{ReevalOptions, WrittenAttempts, write_reeval_files};

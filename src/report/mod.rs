@@ -22,7 +22,11 @@ pub const QUERIES: &[&str] = &[
     "unpriced_models",
     "daily",
     "daily_by_cwd",
+    "branch_spend",
     "tool_failures",
+    "tool_spend",
+    "quota_burn",
+    "subagent_spend",
     "spend_over_time",
     "cache_hit_by_model",
     "agent_spend",
@@ -35,7 +39,7 @@ pub const QUERIES: &[&str] = &[
 ];
 
 /// The normalized tables several queries of the page read, made once for all of them.
-const SHARED_TABLES: &[&str] = &["calls", "sessions"];
+const SHARED_TABLES: &[&str] = &["calls", "tool_calls", "sessions"];
 
 /// The rows one canned query answered, as `txq query NAME --format json` writes them: the
 /// columns in order, each value as JSON (text, number, boolean or null).
@@ -115,8 +119,14 @@ pub async fn collect(
     // call) are computed once for the page, as tables of this session that hide the views.
     let once = SHARED_TABLES.iter().map(|table| async move {
         let frame = ctx.sql(&format!("select * from {table}")).await?;
-        let schema = std::sync::Arc::new(frame.schema().as_arrow().clone());
-        let rows = datafusion::datasource::MemTable::try_new(schema, vec![frame.collect().await?])?;
+        // Every column nullable: the plan may say a column is never null where some of the
+        // batches (a join's, a union's) say it may be, and a table's schema must admit them all.
+        let fields =
+            frame.schema().as_arrow().fields().iter().map(|f| f.as_ref().clone().with_nullable(true));
+        let schema =
+            std::sync::Arc::new(datafusion::arrow::datatypes::Schema::new(fields.collect::<Vec<_>>()));
+        let batches = frame.collect().await?;
+        let rows = datafusion::datasource::MemTable::try_new(schema, vec![batches])?;
         Ok::<_, datafusion::error::DataFusionError>((*table, rows))
     });
     for (table, rows) in futures::future::try_join_all(once).await? {

@@ -73,10 +73,14 @@ pub fn render(report: &Report) -> String {
                 (by_day(report))
                 (by_model(report))
                 (projects(report))
+                (branches(report))
                 (tool_failures(report))
+                (tool_spend(report))
                 (spend(report))
+                (quota(report))
                 (cache(report))
                 (sessions(report))
+                (subagents(report))
                 (agents(report))
                 @for described in &report.sections {
                     (format_section(report, described))
@@ -385,6 +389,8 @@ struct Sums {
     cost_usd: f64,
     /// Rows whose cost is null: a call of theirs has no price.
     unpriced_rows: usize,
+    /// Calls whose service tier the transcript does not say (priced at the standard rate).
+    unknown_tier_calls: i64,
 }
 
 impl Sums {
@@ -393,6 +399,7 @@ impl Sums {
         self.calls += int("calls");
         self.input_tokens += int("input_tokens");
         self.output_tokens += int("output_tokens");
+        self.unknown_tier_calls += int("unknown_tier_calls");
         match f.column("cost_usd").and_then(|at| row[at].as_f64()) {
             Some(cost) => self.cost_usd += cost,
             None => self.unpriced_rows += 1,
@@ -488,6 +495,9 @@ fn headline(report: &Report) -> Markup {
                     a href="#corpus" { "What was read" } ")."
                 }
             }
+            @if let Some(note) = crate::sql::prices::unknown_tier_note(all.unknown_tier_calls) {
+                p.note data-figure="unknown_tier_calls" { (note) " (docs/prices.md, service tiers)." }
+            }
         }
     }
 }
@@ -575,7 +585,12 @@ fn by_model(report: &Report) -> Markup {
 
 /// The rows of `f` shown as bars: the first `limit`.
 fn first_rows(f: &Figures, limit: usize) -> Figures {
-    Figures { rows: f.rows.iter().take(limit).cloned().collect(), ..f.clone() }
+    only_rows(f, limit, &|_| true)
+}
+
+/// The first `limit` rows of `f` that `keep` keeps.
+fn only_rows(f: &Figures, limit: usize, keep: &dyn Fn(&[Value]) -> bool) -> Figures {
+    Figures { rows: f.rows.iter().filter(|r| keep(r)).take(limit).cloned().collect(), ..f.clone() }
 }
 
 /// The sums of rows of `f` by a name (`name`) as a table: their calls, tokens and cost, each
@@ -633,6 +648,105 @@ fn projects(report: &Report) -> Markup {
             }
             (sums_table(f, "project", &sums))
             (table(f, false, None, &plain))
+        }
+    })
+}
+
+/// What each tool and MCP server cost: the tools' rows of `tool_spend` as bars of cost, then
+/// the servers' subtotals, then the figures.
+fn tool_spend(report: &Report) -> Markup {
+    let f = report.of("tool_spend");
+    section(report, "tool-spend", "Spend by tool and MCP server", f, (None, "tool calls"), || {
+        let of_tools = only_rows(f, BARS_SHOWN, &|r| cell(f, r, "tool") != "null");
+        let of_servers = only_rows(f, BARS_SHOWN, &|r| cell(f, r, "tool") == "null");
+        let tool = |r: &[Value]| match cell(f, r, "mcp_server").as_str() {
+            "null" => format!("{} · {}", cell(f, r, "tool"), cell(f, r, "harness")),
+            server => format!("{} · {server} · {}", cell(f, r, "tool"), cell(f, r, "harness")),
+        };
+        let server = |r: &[Value]| cell(f, r, "mcp_server");
+        html! {
+            p {
+                "A tool call's cost is its share of the response that asked for it: that response's cost split "
+                "evenly among the tool calls it made. It is an attribution, not a measurement: what the tool's "
+                "result then costs as input to the next calls (" code { "result_bytes" } ") stays with those calls."
+            }
+            div.charts {
+                (bar_figure(&of_tools, &tool, "cost_usd", "US dollars", "Cost by tool", 1))
+                @if !of_servers.rows.is_empty() {
+                    (bar_figure(&of_servers, &server, "cost_usd", "US dollars", "Cost by MCP server", 2))
+                }
+                (bar_figure(&of_tools, &tool, "result_bytes", "bytes of results", "Result bytes by tool", 0))
+            }
+            (table(f, true, Some(TOOLS_SHOWN), &plain))
+        }
+    })
+}
+
+/// What each project's branches cost (`branch_spend`).
+fn branches(report: &Report) -> Markup {
+    let f = report.of("branch_spend");
+    section(report, "branches", "Spend by branch", f, (None, "sessions"), || {
+        let shown = first_rows(f, BARS_SHOWN);
+        let name = |r: &[Value]| {
+            let project = match f.column("project").map(|at| &r[at]) {
+                Some(Value::String(path)) => crate::sql::reports::project_of(path),
+                _ => NO_PROJECT.to_string(),
+            };
+            match cell(f, r, "git_branch").as_str() {
+                "null" => format!("{project} · no branch"),
+                branch => format!("{project} · {branch}"),
+            }
+        };
+        html! {
+            p {
+                "A session's branch is the one its harness wrote as checked out; its project is the repository "
+                "holding its working directory (else the directory). "
+                code { "txq query commit_spend" } " goes on to the commits of each branch."
+            }
+            div.charts {
+                (bar_figure(&shown, &name, "cost_usd", "US dollars", "Cost by branch", 1))
+            }
+            (table(f, false, None, &plain))
+        }
+    })
+}
+
+/// How the plans' usage windows filled (`quota_burn`).
+fn quota(report: &Report) -> Markup {
+    let f = report.of("quota_burn");
+    section(report, "quota", "Quota burn, by usage window", f, (None, "usage limits"), || {
+        let shown = first_rows(f, BARS_SHOWN);
+        let name = |r: &[Value]| {
+            format!(
+                "{} · {} · resets {}",
+                cell(f, r, "harness"),
+                cell(f, r, "window"),
+                cell(f, r, "resets_at")
+            )
+        };
+        html! {
+            p {
+                "Each row is one window of a plan's limits, as the harness reported it: how far its used percent "
+                "grew, and the calls made inside it."
+            }
+            div.charts {
+                (bar_figure(&shown, &name, "end_percent", "percent of the window used", "Used at last report", 3))
+            }
+            (table(f, true, Some(TOOLS_SHOWN), &plain))
+        }
+    })
+}
+
+/// What each top-level session and the sessions under it cost (`subagent_spend`).
+fn subagents(report: &Report) -> Markup {
+    let f = report.of("subagent_spend");
+    section(report, "subagents", "Sessions with their subagents", f, (None, "sessions"), || {
+        html! {
+            p {
+                "A top-level session's own calls, and those of every subagent and spawned or forked thread under "
+                "it at any depth, each call counted once."
+            }
+            (table(f, true, Some(SESSIONS_SHOWN), &plain))
         }
     })
 }

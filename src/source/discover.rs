@@ -482,7 +482,6 @@ impl<'a> Claimer<'a> {
 }
 
 /// The format that claims `path`, if one does.
-#[cfg(test)]
 pub(crate) fn claim(formats: &[Format], path: &Path) -> Option<usize> {
     Claimer::new(formats).claim(path)
 }

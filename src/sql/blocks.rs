@@ -92,7 +92,7 @@ impl PartitionEvaluator for Blocks {
 /// block starts at the first hour that no earlier block holds, and holds the hours `0..5` whole
 /// hours after its start that no earlier block holds (what `range(start, start + 5 hours, 1
 /// hour)` lists: an hour off that grid, as a time zone's half-hour shift makes, is not in it).
-fn start_rows(hours: impl Iterator<Item = Option<i64>>, hour: i64) -> Vec<Option<u32>> {
+pub(crate) fn start_rows(hours: impl Iterator<Item = Option<i64>>, hour: i64) -> Vec<Option<u32>> {
     let span = BLOCK_HOURS.saturating_mul(hour);
     // The blocks whose 5 hours may still hold a later hour: (start, its row), earliest first.
     let mut open: Vec<(i64, u32)> = Vec::new();

@@ -3,9 +3,12 @@
 //! ([`queries`]) and the days and time zone of the spend reports among them ([`reports`]).
 
 pub(crate) mod blocks;
+pub(crate) mod git_commits;
 pub mod memory;
 pub(crate) mod normalized;
 pub(crate) mod prices;
 pub mod queries;
 pub mod reports;
+pub(crate) mod repository_root;
 pub mod session;
+pub(crate) mod session_root;

@@ -22,15 +22,20 @@ macro_rules! canned {
 /// The canned analyses over every format's rows; each format adds its own ([`all`]).
 const SHARED: &[CannedQuery] = canned![
     "blocks",
+    "branch_spend",
     "cache_hit_by_model",
+    "commit_spend",
     "corpus_summary",
     "daily",
     "daily_by_cwd",
     "monthly",
+    "quota_burn",
     "session",
     "session_models",
     "spend_over_time",
+    "subagent_spend",
     "tool_failures",
+    "tool_spend",
     "unpriced_models",
     "weekly",
 ];

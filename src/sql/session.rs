@@ -31,6 +31,8 @@ pub async fn session(corpus: &Corpus, memory: &MemoryOptions) -> Result<SessionC
     let mut ctx = SessionContext::new_with_config_rt(config, runtime);
     datafusion_functions_json::register_all(&mut ctx)?;
     ctx.register_udwf(crate::sql::blocks::window_function());
+    ctx.register_udwf(crate::sql::session_root::window_function());
+    ctx.register_udf(crate::sql::repository_root::scalar_function());
     // The prices before the tables (the normalized views price their calls with `call_cost`);
     // the `prices` table again after them, in the default schema they make.
     crate::sql::prices::register_built_in(&ctx)?;
@@ -116,6 +118,11 @@ async fn register_corpus(
     }
     for (name, sql) in crate::sql::normalized::views(&each_schema) {
         let plan = ctx.state().create_logical_plan(&sql).await?;
+        if name == crate::format::Normalized::Sessions.name() {
+            // `git_commits`: the repositories of the sessions' projects, read when scanned.
+            let commits = crate::sql::git_commits::GitCommits::new(plan.clone());
+            normalized.register_table(crate::sql::git_commits::NAME.to_string(), Arc::new(commits))?;
+        }
         normalized.register_table(name.to_string(), Arc::new(ViewTable::new(plan, Some(sql))))?;
     }
     // Each format's schema holds its own rows of them too (`claude.sessions`).

@@ -68,9 +68,10 @@ rename is named in a warning with the file and line where the type first appears
 txq: warning: ./run_2.jsonl:7: event type \"runs\" is table {first}.type_runs (runs is a table of txq's own or of another type)
 ```
 
-The default schema also holds the normalized tables `calls`, `tool_calls` and `sessions`: every
-harness's model calls, tool calls and sessions with one set of columns, documented with their
-accounting in [harnesses.md](harnesses.md).
+The default schema also holds the normalized tables `calls`, `tool_calls`, `sessions` and
+`rate_limits`: every harness's model calls, tool calls, sessions and reported rate-limit windows
+with one set of columns, documented with their accounting in [harnesses.md](harnesses.md); and
+`git_commits`, the commits of the repositories the sessions ran in ([harnesses.md](harnesses.md#git)).
 
 `events.type` always holds the type as written. An unqualified name finds a table a format
 defines (its documented types, views, `events`, `errors`, `files`) before a table of a type

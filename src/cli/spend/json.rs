@@ -16,11 +16,16 @@ pub(crate) struct Shape {
     pub(crate) by_agent: bool,
     /// The time zone of the days.
     pub(crate) time_zone: String,
+    /// `--budget`: each period's standing against it (`budget`), and a summary beside the totals.
+    pub(crate) budget: Option<super::Budget>,
 }
 
 /// The report of `periods` (days, weeks, months or sessions) as ccusage writes it.
 pub(crate) fn periods(kind: ReportKind, periods: &[Period], shape: &Shape) -> Value {
     let mut total = Spend::default();
+    // A period split by project is measured against the budget whole.
+    let whole: std::collections::BTreeMap<String, f64> =
+        super::model::period_costs(periods).into_iter().collect();
     let rows: Vec<Value> = periods
         .iter()
         .map(|period| {
@@ -30,6 +35,12 @@ pub(crate) fn periods(kind: ReportKind, periods: &[Period], shape: &Shape) -> Va
             row.insert("period".into(), json!(period.key));
             row.insert("modelBreakdowns".into(), breakdowns(period, shape));
             row.insert("modelsUsed".into(), json!(period.model_names()));
+            if let Some(budget) = &shape.budget {
+                row.insert(
+                    "budget".into(),
+                    budget.json_of(whole.get(&period.key).copied().unwrap_or(spend.cost)),
+                );
+            }
             match &period.session {
                 Some(session) => {
                     row.insert("agent".into(), json!(session.harness));
@@ -99,7 +110,20 @@ pub(crate) fn periods(kind: ReportKind, periods: &[Period], shape: &Shape) -> Va
     if !total.unpriced.is_empty() {
         report.insert("unpricedModels".into(), json!(total.unpriced));
     }
+    if total.unknown_tier > 0 && !shape.no_cost {
+        report.insert("unknownTierCalls".into(), json!(total.unknown_tier));
+    }
+    if let Some(budget) = shape.budget {
+        let costs: Vec<(String, f64)> = whole.into_iter().collect();
+        report.insert("budget".into(), budget_summary(budget, &costs));
+    }
     Value::Object(report)
+}
+
+/// The budget beside the totals: its amount and period, and the periods over it.
+fn budget_summary(budget: super::Budget, costs: &[(String, f64)]) -> Value {
+    let over: Vec<&String> = costs.iter().filter(|(_, cost)| budget.is_over(*cost)).map(|(k, _)| k).collect();
+    json!({ "usd": budget.usd, "per": budget.per.name(), "periods": costs.len(), "periodsOver": over })
 }
 
 /// The token sums of `spend` under ccusage's keys, its cost as `totalCost` and its calls.
@@ -155,6 +179,9 @@ pub(crate) fn blocks(
             rows.push(gap_row(&block.harness, gap.0, gap.1, shape));
         }
         let mut row = block_row(block, now, shape);
+        if let (Some(budget), Value::Object(row)) = (&shape.budget, &mut row) {
+            row.insert("budget".into(), budget.json_of(block.spend.cost));
+        }
         let projected = row["projection"]["totalTokens"].as_i64();
         if let (Some(limit), Some(projected), Value::Object(row)) =
             (limits.get(&block.harness), projected, &mut row)
@@ -170,6 +197,15 @@ pub(crate) fn blocks(
     let mut report = Map::new();
     report.insert("blocks".into(), Value::Array(rows));
     report.insert("timeZone".into(), json!(shape.time_zone));
+    let unknown_tier: i64 = blocks.iter().map(|b| b.spend.unknown_tier).sum();
+    if unknown_tier > 0 && !shape.no_cost {
+        report.insert("unknownTierCalls".into(), json!(unknown_tier));
+    }
+    if let Some(budget) = shape.budget {
+        let costs: Vec<(String, f64)> =
+            blocks.iter().map(|b| (super::budget::block_name(b), b.spend.cost)).collect();
+        report.insert("budget".into(), budget_summary(budget, &costs));
+    }
     Value::Object(report)
 }
 

@@ -3,9 +3,12 @@
 //! them ([`table`]: totals, money, separators, fitted to the terminal) or in ccusage's JSON
 //! ([`json`]); `--format` other than table, and `--follow`, give the query's own rows.
 
+mod budget;
 mod json;
-mod model;
-mod table;
+pub(crate) mod model;
+pub(crate) mod table;
+
+pub(crate) use budget::{Budget, Crossings};
 
 use super::args::{Args, CostMode, Order, SpendFlags, TokenLimit};
 use super::print::OutputFormat;
@@ -98,6 +101,23 @@ pub(crate) struct Wanted {
     pub(crate) recent: bool,
     /// `blocks --token-limit`.
     pub(crate) token_limit: Option<TokenLimit>,
+    /// `--budget`: a limit on each period's spend.
+    pub(crate) budget: Option<Budget>,
+}
+
+/// The report `txq query NAME --budget` measures: `daily`, `weekly`, `monthly` or `blocks`,
+/// with a budget of its period.
+pub(crate) fn budget_of_query(name: &str, budget: Budget) -> Result<(ReportKind, Budget), Error> {
+    let kind = [ReportKind::Daily, ReportKind::Weekly, ReportKind::Monthly, ReportKind::Blocks]
+        .into_iter()
+        .find(|kind| kind.flat_query() == name)
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "--budget measures the spend reports daily, weekly, monthly and blocks, not {}",
+                crate::text::escape::text(name)
+            ))
+        })?;
+    Ok((kind, budget.for_report(kind)?))
 }
 
 /// Runs the report `kind` on the transcripts of `flags.paths`, written to stdout.
@@ -114,6 +134,7 @@ pub(crate) async fn command(
                 .into(),
         ));
     }
+    let budget = wanted.budget.map(|budget| budget.for_report(kind)).transpose()?;
     let mut report =
         ReportOptions { since: flags.since, until: flags.until, time_zone: flags.timezone.clone() };
     let zone = report.zone();
@@ -122,7 +143,9 @@ pub(crate) async fn command(
         report.since = Some(report.since.map_or(first, |since| since.max(first)));
     }
     if args.follow || (!args.json && args.format != OutputFormat::Table) {
-        return super::query::command(args, kind.flat_query(), report, &flags.paths).await;
+        let budget =
+            budget.map(|budget| Box::new(Crossings::new(kind, budget)) as Box<dyn super::follow::RowsCheck>);
+        return super::query::command(args, kind.flat_query(), report, &flags.paths, budget).await;
     }
     let prices = super::reading::prices(args)?;
     let by_project = wanted.instances || wanted.project.is_some();
@@ -131,7 +154,8 @@ pub(crate) async fn command(
     if let Some(project) = &wanted.project {
         rows.retain(|row| model::is_project(row.get("cwd").and_then(|v| v.as_str()), project));
     }
-    let shape = json::Shape { no_cost: flags.no_cost, by_agent: wanted.by_agent, time_zone: zone.clone() };
+    let shape =
+        json::Shape { no_cost: flags.no_cost, by_agent: wanted.by_agent, time_zone: zone.clone(), budget };
     let layout = table::Layout {
         width: super::screen::stdout_width(TABLE_WIDTH),
         compact: flags.compact,
@@ -139,9 +163,11 @@ pub(crate) async fn command(
         no_cost: flags.no_cost,
         newest_first: flags.order == Some(Order::Desc),
         time_zone: zone,
+        budget,
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
+    let verdict;
     match kind {
         ReportKind::Blocks => {
             let mut blocks = model::blocks(&rows);
@@ -149,6 +175,7 @@ pub(crate) async fn command(
             if wanted.active {
                 blocks.retain(|b| is_active(b, now));
             }
+            verdict = budget.map(|budget| budget.of_blocks(&blocks));
             match args.json {
                 true => {
                     // Gaps are found oldest first; --order desc turns the list round after.
@@ -176,13 +203,15 @@ pub(crate) async fn command(
                 periods.retain(|p| &p.key == id || p.session.as_ref().is_some_and(|s| &s.session_id == id));
             }
             order(kind, flags.order, &mut periods);
+            verdict = budget.map(|budget| budget.of_periods(&periods));
             match args.json {
                 true => write_json(&json::periods(kind, &periods, &shape), &mut out)?,
                 false => table::periods(kind, &periods, &layout, &mut out).map_err(Error::Output)?,
             }
         }
     }
-    out.flush().map_err(Error::Output)
+    out.flush().map_err(Error::Output)?;
+    verdict.map_or(Ok(()), |verdict| verdict.result())
 }
 
 /// Puts the rows in the order asked: periods oldest first (`--order desc`: newest first);

@@ -20,6 +20,8 @@ pub(crate) struct Spend {
     pub(crate) cost: f64,
     /// The models some of whose calls have no price (their cost is not in `cost`).
     pub(crate) unpriced: std::collections::BTreeSet<String>,
+    /// The calls whose service tier the transcript does not say: priced at the standard rate.
+    pub(crate) unknown_tier: i64,
 }
 
 impl Spend {
@@ -42,6 +44,7 @@ impl Spend {
             reasoning: int("reasoning_tokens"),
             cost: cost.unwrap_or(0.0),
             unpriced,
+            unknown_tier: int("unknown_tier_calls"),
         }
     }
 
@@ -59,6 +62,7 @@ impl Spend {
         self.reasoning += other.reasoning;
         self.cost = micro_rounded(self.cost + other.cost);
         self.unpriced.extend(other.unpriced.iter().cloned());
+        self.unknown_tier += other.unknown_tier;
     }
 }
 
@@ -66,6 +70,24 @@ impl Spend {
 /// not show float noise (`0.30000000000000004`).
 pub(crate) fn micro_rounded(dollars: f64) -> f64 {
     (dollars * 1e6).round() / 1e6
+}
+
+/// What each period of a report spent, in the report's order: a period split by project
+/// (`--instances`) summed whole.
+pub(crate) fn period_costs(periods: &[Period]) -> Vec<(String, f64)> {
+    let mut spent: Vec<(String, f64)> = Vec::new();
+    let mut at: BTreeMap<String, usize> = BTreeMap::new();
+    for period in periods {
+        let cost = period.spend().cost;
+        match at.get(&period.key) {
+            Some(&i) => spent[i].1 = micro_rounded(spent[i].1 + cost),
+            None => {
+                at.insert(period.key.clone(), spent.len());
+                spent.push((period.key.clone(), cost));
+            }
+        }
+    }
+    spent
 }
 
 /// One model's spend in one harness.

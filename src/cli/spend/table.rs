@@ -5,7 +5,9 @@
 //! cut with `…`; a name from the data has its control characters escaped.
 
 use super::ReportKind;
+use super::model::period_costs;
 use super::model::{Block, Period, Spend};
+use crate::cli::budget::Budget;
 use crate::text::escape;
 use chrono::{DateTime, Utc};
 use std::io::{self, Write};
@@ -23,6 +25,8 @@ pub(crate) struct Layout {
     /// `--order desc`, for blocks (periods come in their order).
     pub(crate) newest_first: bool,
     pub(crate) time_zone: String,
+    /// `--budget`: each period's share of it shown, and the periods over it marked.
+    pub(crate) budget: Option<Budget>,
 }
 
 /// A column: its header, when it is left out for room (0: never, the narrow set; else the
@@ -44,7 +48,7 @@ const fn number(header: &'static str, drop: u8) -> Column {
 }
 
 /// A column of times or ids, never cut.
-const fn whole(header: &'static str, drop: u8) -> Column {
+const fn whole_column(header: &'static str, drop: u8) -> Column {
     Column { header, drop, cut: false, number: false }
 }
 
@@ -126,17 +130,22 @@ pub(crate) fn periods(
     }
     let session = kind == ReportKind::Session;
     let by_project = periods.iter().any(|p| p.project.is_some());
-    let mut columns = vec![whole(key, 0)];
+    let mut columns = vec![whole_column(key, 0)];
     if by_project {
         columns.push(text("Project", 0));
     }
     if session {
-        columns.extend([text("Harness", 2), text("Project", 1), whole("Last activity", 3)]);
+        columns.extend([text("Harness", 2), text("Project", 1), whole_column("Last activity", 3)]);
     } else {
         columns.push(text("Harnesses", 2));
     }
     columns.push(text("Models", 0));
     columns.extend(sum_columns(layout.no_cost));
+    // A period split by project is measured against the budget whole.
+    let whole: std::collections::BTreeMap<String, f64> = period_costs(periods).into_iter().collect();
+    if layout.budget.is_some() {
+        columns.push(whole_column("Budget\nused", 0));
+    }
     let mut rows = Vec::new();
     for period in periods {
         let spend = period.spend();
@@ -159,6 +168,9 @@ pub(crate) fn periods(
         // Under --breakdown, the models are named on their own rows.
         cells.push(if layout.breakdown { vec![String::new()] } else { period.model_names() });
         cells.extend(sum_cells(&spend, layout.no_cost));
+        if let Some(budget) = &layout.budget {
+            cells.push(vec![budget.cell_of(whole.get(&period.key).copied().unwrap_or(spend.cost))]);
+        }
         rows.push(Row::Cells(cells));
         if layout.breakdown {
             for m in &period.models {
@@ -173,17 +185,31 @@ pub(crate) fn periods(
                 }
                 cells.push(vec![format!("└ {}", m.model)]);
                 cells.extend(sum_cells(&m.spend, layout.no_cost));
+                cells.extend(layout.budget.iter().map(|_| vec![String::new()]));
                 rows.push(Row::Cells(cells));
             }
         }
         rows.push(Row::Rule);
     }
     let mut cells = vec![vec!["Total".to_string()]];
-    cells.extend((1..columns.len() - sum_columns(layout.no_cost).len()).map(|_| vec![String::new()]));
+    let named = columns.len() - sum_columns(layout.no_cost).len() - usize::from(layout.budget.is_some());
+    cells.extend((1..named).map(|_| vec![String::new()]));
     cells.extend(sum_cells(&total, layout.no_cost));
+    cells.extend(layout.budget.iter().map(|_| vec![String::new()]));
     rows.push(Row::Cells(cells));
     draw(&columns, &rows, layout, out)?;
-    notes(&total, layout, out)
+    let over = whole.values().filter(|cost| layout.budget.is_some_and(|b| b.is_over(**cost))).count();
+    notes(&total, layout, budget_note(layout.budget, over, whole.len()), out)
+}
+
+/// What the budget column means, under the table: the budget and how many periods passed it.
+fn budget_note(budget: Option<Budget>, over: usize, of: usize) -> Option<String> {
+    let budget = budget?;
+    let per = budget.per.name();
+    Some(format!(
+        "Budget used: each {per}'s spend as a share of {} a {per}; {over} of {of} {per}s over it (exit code 4 when any is).",
+        money(budget.usd)
+    ))
 }
 
 /// The blocks report: each block (an idle gap of more than 5 hours as a line of its own), or
@@ -255,6 +281,22 @@ pub(crate) fn blocks(
                     }
                     _ => String::new(),
                 },
+                match (&layout.budget, &burn) {
+                    (Some(budget), Some(burn)) => format!(
+                        "  budget     {} a block: {} spent, {} projected",
+                        money(budget.usd),
+                        budget.cell_of(spend.cost),
+                        budget.cell_of(burn.projected_cost)
+                    ),
+                    (Some(budget), None) => {
+                        format!(
+                            "  budget     {} a block: {} spent",
+                            money(budget.usd),
+                            budget.cell_of(spend.cost)
+                        )
+                    }
+                    (None, _) => String::new(),
+                },
             ];
             for line in lines.iter().filter(|l| !l.is_empty()) {
                 writeln!(out, "{}", fit(&escape::text(line), layout.width))?;
@@ -273,8 +315,13 @@ pub(crate) fn blocks(
     if blocks.is_empty() {
         return writeln!(out, "No calls in this period.");
     }
-    let mut columns = vec![whole("Block start", 0), text("Harness", 2), text("Status", 1), text("Models", 0)];
+    let mut columns =
+        vec![whole_column("Block start", 0), text("Harness", 2), text("Status", 1), text("Models", 0)];
     columns.extend(sum_columns(layout.no_cost));
+    if layout.budget.is_some() {
+        columns.push(whole_column("Budget\nused", 0));
+    }
+    let budget_cells = || layout.budget.iter().map(|_| vec![String::new()]);
     let mut rows = Vec::new();
     let mut total = Spend::default();
     for (i, block) in blocks.iter().enumerate() {
@@ -283,6 +330,7 @@ pub(crate) fn blocks(
             cells.push(vec![format!("idle {}", hours_minutes((end - start).num_minutes()))]);
             cells.push(vec![String::new()]);
             cells.extend(sum_columns(layout.no_cost).iter().map(|_| vec![String::new()]));
+            cells.extend(budget_cells());
             rows.push(Row::Cells(cells));
         }
         total.add(&block.spend);
@@ -293,6 +341,7 @@ pub(crate) fn blocks(
         let mut cells =
             vec![vec![local(block.start)], vec![block.harness.clone()], vec![status], block.models.clone()];
         cells.extend(sum_cells(&block.spend, layout.no_cost));
+        cells.extend(layout.budget.iter().map(|budget| vec![budget.cell_of(block.spend.cost)]));
         rows.push(Row::Cells(cells));
     }
     // Gaps are found oldest first; --order desc turns the list round after.
@@ -303,13 +352,16 @@ pub(crate) fn blocks(
     let mut cells =
         vec![vec!["Total".to_string()], vec![String::new()], vec![String::new()], vec![String::new()]];
     cells.extend(sum_cells(&total, layout.no_cost));
+    cells.extend(budget_cells());
     rows.push(Row::Cells(cells));
     draw(&columns, &rows, layout, out)?;
-    notes(&total, layout, out)
+    let over =
+        blocks.iter().filter(|b| layout.budget.is_some_and(|budget| budget.is_over(b.spend.cost))).count();
+    notes(&total, layout, budget_note(layout.budget, over, blocks.len()), out)
 }
 
 /// What the columns mean, and the prices missing, under the table.
-fn notes(total: &Spend, layout: &Layout, out: &mut dyn Write) -> io::Result<()> {
+fn notes(total: &Spend, layout: &Layout, budget: Option<String>, out: &mut dyn Write) -> io::Result<()> {
     let mut notes = vec![
         "Input (uncached) is the input neither read from nor written to a cache, as ccusage's Input; \
          calls.input_tokens holds all three (docs/harnesses.md)."
@@ -322,6 +374,11 @@ fn notes(total: &Spend, layout: &Layout, out: &mut dyn Write) -> io::Result<()> 
             escape::text(&crate::text::words::listed(&models))
         ));
     }
+    if let Some(note) = crate::sql::prices::unknown_tier_note(total.unknown_tier).filter(|_| !layout.no_cost)
+    {
+        notes.push(format!("{note} (docs/prices.md#service-tiers)."));
+    }
+    notes.extend(budget);
     for note in notes {
         for line in textwrap::wrap(&note, layout.width.max(20)) {
             writeln!(out, "{line}")?;

@@ -9,7 +9,10 @@
 //! types and fields); 1 and 2 gateway sessions with no request ids that reuse each other's
 //! message ids; 3 a file whose stem is not its `sessionId`; 4 an older build's flat
 //! `agent-<agentId>.jsonl` whose agent id is the showcase subagent's too; 5 the damaged lines;
-//! 6 a session under the second root. The others draw these features at random.
+//! 6 a session under the second root. The others draw these features at random, and responses
+//! of up to three tool uses, MCP tools of two servers (`mcp__github__…`, `mcp__docs__search`)
+//! among them, whose results are texts or blocks of drawn sizes. Every response is served at a
+//! tier its id picks (`Served`): standard, fast mode (Opus only), priority, or none written.
 
 use std::io;
 use std::path::Path;
@@ -126,15 +129,52 @@ struct Usage {
 }
 
 impl Usage {
-    fn json(&self, output: i64) -> Value {
-        json!({
+    fn json(&self, output: i64, served: Served) -> Value {
+        let mut usage = json!({
             "input_tokens": self.input,
             "cache_creation_input_tokens": self.cache_write,
             "cache_read_input_tokens": self.cache_read,
             "cache_creation": {"ephemeral_5m_input_tokens": self.cache_write, "ephemeral_1h_input_tokens": 0},
             "output_tokens": output,
             "service_tier": "standard",
-        })
+        });
+        match served {
+            Served::Standard => {}
+            Served::StandardSpeed => usage["speed"] = json!("standard"),
+            Served::Fast => usage["speed"] = json!("fast"),
+            Served::Priority => usage["service_tier"] = json!("priority"),
+            Served::Unwritten => {
+                usage.as_object_mut().map(|u| u.remove("service_tier"));
+            }
+        }
+        usage
+    }
+}
+
+/// How a response was served, as its usage says: mostly at the standard tier (some with
+/// `speed: standard` written too), some in fast mode (`speed: fast`: Opus models only, as
+/// Claude Code offers it), some at the priority tier, a few with no tier written (as older
+/// builds wrote none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Served {
+    Standard,
+    StandardSpeed,
+    Fast,
+    Priority,
+    Unwritten,
+}
+
+impl Served {
+    /// The tier of the response of id `id` by `model`, chosen by the id's bytes: no draw of
+    /// the generator's, so that the rest of the home is what it was before tiers were written.
+    fn of(id: &str, model: &str) -> Served {
+        match id.bytes().map(u32::from).sum::<u32>() % 12 {
+            0 | 4 | 5 if model.contains("opus") => Served::Fast,
+            1 => Served::Priority,
+            2 => Served::Unwritten,
+            3 => Served::StandardSpeed,
+            _ => Served::Standard,
+        }
     }
 }
 
@@ -262,6 +302,7 @@ impl Transcript {
     fn respond(&mut self, model: &str, blocks: Vec<Value>, output: i64, with_request_id: bool) -> Value {
         let usage = self.next_usage(output);
         let id = self.message_id();
+        let served = Served::of(&id, model);
         let request_id = format!("req_011C{}", alnum(&mut self.rng, 14));
         let count = blocks.len() as i64;
         let mut last = Value::Null;
@@ -276,7 +317,7 @@ impl Transcript {
             let message = json!({
                 "id": id, "type": "message", "role": "assistant", "model": model,
                 "content": [block], "stop_reason": stop, "stop_sequence": null,
-                "usage": usage.json(so_far),
+                "usage": usage.json(so_far, served),
             });
             let mut body = Vec::new();
             if with_request_id && self.request_ids {
@@ -376,7 +417,7 @@ impl Transcript {
     fn tool_run(&mut self) -> ToolRun {
         let rng = &mut self.rng;
         let file = format!("{}/src/{}.py", self.cwd, rng.pick(&["invoice", "ledger", "export", "report"]));
-        match rng.below(8) {
+        match rng.below(9) {
             0 | 1 => {
                 let failed = rng.percent(30);
                 let command =
@@ -461,6 +502,18 @@ impl Transcript {
                     result: json!({"bytes": rng.range(20_000, 90_000), "code": 200, "codeText": "OK",
                                    "result": "ROUND_HALF_EVEN by default.", "durationMs": duration, "url": url}),
                     content: json!("ROUND_HALF_EVEN by default."),
+                    is_error: None,
+                }
+            }
+            7 => {
+                // An MCP tool of a second server, its result text of a known size.
+                let size = rng.size(60, 2400);
+                let body = output_text(rng, size);
+                ToolRun {
+                    name: "mcp__docs__search",
+                    input: json!({"query": "decimal quantize rounding"}),
+                    result: json!([{"type": "text", "text": body}]),
+                    content: json!(body),
                     is_error: None,
                 }
             }
@@ -567,7 +620,7 @@ impl Session {
         for response in 0..responses {
             let last = response + 1 == responses;
             let tools: Vec<ToolRun> =
-                if last { Vec::new() } else { (0..rng.size(1, 2)).map(|_| self.main.tool_run()).collect() };
+                if last { Vec::new() } else { (0..rng.size(1, 3)).map(|_| self.main.tool_run()).collect() };
             let mut ids: Vec<String> = tools.iter().map(|_| self.main.tool_id()).collect();
             let mut blocks = self.main.blocks(&tools, &ids, last || rng.percent(40));
             let agent_use = (subagent && response == 0).then(|| {

@@ -6,13 +6,19 @@
 //! Thread roles by index: 0 the showcase (a count with null info, re-emitted counts, a model
 //! switch, exit codes 0 and ≠ 0, a custom tool call, an image output) with a spawned child (which
 //! replays the parent's `session_meta` and lines so far) and a forked child (which replays them
-//! all, then counts once with totals only); 1 counts with totals only and a resume that drops
+//! all, then counts once with totals only); the spawned child spawns a grandchild (replaying the
+//! child's lines, its replay of the parent's included), and the grandchild is forked in turn: a
+//! chain three deep below thread 0, each replaying the one above; 1 counts with totals only and a resume that drops
 //! them; 2 compressed in `sessions/`; 3 archived; 4 archived compressed, with a damaged line;
 //! 5 a plain rollout beside an older, shorter `.zst` of itself (the plain one counts); 6 the
 //! same name in `sessions/` and, older and shorter, in `archived_sessions/` (the `sessions/`
 //! copy counts); 7 the damaged lines. With damage, 1 and 7 also repeat their first counts with
 //! a figure of the totals damaged (no call: the count before stays the baseline). The others draw re-emits, null infos, archiving and
-//! compression at random.
+//! compression at random, and responses of two or three MCP calls of two servers at once (each
+//! with its `mcp_tool_call_end`; `docs__fetch_page` named as older builds named one), and turns
+//! cut off after a function call, with no count after it in the turn. Every count reports the
+//! account's rate-limit windows (5-hour and weekly, growing and resetting with the clock;
+//! `Rollout::rate_limits`); Codex writes no service tier.
 
 use std::io;
 use std::path::Path;
@@ -77,7 +83,7 @@ pub(super) fn write(dir: &Path, opts: &HarnessOptions, tally: &mut impl HarnessT
         let mut rollout = Rollout::open(index, start_ms, None, &mut rng);
         let mut children = Vec::new();
         if index == SHOWCASE {
-            children.push(rollout.showcase());
+            children.extend(rollout.showcase());
         } else {
             rollout.ordinary(index);
         }
@@ -288,12 +294,39 @@ impl Rollout {
         tokens
     }
 
+    /// The plan's windows as a count reports them now: a 5-hour primary and a weekly secondary,
+    /// each resetting at a boundary of the clock (every thread of the home shares them, as the
+    /// quota is the account's), its used percent growing with the time into the window and back
+    /// near 0 after a reset. The one draw (the same as ever, so that the rest of the home is
+    /// unchanged) puts a second's jitter on some primary resets (Codex works them out from a
+    /// time left), leaves the secondary out of some counts, nulls the limits of a few and writes
+    /// one percent as text.
     fn rate_limits(&mut self) -> Value {
-        let used = self.rng.range(1, 60);
-        json!({"primary": {"used_percent": used as f64, "window_minutes": 300, "resets_at": self.start_ms / 1000 + 9000},
-               "secondary": {"used_percent": (used * 3).min(100) as f64, "window_minutes": 10_080,
-                             "resets_at": self.start_ms / 1000 + 400_000},
-               "credits": null, "plan_type": "plus"})
+        let draw = self.rng.range(1, 60);
+        let now = self.clock_ms / 1000;
+        let window = |minutes: u64, top: f64| {
+            let length = minutes * 60;
+            let resets_at = (now / length + 1) * length;
+            let into = (now + length - resets_at) as f64 / length as f64;
+            (resets_at, (into * top * 10.0).round() / 10.0)
+        };
+        let (primary_reset, primary_used) = window(300, 90.0);
+        let (weekly_reset, weekly_used) = window(10_080, 60.0);
+        if draw % 13 == 0 {
+            return Value::Null;
+        }
+        let jitter = u64::from(draw % 5 == 0);
+        let mut limits = json!({
+            "primary": {"used_percent": primary_used, "window_minutes": 300, "resets_at": primary_reset + jitter},
+            "secondary": {"used_percent": weekly_used, "window_minutes": 10_080, "resets_at": weekly_reset},
+            "credits": null, "plan_type": "plus"});
+        if draw % 9 == 0 {
+            limits.as_object_mut().map(|l| l.remove("secondary"));
+        }
+        if draw == 59 {
+            limits["primary"]["used_percent"] = json!(format!("{primary_used}%"));
+        }
+        limits
     }
 
     /// A `token_count` with `info` over the current totals (and `last`, when written).
@@ -415,6 +448,53 @@ impl Rollout {
         self.item(json!({"type": "function_call_output", "call_id": id, "output": "Plan updated"}));
     }
 
+    /// A response asking for two or three MCP tools of two servers at once: the function calls,
+    /// the response's count, then each call's `mcp_tool_call_end` and output (text of a drawn
+    /// size). `docs__fetch_page` is named as older builds named an MCP tool: only its end event
+    /// says its server.
+    fn mcp_calls(&mut self) {
+        const TOOLS: &[(&str, &str, &str)] = &[
+            ("mcp__github__get_issue", "github", "get_issue"),
+            ("mcp__github__list_pull_requests", "github", "list_pull_requests"),
+            ("mcp__docs__search", "docs", "search"),
+            ("docs__fetch_page", "docs", "fetch_page"),
+        ];
+        if self.rng.percent(50) {
+            self.reasoning();
+        }
+        let mut asked = Vec::new();
+        for _ in 0..self.rng.size(2, 3) {
+            let (name, server, tool) = self.rng.pick(TOOLS);
+            let id = self.call_id();
+            let arguments = json_text(&json!({"query": "decimal rounding"}));
+            self.item(json!({"type": "function_call", "name": name, "arguments": arguments, "call_id": id}));
+            asked.push((id, server, tool));
+        }
+        let tokens = self.next_tokens();
+        self.token_count(Some(tokens));
+        for (id, server, tool) in asked {
+            let size = self.rng.size(20, 1800);
+            let body = output_text(&mut self.rng, size);
+            self.event(json!({"type": "mcp_tool_call_end", "call_id": id,
+                              "invocation": {"server": server, "tool": tool, "arguments": {"query": "decimal rounding"}},
+                              "duration": {"secs": 0, "nanos": 120_000_000},
+                              "result": {"Ok": {"content": [{"type": "text", "text": body}], "isError": false}}}));
+            self.context += body.len() as i64 / 4;
+            self.item(json!({"type": "function_call_output", "call_id": id, "output": body}));
+        }
+    }
+
+    /// A response the person cut off after it asked for a command: no count, no output, the
+    /// turn aborted. Which response asked for the call is not known (its cost is null).
+    fn interrupted_call(&mut self) {
+        let id = self.call_id();
+        let arguments = json_text(&json!({"cmd": "pytest -x -q", "workdir": self.cwd}));
+        self.item(
+            json!({"type": "function_call", "name": "exec_command", "arguments": arguments, "call_id": id}),
+        );
+        self.event(json!({"type": "turn_aborted", "reason": "interrupted"}));
+    }
+
     /// A call that patches a file with the `apply_patch` custom tool.
     fn patch_call(&mut self) {
         self.reasoning();
@@ -464,6 +544,13 @@ impl Rollout {
         if self.rng.percent(15) {
             self.plan_call();
         }
+        if self.rng.percent(35) {
+            self.mcp_calls();
+        }
+        if self.rng.percent(8) {
+            self.interrupted_call();
+            return;
+        }
         self.answer();
     }
 
@@ -482,8 +569,9 @@ impl Rollout {
         }
     }
 
-    /// Thread 0: every trap, and a spawned child; returns the child.
-    fn showcase(&mut self) -> Rollout {
+    /// Thread 0: every trap, and a spawned child; returns the child and its descendants
+    /// ([`Rollout::spawn`]).
+    fn showcase(&mut self) -> Vec<Rollout> {
         self.null_count();
         self.prompt("why does test_total fail?");
         self.exec_call(Some(1));
@@ -499,9 +587,9 @@ impl Rollout {
         self.item(json!({"type": "function_call", "name": "spawn_agent", "arguments": arguments, "call_id": spawn_id}));
         let tokens = self.next_tokens();
         self.token_count(Some(tokens));
-        let child = self.spawn();
-        self.clock_ms = self.clock_ms.max(child.clock_ms);
-        let output = json_text(&json!({"agent_id": child.thread_id, "status": "completed"}));
+        let spawned = self.spawn(1);
+        self.clock_ms = spawned.iter().map(|thread| thread.clock_ms).fold(self.clock_ms, u64::max);
+        let output = json_text(&json!({"agent_id": spawned[0].thread_id, "status": "completed"}));
         self.item(json!({"type": "function_call_output", "call_id": spawn_id, "output": output}));
         self.patch_call();
         let id = self.call_id();
@@ -518,7 +606,7 @@ impl Rollout {
         self.prompt("now add a test for it");
         self.exec_call(Some(0));
         self.answer();
-        child
+        spawned
     }
 
     /// A child thread of this one begun now: its meta, then a copy of `history` (this thread's
@@ -547,17 +635,20 @@ impl Rollout {
         child
     }
 
-    /// A spawned child: replays the parent's `session_meta` and lines so far, then counts from
-    /// zero (the totals drop: a new baseline).
-    fn spawn(&mut self) -> Rollout {
+    /// A spawned child at `depth` (1 under a top-level thread): replays the parent's
+    /// `session_meta` and lines so far, then counts from zero (the totals drop: a new baseline).
+    /// At depth 1 it spawns a child of its own in turn ([`Rollout::spawn_again`]), three deep in
+    /// all. Returns the child, then its descendants.
+    fn spawn(&mut self, depth: u64) -> Vec<Rollout> {
         let mut rng = Rng::new(self.rng.next_u64());
-        let source = json!({"subagent": {"thread_spawn": {"parent_thread_id": self.thread_id, "depth": 1,
-                            "agent_nickname": "Ada", "agent_role": "explorer"}}});
+        let nickname = if depth == 1 { "Ada" } else { "Bo" };
+        let source = json!({"subagent": {"thread_spawn": {"parent_thread_id": self.thread_id, "depth": depth,
+                            "agent_nickname": nickname, "agent_role": "explorer"}}});
         let history = self.lines[..self.lines.len() - 2].to_vec();
         let mut child = self.child(source, false, &history, &mut rng);
         if let Some(meta) = child.lines.first_mut() {
             let mut payload = meta.get("payload").cloned().unwrap_or_default();
-            payload["agent_nickname"] = json!("Ada");
+            payload["agent_nickname"] = json!(nickname);
             payload["agent_role"] = json!("explorer");
             meta.set("payload", payload);
         }
@@ -567,7 +658,35 @@ impl Rollout {
         child.exec_call(Some(0));
         child.exec_call(Some(2));
         child.answer();
-        child
+        let descendants = if depth == 1 { child.spawn_again() } else { Vec::new() };
+        let mut threads = vec![child];
+        threads.extend(descendants);
+        threads
+    }
+
+    /// A spawned child's own turn that spawns a grandchild (which replays this child's lines,
+    /// the child's replay of its parent included), then forks the grandchild (the fork replays
+    /// all of the grandchild's lines): a chain three deep under the top thread. Returns the
+    /// grandchild and its fork.
+    fn spawn_again(&mut self) -> Vec<Rollout> {
+        self.prompt("ask another helper to read the ledger fixtures");
+        self.reasoning();
+        let spawn_id = self.call_id();
+        let arguments = json_text(
+            &json!({"message": "Read the ledger fixtures for rounding.", "agent_type": "explorer"}),
+        );
+        self.item(json!({"type": "function_call", "name": "spawn_agent", "arguments": arguments, "call_id": spawn_id}));
+        let tokens = self.next_tokens();
+        self.token_count(Some(tokens));
+        let mut descendants = self.spawn(2);
+        let mut rng = Rng::new(self.rng.next_u64());
+        let fork = descendants[0].fork(&mut rng);
+        descendants.push(fork);
+        self.clock_ms = descendants.iter().map(|thread| thread.clock_ms).fold(self.clock_ms, u64::max);
+        let output = json_text(&json!({"agent_id": descendants[0].thread_id, "status": "completed"}));
+        self.item(json!({"type": "function_call_output", "call_id": spawn_id, "output": output}));
+        self.answer();
+        descendants
     }
 
     /// A forked child: replays every line after the parent's meta, then goes on from the

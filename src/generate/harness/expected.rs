@@ -43,6 +43,21 @@
 //!   `error` otherwise the `functionResponse.response.error` of its result, else its status;
 //!   `ts` the tool call's `timestamp`.
 //!
+//! And each tool call's `mcp_server`, `result_bytes` and the response that asked for it (its
+//! `cost_usd` is that row of `calls`' cost over the number of tool calls naming it):
+//! - Claude: the server of a name `mcp__<server>__<tool>`; the bytes of the `tool_result`'s
+//!   `content`, a string's UTF-8 bytes or else its compact JSON text's (none: 0); the response
+//!   the call of the `tool_use` line's (`sessionId`, `message.id`), when that is a call.
+//! - Codex: the `invocation.server` of the first `mcp_tool_call_end` of its `call_id`, else the
+//!   server of `mcp__<server>__<tool>`; the bytes of the first `function_call_output`'s `output`
+//!   (the same measure); the response the first `token_count` with `info` after the call in the
+//!   file, unless a `task_started` comes first, when that count is a call.
+//! - Gemini: the server of a name `<server>__<tool>`; the bytes of the first result part's
+//!   `functionResponse.response` as compact JSON text; the response the message's last write,
+//!   when it is a call.
+//!
+//! (A server is at least one character and split at the first `__` after it, a tool at least one.)
+//!
 //! `sessions`: one per session, keyed by (harness, session_id, parent_session_id). Claude: a main
 //! file's session is its lines' `sessionId` (not the file stem); a subagent file's is its
 //! `agentId`, its parent the lines' `sessionId` (agent ids collide across parents). Codex: the
@@ -53,13 +68,15 @@
 //! and every message write's `timestamp`), `cwd` the first line's `cwd` (Codex the
 //! `session_meta`'s, Gemini the project root `projects.json` names for its slug), `model` that of
 //! its first call, `calls`, `input_tokens`, `output_tokens` and `tool_calls` sums over its rows,
-//! `file` its transcript.
+//! `file` its transcript. `root_session_id`: going up from its parent through the sessions of the
+//! same harness with that id until one has no parent (or none has that id): the last id reached
+//! (the generator writes no cycle).
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{ClaudeFile, Harness, HarnessTally, Line};
+use super::{ClaudeFile, Harness, HarnessTally, Line, json_text};
 
 /// One row of `calls` (cost is not tallied).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -92,6 +109,24 @@ pub struct ExpectedToolCall {
     pub ok: bool,
     pub error: Option<String>,
     pub duration_ms: Option<i64>,
+    /// The MCP server of an MCP tool, by the harness's rule (below).
+    pub mcp_server: Option<String>,
+    /// The UTF-8 bytes of its result as `result_bytes` measures them; None with no result.
+    pub result_bytes: Option<i64>,
+    /// The row of `calls` (file, line) of the response that asked for it: its `cost_usd` is that
+    /// call's over `shared_by`. None when that response is not a call or is not known.
+    pub response: Option<(String, u64)>,
+    /// How many tool calls name `response` (0 when it is None).
+    pub shared_by: u64,
+}
+
+/// What a tool call's row says besides its call and result: its MCP server, its result's bytes
+/// and the response that asked for it.
+#[derive(Debug, Clone, Default)]
+struct ToolFacts {
+    mcp_server: Option<String>,
+    result_bytes: Option<i64>,
+    response: Option<(String, u64)>,
 }
 
 /// One row of `sessions` (cost is not tallied).
@@ -100,6 +135,8 @@ pub struct ExpectedSession {
     pub harness: String,
     pub session_id: String,
     pub parent_session_id: Option<String>,
+    /// The top of its chain of parents (its own id when it has none); set by `finish`.
+    pub root_session_id: String,
     pub started_at: Option<String>,
     pub ended_at: Option<String>,
     pub cwd: Option<String>,
@@ -109,6 +146,29 @@ pub struct ExpectedSession {
     pub output_tokens: i64,
     pub tool_calls: u64,
     pub file: String,
+}
+
+/// A session's git columns of `sessions` (its row of [`HarnessExpected::session_git`]):
+/// `git_branch` its first non-empty branch as written (Claude's `gitBranch`, Codex's
+/// `session_meta` `git.branch`), `git_commit` Codex's `git.commit_hash`, `project` the
+/// repository root the generator put its cwd in ([`HarnessExpected::git_roots`]), else its cwd.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ExpectedSessionGit {
+    pub harness: String,
+    pub session_id: String,
+    pub parent_session_id: Option<String>,
+    pub project: Option<String>,
+    pub git_branch: Option<String>,
+    pub git_commit: Option<String>,
+}
+
+/// The project of `cwd`: the longest of `roots` it lies in, else `cwd`.
+fn project_of(roots: &[String], cwd: &str) -> String {
+    (roots.iter())
+        .filter(|root| cwd == root.as_str() || cwd.starts_with(&format!("{root}/")))
+        .max_by_key(|root| root.len())
+        .cloned()
+        .unwrap_or_else(|| cwd.to_string())
 }
 
 /// Sums over a set of calls.
@@ -147,7 +207,7 @@ pub struct HarnessCounts {
 }
 
 /// What a correct reader of a generated home answers.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct HarnessExpected {
     /// Sorted by (file, line); empty unless rows are kept.
     pub calls: Vec<ExpectedCall>,
@@ -155,6 +215,8 @@ pub struct HarnessExpected {
     pub tool_calls: Vec<ExpectedToolCall>,
     /// Sorted by (harness, session_id, parent_session_id); empty unless rows are kept.
     pub sessions: Vec<ExpectedSession>,
+    /// The git columns of each of `sessions`, in the same order.
+    pub session_git: Vec<ExpectedSessionGit>,
     /// (file, 1-based line) of every damaged line, cut-off last lines included, sorted.
     pub errors: Vec<(String, u64)>,
     /// The files whose last line is cut off (their line is in `errors` too), sorted.
@@ -170,12 +232,42 @@ pub struct HarnessExpected {
     pub by_model: BTreeMap<(String, String), CallSums>,
     /// harness → counts.
     pub by_harness: BTreeMap<String, HarnessCounts>,
+    /// (file, line) of each call whose line writes a service tier → that tier (Claude: `fast`
+    /// where `usage.speed` is `fast`, else `usage.service_tier`); a call not here has none.
+    /// Empty unless rows are kept.
+    pub service_tiers: BTreeMap<(String, u64), String>,
+    /// `rate_limits`: each window a Codex `token_count` reports that is not a child's replay of
+    /// its parent's, in file and line order; empty unless rows are kept.
+    pub rate_limits: Vec<ExpectedRateLimit>,
     keep_rows: bool,
+    /// The repositories the generator wrote (absolute roots): a session whose cwd lies in one has
+    /// it as its project; none in the ordinary homes, whose cwds lie on no machine.
+    pub(super) git_roots: Vec<String>,
+}
+
+/// One row of `rate_limits`: a window (`primary`, `secondary`) of a count's `rate_limits` that is
+/// an object, each figure `None` where it is not of its kind (a percent not a number, a length
+/// not a whole number, a reset not whole unix seconds of years 1970 to 9999).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpectedRateLimit {
+    pub harness: String,
+    pub session_id: String,
+    /// UTC RFC 3339, as the line has it.
+    pub ts: String,
+    pub window: String,
+    pub window_minutes: Option<i64>,
+    pub used_percent: Option<f64>,
+    /// Unix seconds.
+    pub resets_at: Option<i64>,
+    pub plan: Option<String>,
+    pub file: String,
+    pub line: u64,
 }
 
 /// A session's rows while its files are tallied.
 struct SessionTally {
     session: ExpectedSession,
+    git: ExpectedSessionGit,
     calls: Vec<ExpectedCall>,
     tool_calls: Vec<ExpectedToolCall>,
 }
@@ -189,7 +281,24 @@ impl SessionTally {
             file: file.to_string(),
             ..ExpectedSession::default()
         };
-        Self { session, calls: Vec::new(), tool_calls: Vec::new() }
+        let git = ExpectedSessionGit {
+            harness: harness.name().to_string(),
+            session_id: session_id.to_string(),
+            parent_session_id: parent.map(str::to_string),
+            ..ExpectedSessionGit::default()
+        };
+        Self { session, git, calls: Vec::new(), tool_calls: Vec::new() }
+    }
+
+    /// A line's branch and commit: the first non-empty ones count.
+    fn saw_git(&mut self, branch: Option<&str>, commit: Option<&str>) {
+        let given = |v: Option<&str>| v.filter(|v| !v.is_empty()).map(str::to_string);
+        if self.git.git_branch.is_none() {
+            self.git.git_branch = given(branch);
+        }
+        if self.git.git_commit.is_none() {
+            self.git.git_commit = given(commit);
+        }
     }
 
     fn saw_time(&mut self, ts: Option<&str>) {
@@ -242,6 +351,7 @@ impl SessionTally {
         call_id: &str,
         error: Option<String>,
         duration_ms: Option<i64>,
+        facts: ToolFacts,
     ) {
         self.tool_calls.push(ExpectedToolCall {
             harness: self.session.harness.clone(),
@@ -252,6 +362,10 @@ impl SessionTally {
             ok: error.is_none(),
             error,
             duration_ms,
+            mcp_server: facts.mcp_server,
+            result_bytes: facts.result_bytes,
+            response: facts.response,
+            shared_by: 0,
         });
     }
 }
@@ -275,6 +389,8 @@ struct ClaudeCopy {
     model: String,
     figures: Figures,
     sidechain: bool,
+    /// The service tier its usage writes: `fast` where `speed` is `fast`, else `service_tier`.
+    tier: Option<String>,
 }
 
 /// A session by (session_id, parent_session_id).
@@ -289,6 +405,10 @@ struct ClaudeBlock {
     error: Option<String>,
     duration_ms: Option<i64>,
     sidechain: bool,
+    /// A tool_use's response (`message.id`).
+    message_id: String,
+    /// A tool_result's content's bytes.
+    result_bytes: Option<i64>,
 }
 
 impl HarnessExpected {
@@ -362,6 +482,7 @@ impl HarnessExpected {
                     .or_insert_with(|| SessionTally::new(harness, &key.0, key.1.as_deref(), &file.path));
                 tally.saw_time(line.str("timestamp"));
                 tally.saw_cwd(line.str("cwd"));
+                tally.saw_git(line.str("gitBranch"), None);
                 let sidechain = line.get("isSidechain") == Some(&Value::Bool(true));
                 let ts = line.str("timestamp").unwrap_or_default().to_string();
                 let message = line.get("message").unwrap_or(&Value::Null);
@@ -378,6 +499,8 @@ impl HarnessExpected {
                                 error: None,
                                 duration_ms: None,
                                 sidechain,
+                                message_id: text(message, "id"),
+                                result_bytes: None,
                             };
                             prefer(&mut uses, (line_session.to_string(), text(block, "id")), chosen);
                         }
@@ -398,6 +521,10 @@ impl HarnessExpected {
                             output: number_of(usage, "output_tokens"),
                             reasoning: None,
                         };
+                        let tier = match usage["speed"].as_str() {
+                            Some("fast") => Some("fast".to_string()),
+                            _ => usage["service_tier"].as_str().map(str::to_string),
+                        };
                         let copy = ClaudeCopy {
                             session: key.clone(),
                             file: file.path.clone(),
@@ -406,6 +533,7 @@ impl HarnessExpected {
                             model,
                             figures,
                             sidechain,
+                            tier,
                         };
                         let slot = (line_session.to_string(), text(message, "id"));
                         match copies.get(&slot) {
@@ -429,6 +557,8 @@ impl HarnessExpected {
                                 error: failed.then(|| block_text(&block["content"])),
                                 duration_ms: duration_ms.and_then(Value::as_i64),
                                 sidechain,
+                                message_id: String::new(),
+                                result_bytes: Some(content_bytes(block.get("content"))),
                             };
                             prefer(
                                 &mut results,
@@ -441,16 +571,27 @@ impl HarnessExpected {
                 }
             }
         }
+        // Each response's call: (line's sessionId, message.id) → the chosen copy's (file, line).
+        let responses: BTreeMap<(String, String), (String, u64)> =
+            copies.iter().map(|(slot, copy)| (slot.clone(), (copy.file.clone(), copy.line))).collect();
         for copy in copies.into_values() {
+            if let (Some(tier), true) = (&copy.tier, self.keep_rows) {
+                self.service_tiers.insert((copy.file.clone(), copy.line), tier.clone());
+            }
             let tally = sessions.get_mut(&copy.session).expect("a copy's session was seen");
             let call = tally.call(harness, &copy.ts, &copy.model, copy.figures, &copy.file, copy.line);
             tally.calls.push(call);
         }
         for ((line_session, id), used) in uses {
-            let result = results.get(&(line_session, id.clone()));
+            let result = results.get(&(line_session.clone(), id.clone()));
             let (error, duration) = result.map(|r| (r.error.clone(), r.duration_ms)).unwrap_or_default();
+            let facts = ToolFacts {
+                mcp_server: used.name.strip_prefix("mcp__").and_then(server_of),
+                result_bytes: result.and_then(|r| r.result_bytes),
+                response: responses.get(&(line_session, used.message_id.clone())).cloned(),
+            };
             let tally = sessions.get_mut(&used.session).expect("a tool use's session was seen");
-            tally.tool_call(&used.ts, &used.name, &id, error, duration);
+            tally.tool_call(&used.ts, &used.name, &id, error, duration, facts);
         }
         self.commit(sessions.into_values());
     }
@@ -462,8 +603,14 @@ impl HarnessExpected {
         let mut tally: Option<SessionTally> = None;
         let mut model = String::new();
         let mut previous: Option<Usage> = None;
-        let mut calls: Vec<(String, String, String)> = Vec::new();
+        // (ts, name, call_id, line) of each function call that is not a replay.
+        let mut calls: Vec<(String, String, String, u64)> = Vec::new();
         let mut outputs: BTreeMap<String, String> = BTreeMap::new();
+        let mut output_bytes: BTreeMap<String, i64> = BTreeMap::new();
+        let mut servers: BTreeMap<String, String> = BTreeMap::new();
+        // Each count with info (line, whether it is a call), and each task_started's line.
+        let mut counts: Vec<(u64, bool)> = Vec::new();
+        let mut turn_starts: Vec<u64> = Vec::new();
         for (index, line) in lines.iter().enumerate() {
             let number = self.saw_line(path, index, line);
             let payload = line.get("payload").unwrap_or(&Value::Null);
@@ -473,14 +620,40 @@ impl HarnessExpected {
                 let parent = payload["forked_from_id"].as_str().or(spawn.as_str());
                 let mut opened = SessionTally::new(harness, &text(payload, "id"), parent, path);
                 opened.saw_cwd(payload["cwd"].as_str());
+                opened.saw_git(payload["git"]["branch"].as_str(), payload["git"]["commit_hash"].as_str());
                 tally = Some(opened);
             }
             let Some(tally) = tally.as_mut() else { continue };
             tally.saw_time(line.str("timestamp"));
             let ts = line.str("timestamp").unwrap_or_default();
+            if kind == "event_msg"
+                && payload["type"] == "token_count"
+                && !line.is_replayed()
+                && self.keep_rows
+            {
+                let limits = &payload["rate_limits"];
+                for window in ["primary", "secondary"] {
+                    let Some(figures) = limits.get(window).filter(|w| w.is_object()) else { continue };
+                    self.rate_limits.push(ExpectedRateLimit {
+                        harness: harness.name().to_string(),
+                        session_id: tally.session.session_id.clone(),
+                        ts: ts.to_string(),
+                        window: window.to_string(),
+                        window_minutes: figures["window_minutes"].as_i64(),
+                        used_percent: figures["used_percent"].as_f64(),
+                        resets_at: figures["resets_at"]
+                            .as_i64()
+                            .filter(|s| (0..=253_402_300_799).contains(s)),
+                        plan: limits["plan_type"].as_str().map(str::to_string),
+                        file: path.to_string(),
+                        line: number,
+                    });
+                }
+            }
             match (kind, payload["type"].as_str().unwrap_or_default()) {
                 ("turn_context", _) => model = text(payload, "model"),
                 ("event_msg", "token_count") if !payload["info"].is_null() => {
+                    counts.push((number, false));
                     let info = &payload["info"];
                     let Some(totals) = Usage::read(&info["total_token_usage"]) else {
                         // Totals that cannot all be read: damage, and no call.
@@ -497,22 +670,46 @@ impl HarnessExpected {
                     let usage = usage.unwrap_or_else(|| totals.minus(&baseline));
                     let call = tally.call(harness, ts, &model, usage.figures(), path, number);
                     tally.calls.push(call);
+                    counts.last_mut().expect("this count").1 = true;
+                }
+                ("event_msg", "task_started") => turn_starts.push(number),
+                ("event_msg", "mcp_tool_call_end") => {
+                    if let Some(server) = payload["invocation"]["server"].as_str() {
+                        servers.entry(text(payload, "call_id")).or_insert_with(|| server.to_string());
+                    }
                 }
                 ("response_item", "function_call") if !line.is_replayed() => {
-                    calls.push((ts.to_string(), text(payload, "name"), text(payload, "call_id")));
+                    calls.push((ts.to_string(), text(payload, "name"), text(payload, "call_id"), number));
                 }
                 ("response_item", "function_call_output") => {
                     let output = payload["output"].as_str().unwrap_or_default().to_string();
+                    let bytes = content_bytes(payload.get("output"));
+                    output_bytes.entry(text(payload, "call_id")).or_insert(bytes);
                     outputs.entry(text(payload, "call_id")).or_insert(output);
                 }
                 _ => {}
             }
         }
         let Some(mut tally) = tally else { return };
-        for (ts, name, call_id) in calls {
+        for (ts, name, call_id, at) in calls {
             let output = outputs.get(&call_id).map(String::as_str).unwrap_or_default();
             let failed = exit_code(output).is_some_and(|code| code != 0);
-            tally.tool_call(&ts, &name, &call_id, failed.then(|| output.to_string()), None);
+            // The first count after the call, unless a turn starts before it; a response when
+            // that count is a call.
+            let count = counts.iter().find(|(line, _)| *line > at);
+            let turn = turn_starts.iter().find(|line| **line > at);
+            let response = count
+                .filter(|(line, is_call)| *is_call && turn.is_none_or(|turn| line < turn))
+                .map(|(line, _)| (path.to_string(), *line));
+            let facts = ToolFacts {
+                mcp_server: servers
+                    .get(&call_id)
+                    .cloned()
+                    .or_else(|| name.strip_prefix("mcp__").and_then(server_of)),
+                result_bytes: output_bytes.get(&call_id).copied(),
+                response,
+            };
+            tally.tool_call(&ts, &name, &call_id, failed.then(|| output.to_string()), None, facts);
         }
         self.commit([tally]);
     }
@@ -551,6 +748,7 @@ impl HarnessExpected {
             if line.str("type") != Some("gemini") {
                 continue;
             }
+            let is_call = line.get("tokens").is_some_and(Value::is_object);
             if let Some(tokens) = line.get("tokens").filter(|t| t.is_object()) {
                 let thoughts = number_of(tokens, "thoughts");
                 let figures = Figures {
@@ -571,12 +769,20 @@ impl HarnessExpected {
                     let response = &tool["result"][0]["functionResponse"]["response"];
                     response["error"].as_str().map(str::to_string).unwrap_or(status)
                 });
+                let response =
+                    tool["result"].get(0).and_then(|part| part["functionResponse"].get("response"));
+                let facts = ToolFacts {
+                    mcp_server: server_of(&text(tool, "name")),
+                    result_bytes: response.map(|r| json_text(r).len() as i64),
+                    response: is_call.then(|| (path.to_string(), number)),
+                };
                 tally.tool_call(
                     &text(tool, "timestamp"),
                     &text(tool, "name"),
                     &text(tool, "id"),
                     error,
                     None,
+                    facts,
                 );
             }
         }
@@ -585,7 +791,8 @@ impl HarnessExpected {
 
     /// Adds finished sessions: their sums, their model, their rows when kept.
     fn commit(&mut self, sessions: impl IntoIterator<Item = SessionTally>) {
-        for SessionTally { mut session, mut calls, tool_calls } in sessions {
+        for SessionTally { mut session, mut git, mut calls, tool_calls } in sessions {
+            git.project = session.cwd.as_deref().map(|cwd| project_of(&self.git_roots, cwd));
             calls.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
             session.model = calls.first().map(|call| call.model.clone());
             session.calls = calls.len() as u64;
@@ -605,6 +812,7 @@ impl HarnessExpected {
                 self.calls.extend(calls);
                 self.tool_calls.extend(tool_calls);
                 self.sessions.push(session);
+                self.session_git.push(git);
             }
         }
     }
@@ -615,6 +823,19 @@ impl HarnessExpected {
         self.tool_calls.sort_by(|a, b| {
             (&a.harness, &a.session_id, &a.call_id).cmp(&(&b.harness, &b.session_id, &b.call_id))
         });
+        // A response's cost is shared among the tool calls that name it.
+        let mut askers: BTreeMap<(String, (String, u64)), u64> = BTreeMap::new();
+        for call in &self.tool_calls {
+            if let Some(response) = &call.response {
+                *askers.entry((call.harness.clone(), response.clone())).or_default() += 1;
+            }
+        }
+        for call in &mut self.tool_calls {
+            call.shared_by = match &call.response {
+                Some(response) => askers[&(call.harness.clone(), response.clone())],
+                None => 0,
+            };
+        }
         self.sessions.sort_by(|a, b| {
             (&a.harness, &a.session_id, &a.parent_session_id).cmp(&(
                 &b.harness,
@@ -622,6 +843,11 @@ impl HarnessExpected {
                 &b.parent_session_id,
             ))
         });
+        let roots = roots(&self.sessions);
+        for (session, root) in self.sessions.iter_mut().zip(roots) {
+            session.root_session_id = root;
+        }
+        self.session_git.sort();
         for list in [&mut self.files, &mut self.shadowed, &mut self.other_files, &mut self.cut_off] {
             list.sort();
         }
@@ -645,6 +871,33 @@ impl HarnessTally for HarnessExpected {
     fn other(&mut self, path: &str) {
         self.record_other(path);
     }
+}
+
+/// Each session's root: up from its parent through the sessions of its harness with that id
+/// (a top-level one among them ends the walk) until an id has no parent or no session.
+fn roots(sessions: &[ExpectedSession]) -> Vec<String> {
+    let mut parents: BTreeMap<(&str, &str), Vec<Option<&str>>> = BTreeMap::new();
+    for s in sessions {
+        parents.entry((&s.harness, &s.session_id)).or_default().push(s.parent_session_id.as_deref());
+    }
+    let parent_of = |harness: &str, id: &str| -> Option<Option<&str>> {
+        let of_id = parents.get(&(harness, id))?;
+        Some(if of_id.contains(&None) { None } else { of_id.iter().flatten().min().copied() })
+    };
+    sessions
+        .iter()
+        .map(|session| {
+            let mut at = session.session_id.as_str();
+            let mut up = session.parent_session_id.as_deref();
+            // No more steps than sessions: the generator writes no cycle, and would not hang on one.
+            for _ in 0..=sessions.len() {
+                let Some(parent) = up else { break };
+                at = parent;
+                up = parent_of(&session.harness, parent).flatten();
+            }
+            at.to_string()
+        })
+        .collect()
 }
 
 /// Keeps `chosen` for `key` unless a copy is there already that is not in a sidechain, or that
@@ -741,6 +994,23 @@ fn block_text(content: &Value) -> String {
         }
         _ => String::new(),
     }
+}
+
+/// The bytes of a tool result's content as `result_bytes` measures them: a string's UTF-8
+/// bytes, anything else's compact JSON text (as the generator writes it), none 0.
+fn content_bytes(content: Option<&Value>) -> i64 {
+    match content {
+        None => 0,
+        Some(Value::String(text)) => text.len() as i64,
+        Some(other) => json_text(other).len() as i64,
+    }
+}
+
+/// The `<server>` of a tool name `<server>__<tool>` (the server at least one character, the
+/// tool too, split at the first `__` after the server's first character).
+fn server_of(name: &str) -> Option<String> {
+    let split = (1..name.len()).find(|&at| name.is_char_boundary(at) && name[at..].starts_with("__"))?;
+    (name.len() > split + 2).then(|| name[..split].to_string())
 }
 
 fn text(object: &Value, key: &str) -> String {

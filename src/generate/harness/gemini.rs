@@ -8,7 +8,8 @@
 //! over a response whose tokens were spent; an info message; a failed and a cancelled tool call;
 //! a subagent in `chats/<parentSessionId>/<sessionId>.jsonl`); 1 a second project with the same
 //! folder name (slug `billing-api-1`); 2 the damaged lines. The others draw re-writes, infos,
-//! error messages and patches at random.
+//! error messages and patches at random, and responses of up to three tool calls, MCP tools of
+//! two servers among them as Gemini CLI qualifies them (`github__…`, `docs__search`).
 
 use std::collections::BTreeMap;
 use std::io;
@@ -203,7 +204,7 @@ impl Chat {
             2 => "cancelled",
             _ => "success",
         };
-        let (name, args) = match rng.below(4) {
+        let (name, args) = match rng.below(6) {
             0 => ("run_shell_command", json!({"command": "pytest tests/test_invoice.py -x -q"})),
             1 => ("read_file", json!({"absolute_path": "/home/ana/src/billing-api/src/invoice.py"})),
             2 => (
@@ -211,7 +212,10 @@ impl Chat {
                 json!({"file_path": "src/invoice.py", "old_string": "round(total, 2)",
                                     "new_string": "total.quantize(CENT)"}),
             ),
-            _ => ("glob", json!({"pattern": "tests/**/*.py"})),
+            3 => ("glob", json!({"pattern": "tests/**/*.py"})),
+            // MCP tools of two servers, as Gemini CLI names one it qualifies.
+            4 => ("github__list_pull_requests", json!({"state": "open"})),
+            _ => ("docs__search", json!({"query": "decimal rounding"})),
         };
         let id = format!("{name}_{at_ms}_{position}");
         let size = rng.size(40, 1200);
@@ -297,7 +301,7 @@ impl Chat {
     }
 
     fn random_tools(&mut self) -> Vec<ToolPlan> {
-        let count = if self.rng.percent(60) { self.rng.size(1, 2) } else { 0 };
+        let count = if self.rng.percent(60) { self.rng.size(1, 3) } else { 0 };
         let at = self.clock_ms + 4000;
         (0..count).map(|position| self.tool_plan(at, position)).collect()
     }

@@ -20,6 +20,7 @@ mod codex;
 #[cfg(feature = "testing")]
 mod expected;
 mod gemini;
+mod git;
 #[cfg(all(test, feature = "testing"))]
 mod tests;
 
@@ -32,9 +33,13 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::Value;
 
 #[cfg(feature = "testing")]
+pub use expected::ExpectedRateLimit;
+#[cfg(feature = "testing")]
 pub use expected::{
-    CallSums, ExpectedCall, ExpectedSession, ExpectedToolCall, HarnessCounts, HarnessExpected,
+    CallSums, ExpectedCall, ExpectedSession, ExpectedSessionGit, ExpectedToolCall, HarnessCounts,
+    HarnessExpected,
 };
+pub use git::{ExpectedCommit, GIT_AUTHOR, GIT_PROJECT_DIR};
 
 use super::lines::push_json;
 use super::rng::{Rng, rfc3339};
@@ -228,6 +233,27 @@ pub fn write_harness_home(dir: &Path, opts: &HarnessOptions) -> io::Result<Harne
     write_harness(dir, opts, &mut expected)?;
     expected.finish();
     Ok(expected)
+}
+
+/// Writes a git repository under the home `dir` (absolute) and Claude Code and Codex CLI
+/// sessions on its branches ([`git`]), and returns what a correct reader must answer of them:
+/// the sessions, their git columns, and the repository's commits (sorted by hash).
+#[cfg(feature = "testing")]
+pub fn write_git_home(dir: &Path) -> io::Result<(HarnessExpected, Vec<ExpectedCommit>)> {
+    let mut expected = HarnessExpected::new(true);
+    let root = dir.join(GIT_PROJECT_DIR);
+    expected.git_roots.push(root.to_string_lossy().into_owned());
+    let commits = git::write(dir, &mut expected)?;
+    expected.finish();
+    Ok((expected, commits))
+}
+
+/// Writes the git repository and its sessions under the home `dir` ([`write_git_home`]) and
+/// says what it wrote: the transcripts, and how many commits.
+pub fn write_git_files(dir: &Path) -> io::Result<(HarnessWritten, usize)> {
+    let mut written = HarnessWritten::default();
+    let commits = git::write(dir, &mut written)?;
+    Ok((written, commits.len()))
 }
 
 /// Writes the chosen harnesses' transcripts under `dir` ([`write_harness`]) and says what it

@@ -229,6 +229,31 @@ fn read_home(dir: &Path, opts: &HarnessOptions) -> Reading {
         session.model = calls.first().map(|c| c.model.clone());
         session.tool_calls = reading.tools_per_session.get(key).copied().unwrap_or(0);
     }
+    // Roots: each session starts at its parent (else itself), then every pass moves each one up
+    // a level, to the parent of the id it is at, until a pass moves none.
+    let mut up_of: BTreeMap<(String, String), Option<String>> = BTreeMap::new();
+    for (harness, id, parent) in reading.sessions.keys() {
+        let slot = up_of.entry((harness.clone(), id.clone())).or_insert_with(|| parent.clone());
+        *slot = match (slot.take(), parent) {
+            (Some(a), Some(b)) => Some(a.min(b.clone())),
+            _ => None,
+        };
+    }
+    for ((_, id, parent), session) in reading.sessions.iter_mut() {
+        session.root_session_id = parent.clone().unwrap_or_else(|| id.clone());
+    }
+    for _ in 0..reading.sessions.len() {
+        let mut moved = false;
+        for ((harness, _, _), session) in reading.sessions.iter_mut() {
+            if let Some(Some(up)) = up_of.get(&(harness.clone(), session.root_session_id.clone())) {
+                session.root_session_id = up.clone();
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
     reading.calls.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     reading.tool_calls.sort_by(|a, b| {
         (&a.harness, &a.session_id, &a.call_id).cmp(&(&b.harness, &b.session_id, &b.call_id))
@@ -340,16 +365,21 @@ fn read_claude(reading: &mut Reading, files: &[ClaudeInput]) {
             }
         });
         let duration_ms = result.as_ref().and_then(|r| r.3.get("durationMs")).and_then(Value::as_i64);
+        let name = s(&block, "name");
         *reading.tools_per_session.entry(key.clone()).or_default() += 1;
         reading.tool_calls.push(ExpectedToolCall {
             harness: "claude".into(),
             session_id: key.1,
             ts: ts.as_str().unwrap_or_default().to_string(),
-            tool: s(&block, "name"),
+            mcp_server: name.strip_prefix("mcp__").and_then(server_named),
+            tool: name,
             call_id: slot.1,
             ok: !failed,
             error,
             duration_ms,
+            result_bytes: result.as_ref().map(|r| bytes_of(r.4.get("content"))),
+            response: None,
+            shared_by: 0,
         });
     }
 }
@@ -435,6 +465,8 @@ fn read_codex(
         let mut before: Option<[i64; 6]> = None;
         let mut calls = Vec::new();
         let mut outputs: BTreeMap<String, String> = BTreeMap::new();
+        let mut output_bytes: BTreeMap<String, i64> = BTreeMap::new();
+        let mut servers: BTreeMap<String, String> = BTreeMap::new();
         for (index, line) in lines.iter().enumerate() {
             let Some(line) = line else { continue };
             stamp(reading.sessions.get_mut(&key).expect("opened"), line["timestamp"].as_str());
@@ -478,6 +510,10 @@ fn read_codex(
             }
             if payload["type"] == "function_call_output" {
                 outputs.entry(s(payload, "call_id")).or_insert_with(|| s(payload, "output"));
+                output_bytes.entry(s(payload, "call_id")).or_insert_with(|| bytes_of(payload.get("output")));
+            }
+            if payload["type"] == "mcp_tool_call_end" && payload["invocation"]["server"].is_string() {
+                servers.entry(s(payload, "call_id")).or_insert_with(|| s(&payload["invocation"], "server"));
             }
         }
         for (ts, tool, call_id) in calls {
@@ -492,11 +528,18 @@ fn read_codex(
                 harness: "codex".into(),
                 session_id: id.clone(),
                 ts,
-                tool,
-                call_id,
                 ok: !failed,
                 error: failed.then_some(output),
                 duration_ms: None,
+                mcp_server: servers
+                    .get(&call_id)
+                    .cloned()
+                    .or_else(|| tool.strip_prefix("mcp__").and_then(server_named)),
+                result_bytes: output_bytes.get(&call_id).copied(),
+                tool,
+                call_id,
+                response: None,
+                shared_by: 0,
             });
         }
     }
@@ -571,9 +614,32 @@ fn read_gemini(reading: &mut Reading, dir: &Path, opts: &HarnessOptions, files: 
                     ok,
                     error: if ok { None } else { error.or_else(|| Some(s(tool, "status"))) },
                     duration_ms: None,
+                    mcp_server: server_named(&s(tool, "name")),
+                    result_bytes: tool["result"]
+                        .get(0)
+                        .and_then(|part| part["functionResponse"].get("response"))
+                        .map(|response| bytes_of(Some(response))),
+                    response: None,
+                    shared_by: 0,
                 });
             }
         }
+    }
+}
+
+/// The `<server>` of a name `<server>__<tool>`.
+fn server_named(name: &str) -> Option<String> {
+    name.split_once("__")
+        .filter(|(server, tool)| !server.is_empty() && !tool.is_empty())
+        .map(|(server, _)| server.to_string())
+}
+
+/// A result's bytes: a string's, else its JSON text's; none 0.
+fn bytes_of(content: Option<&Value>) -> i64 {
+    match content {
+        None => 0,
+        Some(Value::String(text)) => text.len() as i64,
+        Some(other) => serde_json::to_string(other).expect("JSON").len() as i64,
     }
 }
 
@@ -586,7 +652,10 @@ fn assert_matches_reading(home: &Home) {
     for (read, tallied) in reading.calls.iter().zip(&expected.calls) {
         assert_eq!(read, tallied);
     }
-    assert_eq!(reading.tool_calls, expected.tool_calls);
+    // The reading does not find each tool call's response: tests/tool_spend.rs checks the
+    // tally's against the binary's calls.
+    let unshared = |t: &ExpectedToolCall| ExpectedToolCall { response: None, shared_by: 0, ..t.clone() };
+    assert_eq!(reading.tool_calls, expected.tool_calls.iter().map(unshared).collect::<Vec<_>>());
     let sessions: Vec<ExpectedSession> = reading.sessions.into_values().collect();
     assert_eq!(sessions, expected.sessions);
     let mut by_model: BTreeMap<(String, String), CallSums> = BTreeMap::new();
@@ -837,7 +906,19 @@ fn the_default_home_has_every_codex_trap() {
     let sessions: Vec<&ExpectedSession> = expected.sessions.iter().filter(|s| s.harness == "codex").collect();
     let children: Vec<&&ExpectedSession> =
         sessions.iter().filter(|s| s.parent_session_id.is_some()).collect();
-    assert_eq!(children.len(), 2, "a fork and a spawn");
+    assert_eq!(children.len(), 4, "a fork and a spawn of thread 0, a spawn of the spawn and its fork");
+    // A chain three deep: a session whose parent's parent has a parent, all under one root.
+    let parent_of =
+        |id: &str| sessions.iter().find(|s| s.session_id == id).and_then(|s| s.parent_session_id.clone());
+    let deepest = children
+        .iter()
+        .find(|c| {
+            let grandparent = c.parent_session_id.as_deref().and_then(parent_of);
+            grandparent.as_deref().and_then(parent_of).is_some()
+        })
+        .expect("a chain three deep");
+    assert!(children.iter().all(|c| c.root_session_id == deepest.root_session_id));
+    assert!(deepest.calls > 0, "the deepest thread has calls of its own");
     let child_lines =
         |child: &ExpectedSession| all[&child.file].iter().flatten().cloned().collect::<Vec<_>>();
     assert!(children.iter().any(|c| child_lines(c)[0]["payload"]["forked_from_id"].is_string()));

@@ -4,20 +4,25 @@
 //! `call_cost`, the SQL function that prices rows.
 
 use super::{Entry, Prices};
-use datafusion::arrow::array::{Array, ArrayAccessor, AsArray, Float64Array, Float64Builder, Int64Array};
+use datafusion::arrow::array::{
+    Array, ArrayAccessor, AsArray, Float64Array, Float64Builder, Int64Array, StringArray,
+};
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type};
 use datafusion::common::{ScalarValue, exec_err, plan_err};
 use datafusion::error::Result;
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 /// The function's name in SQL.
 pub(super) const NAME: &str = "call_cost";
-/// Its arguments, by name.
-const ARGUMENTS: [&str; 5] =
-    ["model", "input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens"];
+/// Its arguments, by name: the first five required, the service tier not.
+const ARGUMENTS: [&str; 6] =
+    ["model", "input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "service_tier"];
+/// How many of [`ARGUMENTS`] are required.
+const REQUIRED: usize = 5;
 
 /// The four prices of a request, US dollars per million tokens, none missing.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -126,26 +131,84 @@ impl Rates {
     }
 }
 
+/// A model's multipliers of its standard prices by service tier (lower-case names).
+pub(crate) type TierMultipliers = BTreeMap<String, f64>;
+
+/// What a model's calls cost: its rates, and its multipliers by service tier.
+#[derive(Debug, Clone)]
+pub(crate) struct Priced {
+    pub(crate) rates: Rates,
+    pub(crate) tiers: Arc<TierMultipliers>,
+}
+
+impl Priced {
+    /// What a call at `tier` pays of the standard prices: the tier's multiplier, 1 for a tier
+    /// the list has none for (`standard`, `default`, and a tier of unknown price: priced at the
+    /// standard rate) and for no tier (unknown: priced at the standard rate, and counted as
+    /// such by the spend reports).
+    pub(crate) fn multiplier(&self, tier: Option<&str>) -> f64 {
+        match tier {
+            Some(tier) => self.tiers.get(&tier.to_ascii_lowercase()).copied().unwrap_or(1.0),
+            None => 1.0,
+        }
+    }
+}
+
 /// A price list's rates by model id, made once per list.
 #[derive(Debug, Default)]
 pub(crate) struct PriceMap {
-    by_model: HashMap<Box<str>, Rates, foldhash::fast::FixedState>,
+    by_model: HashMap<Box<str>, Priced, foldhash::fast::FixedState>,
 }
 
 impl PriceMap {
+    #[cfg(test)]
     pub(crate) fn new(entries: &[Entry]) -> PriceMap {
+        PriceMap::with_tiers(entries, &BTreeMap::new())
+    }
+
+    /// The rates of `entries`, each with its multipliers by service tier: its provider's in
+    /// `providers` (the first whose name its provider, or its family's seller, holds), its own
+    /// laid over them.
+    pub(crate) fn with_tiers(entries: &[Entry], providers: &BTreeMap<String, TierMultipliers>) -> PriceMap {
+        let mut shared: HashMap<Option<&str>, Arc<TierMultipliers>> = HashMap::new();
         let by_model = entries
             .iter()
-            .filter_map(|entry| Some((entry.model.as_str().into(), Rates::of(entry)?)))
+            .filter_map(|entry| {
+                let rates = Rates::of(entry)?;
+                let sellers = [entry.provider.as_deref(), family_seller(&entry.model)];
+                let provider = providers.keys().find(|name| {
+                    sellers.iter().flatten().any(|seller| seller.to_ascii_lowercase().contains(name.as_str()))
+                });
+                let of_provider = shared
+                    .entry(provider.map(String::as_str))
+                    .or_insert_with(|| {
+                        Arc::new(provider.and_then(|p| providers.get(p)).cloned().unwrap_or_default())
+                    })
+                    .clone();
+                let tiers = if entry.service_tiers.is_empty() {
+                    of_provider
+                } else {
+                    let mut own = (*of_provider).clone();
+                    own.extend(entry.service_tiers.iter().map(|(tier, m)| (tier.to_ascii_lowercase(), *m)));
+                    Arc::new(own)
+                };
+                Some((entry.model.as_str().into(), Priced { rates, tiers }))
+            })
             .collect();
         PriceMap { by_model }
+    }
+
+    /// The rates of `model`, as [`Self::lookup_priced`] finds them.
+    #[cfg(test)]
+    pub(crate) fn lookup(&self, model: &str) -> Option<&Rates> {
+        self.lookup_priced(model).map(|p| &p.rates)
     }
 
     /// The rates of `model`: its exact id, else (the first found) the id without an 8-digit
     /// date suffix (`-20250929`, `@20250929`, or `-2025-09-29`), the id without its provider
     /// prefix (what comes before its last `/`: `anthropic/`, `vertex_ai/`, ...), and that
     /// without a date suffix.
-    pub(crate) fn lookup(&self, model: &str) -> Option<&Rates> {
+    pub(crate) fn lookup_priced(&self, model: &str) -> Option<&Priced> {
         let found = |name: &str| self.by_model.get(name);
         if let Some(rates) = found(model) {
             return Some(rates);
@@ -182,9 +245,10 @@ fn undated(model: &str) -> Option<&str> {
     None
 }
 
-/// `call_cost(model, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens)`: a
-/// call's cost in US dollars at the session's prices, null for a model with no price (noted,
-/// for the warning) and for a null model; a null token count is no tokens.
+/// `call_cost(model, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens
+/// [, service_tier])`: a call's cost in US dollars at the session's prices, times its service
+/// tier's multiplier (none or null: the standard prices); null for a model with no price
+/// (noted, for the warning) and for a null model; a null token count is no tokens.
 #[derive(Debug)]
 pub(crate) struct CallCost {
     signature: Signature,
@@ -226,41 +290,59 @@ impl ScalarUDFImpl for CallCost {
     fn coerce_types(&self, types: &[DataType]) -> Result<Vec<DataType>> {
         let coerced = types.iter().enumerate().map(|(i, t)| match t {
             DataType::Null if i == 0 => DataType::Utf8,
-            DataType::Dictionary(_, value) if i == 0 && is_text(value) => value.as_ref().clone(),
-            t if i > 0 && (t.is_integer() || *t == DataType::Null) => DataType::Int64,
+            DataType::Null if i == REQUIRED => DataType::Utf8,
+            DataType::Dictionary(_, value) if (i == 0 || i == REQUIRED) && is_text(value) => {
+                value.as_ref().clone()
+            }
+            t if i > 0 && i < REQUIRED && (t.is_integer() || *t == DataType::Null) => DataType::Int64,
             t => t.clone(),
         });
         Ok(coerced.collect())
     }
 
     fn return_type(&self, types: &[DataType]) -> Result<DataType> {
-        if types.len() != ARGUMENTS.len() {
-            return plan_err!("{NAME} takes 5 arguments ({}); {} given", ARGUMENTS.join(", "), types.len());
+        if types.len() != REQUIRED && types.len() != ARGUMENTS.len() {
+            return plan_err!(
+                "{NAME} takes 5 arguments ({}) and optionally a 6th ({}); {} given",
+                ARGUMENTS[..REQUIRED].join(", "),
+                ARGUMENTS[REQUIRED],
+                types.len()
+            );
         }
         if !is_text(&types[0]) {
             return plan_err!("{NAME}: model is {}, not text", types[0]);
         }
-        if let Some((name, t)) = ARGUMENTS[1..].iter().zip(&types[1..]).find(|(_, t)| **t != DataType::Int64)
+        if let Some((name, t)) =
+            ARGUMENTS[1..REQUIRED].iter().zip(&types[1..REQUIRED]).find(|(_, t)| **t != DataType::Int64)
         {
             return plan_err!("{NAME}: {name} is {t}, not a whole number of tokens");
+        }
+        if let Some(t) = types.get(REQUIRED).filter(|t| !is_text(t)) {
+            return plan_err!("{NAME}: service_tier is {t}, not text");
         }
         Ok(DataType::Float64)
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let scalar = args.args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
-        if args.args.len() != ARGUMENTS.len() {
-            return exec_err!("{NAME} takes 5 arguments");
+        if args.args.len() != REQUIRED && args.args.len() != ARGUMENTS.len() {
+            return exec_err!("{NAME} takes 5 or 6 arguments");
         }
         // The token counts as columns; the model stays one value when it is one.
         let rows = if scalar { 1 } else { args.number_rows };
-        let arrays = args.args[1..].iter().map(|a| a.to_array(rows)).collect::<Result<Vec<_>>>()?;
+        let arrays = args.args[1..REQUIRED].iter().map(|a| a.to_array(rows)).collect::<Result<Vec<_>>>()?;
         let count = |i: usize| arrays.get(i).and_then(|a| a.as_primitive_opt::<Int64Type>());
         let (Some(input), Some(read), Some(write), Some(output)) = (count(0), count(1), count(2), count(3))
         else {
             return exec_err!("{NAME}: the token counts are not bigint");
         };
         let counts = [input, read, write, output];
+        // The tiers as text, one per row (none: every row at the standard prices).
+        let tiers = match args.args.get(REQUIRED) {
+            Some(tier) => Some(cast(&tier.to_array(rows)?, &DataType::Utf8)?),
+            None => None,
+        };
+        let tiers = tiers.as_ref().map(|t| t.as_string::<i32>());
         let current = self.prices.current();
         let rates = &current.rates;
         let mut missed: Vec<String> = Vec::new();
@@ -274,16 +356,16 @@ impl ScalarUDFImpl for CallCost {
                     ScalarValue::Null => None,
                     other => return exec_err!("{NAME}: model is {}, not text", other.data_type()),
                 };
-                let found = name.map(|name| rates.lookup(name));
+                let found = name.map(|name| rates.lookup_priced(name));
                 if let (Some(name), Some(None)) = (name, found) {
                     missed.push(name.to_string());
                 }
-                price_rows(counts, |_| found)
+                price_rows(counts, tiers, |_| found)
             }
             ColumnarValue::Array(model) => match model.data_type() {
-                DataType::Utf8 => by_name(model.as_string::<i32>(), counts, rates, &mut missed),
-                DataType::LargeUtf8 => by_name(model.as_string::<i64>(), counts, rates, &mut missed),
-                DataType::Utf8View => by_name(model.as_string_view(), counts, rates, &mut missed),
+                DataType::Utf8 => by_name(model.as_string::<i32>(), counts, tiers, rates, &mut missed),
+                DataType::LargeUtf8 => by_name(model.as_string::<i64>(), counts, tiers, rates, &mut missed),
+                DataType::Utf8View => by_name(model.as_string_view(), counts, tiers, rates, &mut missed),
                 DataType::Null => Float64Array::new_null(model.len()),
                 other => return exec_err!("{NAME}: model is {other}, not text"),
             },
@@ -303,11 +385,12 @@ impl ScalarUDFImpl for CallCost {
 fn by_name<'a, A: ArrayAccessor<Item = &'a str>>(
     models: A,
     counts: [&Int64Array; 4],
+    tiers: Option<&StringArray>,
     rates: &PriceMap,
     missed: &mut Vec<String>,
 ) -> Float64Array {
-    let mut last: Option<(&'a str, Option<&Rates>)> = None;
-    price_rows(counts, |row| {
+    let mut last: Option<(&'a str, Option<&Priced>)> = None;
+    price_rows(counts, tiers, |row| {
         if models.is_null(row) {
             return None;
         }
@@ -315,7 +398,7 @@ fn by_name<'a, A: ArrayAccessor<Item = &'a str>>(
         match last {
             Some((name, found)) if name == model => Some(found),
             _ => {
-                let found = rates.lookup(model);
+                let found = rates.lookup_priced(model);
                 if found.is_none() && !missed.iter().any(|m| m == model) {
                     missed.push(model.to_string());
                 }
@@ -326,23 +409,28 @@ fn by_name<'a, A: ArrayAccessor<Item = &'a str>>(
     })
 }
 
-/// Each row's cost at the rates `rates_of` gives for it: `None` for a row with no model,
-/// `Some(None)` for a model with no price (both null).
+/// Each row's cost at the rates `rates_of` gives for it, times its tier's multiplier: `None`
+/// for a row with no model, `Some(None)` for a model with no price (both null).
 fn price_rows<'r>(
     [input, read, write, output]: [&Int64Array; 4],
-    mut rates_of: impl FnMut(usize) -> Option<Option<&'r Rates>>,
+    tiers: Option<&StringArray>,
+    mut rates_of: impl FnMut(usize) -> Option<Option<&'r Priced>>,
 ) -> Float64Array {
     let rows = input.len();
     let mut costs = Float64Builder::with_capacity(rows);
     let count = |column: &Int64Array, row: usize| if column.is_null(row) { 0 } else { column.value(row) };
     for row in 0..rows {
         match rates_of(row) {
-            Some(Some(rates)) => costs.append_value(rates.cost(
-                count(input, row),
-                count(read, row),
-                count(write, row),
-                count(output, row),
-            )),
+            Some(Some(priced)) => {
+                let tier = tiers.filter(|t| t.is_valid(row)).map(|t| t.value(row));
+                let cost = priced.rates.cost(
+                    count(input, row),
+                    count(read, row),
+                    count(write, row),
+                    count(output, row),
+                );
+                costs.append_value(cost * priced.multiplier(tier))
+            }
             _ => costs.append_null(),
         }
     }

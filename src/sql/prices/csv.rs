@@ -78,6 +78,7 @@ pub(super) fn parse(text: &str) -> Result<Vec<Entry>, String> {
                 max_input_tokens: whole("max_input_tokens"),
                 mode: text("mode"),
                 source: text("source").or_else(|| text("note")),
+                service_tiers: Default::default(),
             });
         }
     }

@@ -2,7 +2,9 @@
 //! keyed by model id, each entry an object whose keys txq reads when it knows them
 //! (`input_cost_per_token`, `output_cost_per_token`, `cache_creation_input_token_cost`,
 //! `cache_read_input_token_cost`, each also `*_above_<N>k_tokens`, `litellm_provider`, `mode`,
-//! `max_input_tokens`, `source`) and passes over otherwise. LiteLLM's own file reads as it is.
+//! `max_input_tokens`, `source`, txq's `service_tiers`) and passes over otherwise. LiteLLM's own
+//! file reads as it is. txq's own top-level entry `service_tiers` (no model) gives each
+//! provider's multipliers by service tier: `{"anthropic": {"fast": 6, "batch": 0.5}}`.
 
 use super::Entry;
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -20,25 +22,57 @@ const PRICE_KEYS: [&str; 4] = [
 /// The entry LiteLLM's file begins with, which describes the keys and is no model.
 const SAMPLE_SPEC: &str = "sample_spec";
 
+/// txq's top-level entry of each provider's multipliers by service tier, and an entry's key of
+/// its model's own.
+const SERVICE_TIERS: &str = "service_tiers";
+
+/// Each provider's multipliers by service tier.
+type ProviderTiers = std::collections::BTreeMap<String, std::collections::BTreeMap<String, f64>>;
+
 /// The file's entries in its order, and the models it names twice: such a model is read as its
 /// last entry (as LiteLLM reads its own file, which has had such duplicates), in the place of its
 /// first.
-pub(super) fn parse(text: &str) -> Result<(Vec<Entry>, Vec<String>), String> {
+pub(super) fn parse(text: &str) -> Result<(Vec<Entry>, Vec<String>, ProviderTiers), String> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let objects = deserializer
         .deserialize_map(InOrder)
         .and_then(|objects| deserializer.end().map(|()| objects))
         .map_err(|e| format!("not a LiteLLM price file: {e}"))?;
     let (objects, twice) = objects;
+    let mut service_tiers = ProviderTiers::new();
+    if let Some((_, value)) = objects.iter().find(|(key, _)| key == SERVICE_TIERS) {
+        let Value::Object(providers) = value else {
+            return Err(format!("{SERVICE_TIERS} is not an object of providers"));
+        };
+        for (provider, tiers) in providers.iter().filter(|(key, _)| !key.starts_with('_')) {
+            service_tiers.insert(provider.to_ascii_lowercase(), multipliers(provider, tiers)?);
+        }
+    }
     let entries = objects
         .into_iter()
-        .filter(|(model, _)| model != SAMPLE_SPEC)
+        .filter(|(model, _)| model != SAMPLE_SPEC && model != SERVICE_TIERS)
         .map(|(model, value)| match value {
             Value::Object(keys) => entry(model, &keys),
             _ => Err(format!("the entry of {model} is not an object")),
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok((entries, twice))
+    Ok((entries, twice, service_tiers))
+}
+
+/// A `{"tier": multiplier}` object of `of` (a provider or a model); keys beginning with `_`
+/// are comments.
+fn multipliers(of: &str, value: &Value) -> Result<std::collections::BTreeMap<String, f64>, String> {
+    let Value::Object(tiers) = value else {
+        return Err(format!("{SERVICE_TIERS} of {of} is not an object of tiers"));
+    };
+    let mut read = std::collections::BTreeMap::new();
+    for (tier, multiplier) in tiers.iter().filter(|(key, _)| !key.starts_with('_')) {
+        let Some(multiplier) = multiplier.as_f64() else {
+            return Err(format!("service tier {tier} of {of} is not a number: {multiplier}"));
+        };
+        read.insert(tier.to_ascii_lowercase(), multiplier);
+    }
+    Ok(read)
 }
 
 /// One model's entry: the prices it gives, per million tokens, with the lowest long-context
@@ -79,6 +113,10 @@ fn entry(model: String, keys: &Map<String, Value>) -> Result<Entry, String> {
     let tokens = keys
         .get("max_input_tokens")
         .and_then(|v| v.as_i64().or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)));
+    let service_tiers = match keys.get(SERVICE_TIERS) {
+        None | Some(Value::Null) => Default::default(),
+        Some(tiers) => multipliers(&model, tiers)?,
+    };
     Ok(Entry {
         model,
         provider: text("litellm_provider"),
@@ -87,6 +125,7 @@ fn entry(model: String, keys: &Map<String, Value>) -> Result<Entry, String> {
         max_input_tokens: tokens,
         mode: text("mode"),
         source: text("source"),
+        service_tiers,
     })
 }
 

@@ -17,7 +17,7 @@ use datafusion::execution::FunctionRegistry;
 use datafusion::logical_expr::{Expr, ScalarUDF, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -72,6 +72,10 @@ pub(crate) struct Entry {
     pub(crate) mode: Option<String>,
     /// Where the figures come from.
     pub(crate) source: Option<String>,
+    /// The model's own multipliers of its standard prices by service tier (`fast`: 6.0), over
+    /// those of its provider ([`PriceList::service_tiers`]).
+    #[serde(default)]
+    pub(crate) service_tiers: BTreeMap<String, f64>,
 }
 
 impl Entry {
@@ -90,8 +94,16 @@ impl Entry {
             max_input_tokens: over.max_input_tokens.or(self.max_input_tokens),
             mode: text(&self.mode, &over.mode),
             source: text(&self.source, &over.source),
+            service_tiers: laid_over(&self.service_tiers, &over.service_tiers),
         }
     }
+}
+
+/// `over`'s keys with their values, and `under`'s others.
+fn laid_over<V: Clone>(under: &BTreeMap<String, V>, over: &BTreeMap<String, V>) -> BTreeMap<String, V> {
+    let mut laid = under.clone();
+    laid.extend(over.iter().map(|(k, v)| (k.clone(), v.clone())));
+    laid
 }
 
 /// A list of prices and where it came from.
@@ -101,6 +113,11 @@ pub(crate) struct PriceList {
     pub(crate) entries: Vec<Entry>,
     /// What reading the list noticed and let pass (a model a LiteLLM file names twice).
     pub(crate) warnings: Vec<String>,
+    /// Each provider's multipliers of its standard prices by service tier (`anthropic`:
+    /// `batch` 0.5, `fast` 6.0): a call at a tier is priced at the standard prices times its
+    /// multiplier (docs/prices.md#service-tiers).
+    #[serde(default)]
+    pub(crate) service_tiers: BTreeMap<String, BTreeMap<String, f64>>,
 }
 
 /// The most a prices file may hold: 16 MiB (the built-in list is a few KiB).
@@ -138,18 +155,19 @@ impl PriceList {
     pub(crate) fn parse(source: &str, text: &str) -> crate::error::Result<Self> {
         let invalid = |why: String| crate::error::Error::Input { file: source.to_string(), why };
         let body = text.trim_start_matches('\u{feff}').trim_start();
-        let (entries, twice) = if body.starts_with(['{', '[']) {
+        let (entries, twice, service_tiers) = if body.starts_with(['{', '[']) {
             litellm::parse(body)
         } else {
-            csv::parse(text).map(|entries| (entries, Vec::new()))
+            csv::parse(text).map(|entries| (entries, Vec::new(), BTreeMap::new()))
         }
         .map_err(invalid)?;
         check(&entries).map_err(invalid)?;
+        check_tiers(&service_tiers).map_err(invalid)?;
         let warnings = twice
             .iter()
             .map(|model| format!("{source}: {model} is priced twice; its last entry is taken"))
             .collect();
-        Ok(Self { source: source.to_string(), entries, warnings })
+        Ok(Self { source: source.to_string(), entries, warnings, service_tiers })
     }
 
     /// This list with `over`'s entries laid over it by model: a model of `over` this list has
@@ -170,7 +188,12 @@ impl PriceList {
         entries.extend(over.entries.iter().filter(|e| !known.contains(e.model.as_str())).cloned());
         check(&entries).map_err(|why| crate::error::Error::Input { file: over.source.clone(), why })?;
         let warnings = self.warnings.iter().chain(&over.warnings).cloned().collect();
-        Ok(Self { source: format!("{} over {}", over.source, self.source), entries, warnings })
+        let mut service_tiers = self.service_tiers.clone();
+        for (provider, tiers) in &over.service_tiers {
+            let laid = laid_over(service_tiers.get(provider).unwrap_or(&BTreeMap::new()), tiers);
+            service_tiers.insert(provider.clone(), laid);
+        }
+        Ok(Self { source: format!("{} over {}", over.source, self.source), entries, warnings, service_tiers })
     }
 
     /// The list as the rows of the `prices` table.
@@ -226,6 +249,26 @@ fn check(entries: &[Entry]) -> Result<(), String> {
         }
         if entry.long_context_above.is_some_and(|t| t < 0) {
             return Err(format!("long_context_above of {model} is negative"));
+        }
+        check_multipliers(model, &entry.service_tiers)?;
+    }
+    Ok(())
+}
+
+/// The most a service tier multiplies a price by.
+const MAX_MULTIPLIER: f64 = 1000.0;
+
+/// Each provider's tier multipliers are numbers from 0 to [`MAX_MULTIPLIER`].
+fn check_tiers(tiers: &BTreeMap<String, BTreeMap<String, f64>>) -> Result<(), String> {
+    tiers.iter().try_for_each(|(provider, tiers)| check_multipliers(provider, tiers))
+}
+
+fn check_multipliers(of: &str, tiers: &BTreeMap<String, f64>) -> Result<(), String> {
+    for (tier, multiplier) in tiers {
+        if !(0.0..=MAX_MULTIPLIER).contains(multiplier) {
+            return Err(format!(
+                "service tier {tier} of {of} multiplies by {multiplier}: not a number from 0 to {MAX_MULTIPLIER}"
+            ));
         }
     }
     Ok(())
@@ -325,7 +368,8 @@ pub(crate) fn register(ctx: &SessionContext, list: &PriceList) -> Result<()> {
 }
 
 fn current_of(list: &PriceList) -> Result<Current> {
-    Ok(Current { batch: list.batch()?, rates: cost::PriceMap::new(&list.entries), list: list.clone() })
+    let rates = cost::PriceMap::with_tiers(&list.entries, &list.service_tiers);
+    Ok(Current { batch: list.batch()?, rates, list: list.clone() })
 }
 
 /// Prices of their own, as a plan decoded elsewhere carries them.
@@ -392,6 +436,18 @@ pub(crate) fn take_unpriced(ctx: &SessionContext) -> Vec<String> {
 pub(crate) fn unpriced_warning(models: &[String]) -> String {
     let models = crate::text::escape::text(&models.join(", ")).into_owned();
     format!("no price for {models}: their cost is null; give prices with --prices FILE")
+}
+
+/// The note that `calls` calls of unknown service tier were priced at the standard rate; none
+/// for none.
+pub(crate) fn unknown_tier_note(calls: i64) -> Option<String> {
+    let noun = if calls == 1 { "call" } else { "calls" };
+    (calls > 0).then(|| {
+        format!(
+            "{} {noun} of unknown tier priced at the standard rate",
+            crate::text::number::grouped_signed(calls, ',')
+        )
+    })
 }
 
 #[cfg(test)]

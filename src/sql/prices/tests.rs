@@ -119,7 +119,8 @@ fn the_built_in_file_names_each_model_once() {
     let unique: BTreeSet<&String> = names.iter().collect();
     assert_eq!(unique.len(), names.len(), "a model named twice in prices/model_prices.json");
     assert_eq!(names[0], "sample_spec");
-    assert_eq!(PriceList::embedded().unwrap().entries.len(), names.len() - 1, "sample_spec is no model");
+    assert_eq!(names[1], "service_tiers");
+    assert_eq!(PriceList::embedded().unwrap().entries.len(), names.len() - 2, "sample_spec is no model");
 }
 
 #[test]
@@ -586,10 +587,12 @@ async fn call_cost_refuses_arguments_it_cannot_price() {
         let ctx = &ctx;
         async move { ctx.sql(sql).await.err().map(|e| e.to_string()).unwrap_or_default() }
     };
+    assert!(error("select call_cost('gpt-5', 1, 2)").await.contains(
+        "call_cost takes 5 arguments (model, input_tokens, cache_read_tokens, cache_write_tokens, \
+             output_tokens) and optionally a 6th (service_tier); 3 given"
+    ));
     assert!(
-        error("select call_cost('gpt-5', 1, 2)").await.contains(
-            "call_cost takes 5 arguments (model, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens); 3 given"
-        )
+        error("select call_cost('gpt-5', 1, 0, 0, 0, 2)").await.contains("service_tier is Int64, not text")
     );
     assert!(
         error("select call_cost('gpt-5', 1.5, 0, 0, 0)")
@@ -626,4 +629,85 @@ async fn the_table_holds_the_list_in_the_files_order() {
     assert_eq!(rows[3], format!("| {n:<2} | {n:<6} |"));
     let first = session_rows(&ctx, "select model from prices limit 1").await;
     assert_eq!(first[3], "| claude-opus-4-5 |");
+}
+
+/// A call at a service tier costs its standard price times the tier's multiplier: the
+/// provider's (the built-in list's `service_tiers`), a model's own over it, and 1 for no tier,
+/// `standard`, `default` and a tier the list names no multiplier for.
+#[tokio::test]
+async fn call_cost_prices_a_call_at_its_service_tier() {
+    let ctx = SessionContext::new();
+    register_built_in(&ctx).unwrap();
+    // claude-opus-4-6: $5 in, $25 out: 1M in and 100k out is 7.5 at the standard rate; gpt-5.1:
+    // $1.25 in, $10 out: 2.25; gpt-5-mini: $0.25 in, $2 out: 0.45.
+    let sql = "select m, t, call_cost(m, 1000000, 0, 0, 100000, t) as usd from (values \
+               ('claude-opus-4-6', null), ('claude-opus-4-6', 'standard'), ('claude-opus-4-6', 'fast'), \
+               ('claude-opus-4-6', 'batch'), ('claude-opus-4-6', 'priority'), ('claude-opus-4-8', 'fast'), \
+               ('gpt-5.1', 'priority'), ('gpt-5.1', 'FLEX'), ('gpt-5.1', 'default'), ('gpt-5-mini', 'priority'), \
+               ('mystery-2', 'fast')) as v(m, t)";
+    assert_eq!(
+        session_rows(&ctx, sql).await[3..14],
+        [
+            "| claude-opus-4-6 |          | 7.5   |",
+            "| claude-opus-4-6 | standard | 7.5   |",
+            "| claude-opus-4-6 | fast     | 45.0  |",
+            "| claude-opus-4-6 | batch    | 3.75  |",
+            "| claude-opus-4-6 | priority | 7.5   |",
+            "| claude-opus-4-8 | fast     | 15.0  |",
+            "| gpt-5.1         | priority | 4.5   |",
+            "| gpt-5.1         | FLEX     | 1.125 |",
+            "| gpt-5.1         | default  | 2.25  |",
+            "| gpt-5-mini      | priority | 0.81  |",
+            "| mystery-2       | fast     |       |",
+        ]
+    );
+    // Five arguments: the standard rate.
+    assert_eq!(
+        session_rows(&ctx, "select call_cost('claude-opus-4-6', 1000000, 0, 0, 0) as usd").await[3],
+        "| 5.0 |"
+    );
+    // A file's multipliers lay over the built-in ones, by provider and tier and by model.
+    let over = json(
+        r#"{"service_tiers": {"anthropic": {"priority": 1.5}},
+            "claude-opus-4-6": {"service_tiers": {"fast": 2}}}"#,
+    );
+    let list = PriceList::embedded().unwrap().overlaid(&over).unwrap();
+    assert_eq!(list.service_tiers["anthropic"]["priority"], 1.5);
+    assert_eq!(list.service_tiers["anthropic"]["batch"], 0.5, "the built-in multiplier stays");
+    register(&ctx, &list).unwrap();
+    let sql = "select call_cost('claude-opus-4-6', 1000000, 0, 0, 100000, t) as usd \
+               from (values ('priority'), ('fast'), ('batch')) as v(t)";
+    assert_eq!(session_rows(&ctx, sql).await[3..6], ["| 11.25 |", "| 15.0  |", "| 3.75  |"]);
+}
+
+#[test]
+fn a_service_tier_multiplier_must_be_a_number_from_0_to_1000() {
+    assert!(
+        refused("p.json", r#"{"service_tiers": {"openai": {"priority": "2x"}}}"#).contains("not a number")
+    );
+    assert!(
+        refused("p.json", r#"{"service_tiers": {"openai": {"priority": -1}}}"#).contains("from 0 to 1000")
+    );
+    assert!(refused("p.json", r#"{"service_tiers": ["openai"]}"#).contains("not an object of providers"));
+    assert!(
+        refused("p.json", r#"{"m": {"input_cost_per_token": 1e-6, "service_tiers": {"fast": 1e9}}}"#)
+            .contains("from 0 to 1000")
+    );
+}
+
+#[test]
+fn the_tier_multipliers_travel_with_the_list() {
+    let list = PriceList::embedded().unwrap();
+    let bytes = serde_json::to_vec(&list).unwrap();
+    let back: PriceList = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(back.service_tiers, list.service_tiers);
+    assert_eq!(back.service_tiers["anthropic"]["fast"], 6.0);
+    assert_eq!(entry(&back, "claude-opus-4-8").service_tiers["fast"], 2.0);
+}
+
+#[test]
+fn the_note_counts_the_calls_of_unknown_tier() {
+    assert_eq!(unknown_tier_note(0), None);
+    assert_eq!(unknown_tier_note(1).unwrap(), "1 call of unknown tier priced at the standard rate");
+    assert_eq!(unknown_tier_note(1234).unwrap(), "1,234 calls of unknown tier priced at the standard rate");
 }

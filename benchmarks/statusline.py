@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""`txq statusline` against `ccusage statusline` on a generated Claude Code home: the time of each
+line, as Claude Code runs the command after every message.
+
+The home is what `txq generate --harness claude --size SIZE --seed 7` writes (14 GB by default),
+made a home as it is on the day of the run: the generator spreads its sessions over the 21 months
+from 2026-09-02, so a session file with a line of the last hour or later is deleted (it has not
+happened yet), and each file left gets the time of its last line as its modification time (a file
+was last written when its session's last line was), which left 61,320 files of 0.16 GB of 14 GB on 2026-12-05; plus
+one live session: before every run a new response is appended to its file, with the time of the
+run, as Claude Code appends one after each message; the hook's JSON names that session and file. Each run is a fresh process fed the hook's JSON on stdin, stdout to a
+pipe, its peak RSS read from wait4() (for ccusage, whose `ccusage` command is a Node launcher that
+spawns a native binary, the largest process of the tree). Runs are interleaved (txq, ccusage
+--no-cache, ccusage with its cache, txq, ...) after one untimed warm-up of each, which fills txq's
+inference cache and memo (`--no-cache` runs of txq are not timed: the warm cache is the case the
+50 ms goal is set for). Both run with HOME=<home>, TZ=UTC, NO_COLOR=1 and CLAUDE_CONFIG_DIR unset;
+ccusage with --offline. Reported: median, 99th percentile and largest time, and the largest peak
+RSS, of each; and the lines each printed last, for a look (not judged: ccusage's figures are its
+own, docs/harnesses.md says where they differ).
+
+The section `## Status line against ccusage` of --results is replaced (the other sections are
+kept). Numbers come from this run only. If ccusage is not on PATH the script installs ccusage
+20.0.24 with npm; without npm its columns are n/a.
+
+Usage: benchmarks/statusline.py --txq target/release/txq [--home benchmarks/data/statusline]
+         [--size 14GB] [--runs 200] [--results benchmarks/RESULTS.md] [--command STR]
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import replace_section  # noqa: E402
+from harness import find_ccusage, tree_facts, version_of  # noqa: E402
+
+HEADING = "## Status line against ccusage"
+LIVE_SESSION = "5e55f00d-0000-4000-8000-000000000001"
+LIVE_FOLDER = "-home-ana-src-live"
+
+
+def response_line(n, when):
+    """One assistant line of a response, as Claude Code writes it."""
+    stamp = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+    return json.dumps({
+        "parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/home/ana/src/live",
+        "sessionId": LIVE_SESSION, "version": "2.1.90", "gitBranch": "main", "type": "assistant",
+        "requestId": f"req_live{n:08d}",
+        "message": {"id": f"msg_live{n:08d}", "type": "message", "role": "assistant",
+                    "model": "claude-sonnet-4-6", "stop_reason": "end_turn",
+                    "content": [{"type": "text", "text": "done"}],
+                    "usage": {"input_tokens": 12, "cache_creation_input_tokens": 900,
+                              "cache_read_input_tokens": 40000 + 300 * n, "output_tokens": 250}},
+        "uuid": f"00000000-0000-4000-8000-{n:012d}", "timestamp": stamp,
+    }) + "\n"
+
+
+def ensure_home(home, size, txq):
+    if os.path.isdir(home):
+        return
+    cmd = [txq, "generate", "-q", "--out", home, "--harness", "claude", "--size", size, "--seed", "7"]
+    print("generating: " + " ".join(shlex.quote(c) for c in cmd), flush=True)
+    subprocess.run(cmd, check=True)
+
+
+TIMESTAMP = re.compile(rb'"timestamp":"([0-9T:.\-]+)Z"')
+
+
+def settle_home(home):
+    """Makes `home` a home as of now: files with a line of the last hour or later deleted, each
+    other file's times those of its last line. Done once: a file `.settled` says so."""
+    mark = os.path.join(home, ".settled")
+    if os.path.exists(mark):
+        return
+    cutoff = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None) - datetime.timedelta(hours=1)
+    for d, _, names in os.walk(home):
+        for n in names:
+            path = os.path.join(d, n)
+            with open(path, "rb") as f:
+                stamps = TIMESTAMP.findall(f.read())
+            if not stamps:
+                continue
+            last = max(datetime.datetime.fromisoformat(t.decode()) for t in stamps)
+            if last >= cutoff:
+                os.remove(path)
+                continue
+            when = last.replace(tzinfo=datetime.timezone.utc).timestamp()
+            os.utime(path, (when, when))
+    open(mark, "w").close()
+
+
+def run(cmd, env, stdin):
+    """Runs cmd with `stdin`; returns (seconds, peak MB, exit code, stdout)."""
+    with tempfile.TemporaryFile() as inp, tempfile.TemporaryFile() as out, open(os.devnull, "wb") as null:
+        inp.write(stdin.encode())
+        inp.seek(0)
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdin=inp, stdout=out, stderr=null, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        out.seek(0)
+        return elapsed, usage.ru_maxrss / 1024.0, os.waitstatus_to_exitcode(status), out.read().decode(errors="replace")
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    at = min(len(ordered) - 1, max(0, int(round(p / 100.0 * len(ordered) + 0.5)) - 1))
+    return ordered[at]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--txq", required=True)
+    ap.add_argument("--home", default="benchmarks/data/statusline")
+    ap.add_argument("--size", default="14GB")
+    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--results", default=None)
+    ap.add_argument("--command", default=None)
+    args = ap.parse_args()
+    ensure_home(args.home, args.size, args.txq)
+    claude = os.path.join(args.home, ".claude", "projects")
+    live_dir = os.path.join(claude, LIVE_FOLDER)
+    os.makedirs(live_dir, exist_ok=True)
+    live = os.path.join(live_dir, LIVE_SESSION + ".jsonl")
+    with open(live, "w"):
+        pass
+    settle_home(args.home)
+    files, total = tree_facts([args.home])
+    ccusage = find_ccusage()
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CONFIG_DIR"}
+    env.update(HOME=os.path.abspath(args.home), TZ="UTC", NO_COLOR="1")
+    cache = tempfile.mkdtemp(prefix="txq-statusline-cache-")
+    env["TXQ_CACHE_DIR"] = cache
+    hook = json.dumps({
+        "hook_event_name": "Status", "session_id": LIVE_SESSION, "transcript_path": os.path.abspath(live),
+        "cwd": "/home/ana/src/live", "model": {"id": "claude-sonnet-4-6", "display_name": "Sonnet 4.6"},
+        "workspace": {"current_dir": "/home/ana/src/live", "project_dir": "/home/ana/src/live"},
+        "version": "2.1.90", "cost": {"total_cost_usd": 0.5},
+        "context_window": {"total_input_tokens": 41000, "total_output_tokens": 2500,
+                           "context_window_size": 200000, "used_percentage": 21, "remaining_percentage": 79,
+                           "current_usage": {"input_tokens": 12, "output_tokens": 250,
+                                             "cache_creation_input_tokens": 900,
+                                             "cache_read_input_tokens": 40000}},
+    })
+    tools = {"txq": [args.txq, "-q", "statusline"]}
+    if ccusage:
+        tools["ccusage --no-cache"] = [ccusage, "statusline", "--offline", "--no-cache"]
+        tools["ccusage (its cache)"] = [ccusage, "statusline", "--offline"]
+    times = {k: [] for k in tools}
+    rss = {k: 0.0 for k in tools}
+    last = {}
+    n = 0
+
+    def once(name, timed):
+        nonlocal n
+        n += 1
+        with open(live, "a") as f:
+            f.write(response_line(n, datetime.datetime.now(datetime.timezone.utc)))
+        seconds, mb, code, out = run(tools[name], env, hook)
+        if code != 0:
+            sys.exit(f"{name} exited {code}")
+        last[name] = out.strip()
+        if timed:
+            times[name].append(seconds)
+            rss[name] = max(rss[name], mb)
+
+    for name in tools:
+        once(name, False)
+    for _ in range(args.runs):
+        for name in tools:
+            once(name, True)
+    rows = []
+    for name in tools:
+        t = times[name]
+        rows.append((name, statistics.median(t) * 1000, percentile(t, 99) * 1000, max(t) * 1000, rss[name]))
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}"
+    lines = [HEADING, ""]
+    lines.append(f"Run on {datetime.date.today()} with: `{args.command or ' '.join(sys.argv)}`")
+    lines.append("")
+    lines.append(f"Machine: {machine}; txq {version_of([args.txq, '--version'])}; "
+                 f"ccusage {version_of([ccusage, '--version']) if ccusage else 'n/a'}.")
+    lines.append("")
+    lines.append(f"Home: {args.home} (`txq generate --harness claude --size {args.size} --seed 7`, the sessions "
+                 f"still to come deleted), {files} files, {total / 1e9:.2f} GB of Claude Code sessions, each file's time "
+                 f"its last line's, and one live session, a response appended to it before each run; {args.runs} runs "
+                 "of each, interleaved, after one warm-up run each; page cache and txq's cache warm.")
+    lines.append("")
+    lines.append("| command | median ms | p99 ms | max ms | peak MB | p99 / txq's |")
+    lines.append("|---|---|---|---|---|---|")
+    base = rows[0][2]
+    for name, med, p99, mx, mb in rows:
+        lines.append(f"| {name} | {med:.1f} | {p99:.1f} | {mx:.1f} | {mb:.0f} | {p99 / base:.2f} |")
+    lines.append("")
+    lines.append("The lines printed last:")
+    lines.append("")
+    for name in tools:
+        lines.append(f"- {name}: `{last.get(name, '')}`")
+    lines.append("")
+    print("\n".join(lines))
+    if args.results:
+        replace_section(args.results, HEADING, lines)
+
+
+if __name__ == "__main__":
+    main()
