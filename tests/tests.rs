@@ -24,6 +24,7 @@ mod live_prices;
 mod live_rupu;
 mod live_shell;
 mod live_zstd;
+mod machines;
 mod normalized;
 mod pruning;
 mod queries;

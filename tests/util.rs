@@ -188,7 +188,7 @@ pub fn command(cwd: &Path) -> Command {
         command.env_remove(name);
     }
     // The settings' own variables (docs/cli.md): a test that wants one sets it.
-    for name in ["TXQ_FORMAT", "TXQ_MAXROWS", "TXQ_MEMORY_LIMIT", "TXQ_CONFIG"] {
+    for name in ["TXQ_FORMAT", "TXQ_MAXROWS", "TXQ_MEMORY_LIMIT", "TXQ_CONFIG", "TXQ_MACHINE"] {
         command.env_remove(name);
     }
     for (name, value) in hermetic_env() {

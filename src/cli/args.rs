@@ -36,6 +36,41 @@ impl Args {
     }
 }
 
+/// A place labeled with the machine its files are of (`--label NAME=PATH`, the config file's
+/// `[sources]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Label {
+    pub(crate) machine: String,
+    pub(crate) place: PathBuf,
+    /// Whether its place is read even when paths are given (`--label`'s are; `[sources]`' only
+    /// when the command line gives no path, like the config file's `paths`).
+    pub(crate) always: bool,
+}
+
+/// `NAME=PATH`: a machine's name (printable, no `=`) and a place.
+pub(crate) fn parse_label(value: &str) -> Result<Label, String> {
+    let (machine, place) = value
+        .split_once('=')
+        .ok_or_else(|| format!("not NAME=PATH: {value:?} (a machine's name, then its place: laptop=/mnt/laptop)"))?;
+    let machine = machine_name(machine)?;
+    if place.is_empty() {
+        return Err(format!("no place after {machine}="));
+    }
+    Ok(Label { machine, place: PathBuf::from(place), always: true })
+}
+
+/// A machine's name as a person gives it: trimmed, not empty, no control character.
+pub(crate) fn machine_name(name: &str) -> Result<String, String> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err("a machine's name is empty".into());
+    }
+    if name.chars().any(char::is_control) {
+        return Err(format!("a machine's name has a control character: {name:?}"));
+    }
+    Ok(name.to_string())
+}
+
 /// SQL over AI-agent transcripts: every event type of every format is a table (the help names
 /// the formats, from their descriptions).
 #[derive(Debug, Parser)]
@@ -82,6 +117,12 @@ pub struct Args {
     /// Read every file whole, without the inference cache (in $TXQ_CACHE_DIR, else ~/.cache/txq).
     #[arg(long)]
     pub(crate) no_cache: bool,
+
+    /// Read PATH too, as machine NAME's (the `machine` column of calls, tool_calls, sessions and
+    /// rate_limits; another machine's copy of a file is read once); repeatable. Other files are
+    /// this machine's ($TXQ_MACHINE, else the host name).
+    #[arg(long, value_name = "NAME=PATH", global = true, value_parser = parse_label)]
+    pub(crate) label: Vec<Label>,
 
     /// Say nothing on stderr but errors.
     #[arg(short, long, global = true)]

@@ -3,7 +3,7 @@
 //! `TXQ_MAXROWS`, `TXQ_PRICES`, `TXQ_MEMORY_LIMIT`), then the flags, each overriding the one
 //! before; what a layer says wrong is a usage error naming the layer.
 
-use super::args::{Args, Command, parse_memory_limit};
+use super::args::{Args, Command, Label, machine_name, parse_memory_limit};
 use super::print::OutputFormat;
 use crate::error::Error;
 use clap::ValueEnum;
@@ -30,6 +30,23 @@ pub(crate) struct Config {
     memory_limit: Option<MemoryLimit>,
     /// As `--timezone` of the spend reports and `txq report`: an IANA name or an offset.
     timezone: Option<String>,
+    /// Other machines' places, each under its machine's name (a path or a list of them): read
+    /// when the command line gives no path, as `--label NAME=PATH`; a path given under one of
+    /// them is that machine's. In the order written (the first machine keeps a copy two hold).
+    sources: Option<toml::Table>,
+}
+
+/// The places of `machine` in `[sources]`: a path, or a list of them.
+fn places_of(machine: &str, value: &toml::Value) -> Result<Vec<PathBuf>, String> {
+    let not_a_path = || format!("{machine}: not a path or a list of paths: {value}");
+    match value {
+        toml::Value::String(place) => Ok(vec![PathBuf::from(place)]),
+        toml::Value::Array(places) => places
+            .iter()
+            .map(|place| place.as_str().map(PathBuf::from).ok_or_else(not_a_path))
+            .collect(),
+        _ => Err(not_a_path()),
+    }
 }
 
 /// A memory limit as a config file may spell it.
@@ -141,6 +158,13 @@ pub fn apply(args: &mut Args, matches: &clap::ArgMatches) -> Result<(), Error> {
     if !paths_given && let Some(paths) = &config.paths {
         args.paths = paths.iter().map(|p| expand_home(p)).collect();
     }
+    for (machine, places) in config.sources.iter().flatten() {
+        let places = places_of(machine, places).map_err(|why| from_file("sources", why))?;
+        let machine = machine_name(machine).map_err(|why| from_file("sources", why))?;
+        for place in &places {
+            args.label.push(Label { machine: machine.clone(), place: expand_home(place), always: !paths_given });
+        }
+    }
     Ok(())
 }
 
@@ -178,6 +202,19 @@ mod tests {
         assert_eq!(config.maxrows, Some(5));
         assert_eq!(config.timezone.as_deref(), Some("Asia/Tokyo"));
         assert!(matches!(config.memory_limit, Some(MemoryLimit::Size(ref s)) if s == "2G"));
+        let config: Config =
+            toml::from_str("[sources]\nlaptop = \"/mnt/laptop\"\nservers = [\"/mnt/a\", \"/mnt/b\"]\n").unwrap();
+        let sources = config.sources.unwrap();
+        let machines: Vec<&String> = sources.keys().collect();
+        assert_eq!(machines, ["laptop", "servers"]);
+        assert_eq!(places_of("laptop", &sources["laptop"]).unwrap(), [PathBuf::from("/mnt/laptop")]);
+        assert_eq!(places_of("servers", &sources["servers"]).unwrap().len(), 2);
+        let wrong: Config = toml::from_str("[sources]\nlaptop = 3\n").unwrap();
+        let why = places_of("laptop", &wrong.sources.unwrap()["laptop"]).unwrap_err();
+        assert!(why.contains("not a path"), "{why}");
+        // In the order written, not by name.
+        let config: Config = toml::from_str("[sources]\nz = \"/z\"\na = \"/a\"\n").unwrap();
+        assert_eq!(config.sources.unwrap().keys().collect::<Vec<_>>(), ["z", "a"]);
         let wrong = toml::from_str::<Config>("maxrow = 5\n").unwrap_err().to_string();
         assert!(wrong.contains("unknown field `maxrow`"), "{wrong}");
         assert!(parse_format("CSV").is_ok());

@@ -63,25 +63,35 @@ impl<'a> Reading<'a> {
     /// and a place that appears later is read by the shell's next statement).
     pub(crate) fn new(args: &'a Args, paths: &[PathBuf], prices: Option<PriceList>) -> Result<Self, Error> {
         let given: Vec<PathBuf> = args.paths.iter().chain(paths).cloned().collect();
+        // A labeled place is read besides the paths given, or besides the default places.
+        let mut labeled: Vec<PathBuf> = Vec::new();
+        for label in args.label.iter().filter(|l| l.always) {
+            if !labeled.contains(&label.place) && !given.contains(&label.place) {
+                labeled.push(label.place.clone());
+            }
+        }
         let places = if given.is_empty() {
             let cwd =
                 std::env::current_dir().map_err(|e| Error::Usage(format!("no working directory: {e}")))?;
-            Places::Defaults { cwd, home: dirs::home_dir() }
+            Places::Defaults { cwd, home: dirs::home_dir(), also: labeled }
         } else {
-            Places::Given(given)
+            Places::Given(given.into_iter().chain(labeled).collect())
         };
         let mut looked_in_defaults = None;
         let paths = match &places {
             Places::Given(paths) => paths.clone(),
-            Places::Defaults { cwd, home } => {
-                match default_paths(&crate::format::all(), cwd, home.as_deref()) {
+            Places::Defaults { cwd, home, also } => {
+                let mut paths = match default_paths(&crate::format::all(), cwd, home.as_deref()) {
                     Ok(paths) => paths,
-                    Err(Error::NoDefaultPlace(looked)) => {
+                    Err(Error::NoDefaultPlace(looked)) if also.is_empty() => {
                         looked_in_defaults = Some(looked);
                         Vec::new()
                     }
+                    Err(Error::NoDefaultPlace(_)) => Vec::new(),
                     Err(e) => return Err(e),
-                }
+                };
+                paths.extend(also.iter().cloned());
+                paths
             }
         };
         let cache_dir = match args.no_cache {
@@ -92,7 +102,9 @@ impl<'a> Reading<'a> {
             limit: args.memory_limit.unwrap_or_else(crate::sql::memory::default_limit),
             spill_dir: args.spill_dir.clone(),
         };
-        let read = ReadOptions { max_line_bytes: args.max_line_bytes, cache_dir, ..Default::default() };
+        let labeled = args.label.iter().map(|l| (l.machine.clone(), l.place.clone())).collect();
+        let machines = crate::source::machines::Machines::new(labeled, crate::source::machines::this_machine());
+        let read = ReadOptions { max_line_bytes: args.max_line_bytes, cache_dir, machines, ..Default::default() };
         let options = crate::sql::session::Options { read, memory };
         Ok(Reading { args, prices, places, paths, looked_in_defaults, options })
     }

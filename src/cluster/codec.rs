@@ -54,6 +54,14 @@ struct TableNode {
     /// The client's working directory, which relative places are in.
     #[prost(bytes = "vec", tag = "8")]
     cwd: Vec<u8>,
+    /// The machines of the labeled places (`--label`), in order, beside `labeled_places`.
+    #[prost(string, repeated, tag = "9")]
+    labels: Vec<String>,
+    #[prost(bytes = "vec", repeated, tag = "10")]
+    labeled_places: Vec<Vec<u8>>,
+    /// The client's machine, which every other file is of.
+    #[prost(string, tag = "11")]
+    machine: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, prost::Enumeration)]
@@ -80,6 +88,9 @@ impl TableNode {
             table: table.to_string(),
             prices: Vec::new(),
             cwd: crate::scan::wire::bytes_of(&origin.cwd),
+            labels: origin.machines.labeled().iter().map(|(name, _)| name.clone()).collect(),
+            labeled_places: origin.machines.labeled().iter().map(|(_, p)| crate::scan::wire::bytes_of(p)).collect(),
+            machine: origin.machines.here().to_string(),
         })
     }
 
@@ -89,6 +100,14 @@ impl TableNode {
             cwd: crate::scan::wire::path_of(&self.cwd),
             stamp: self.stamp,
             max_line_bytes: usize::try_from(self.max_line_bytes).unwrap_or(usize::MAX),
+            machines: crate::source::machines::Machines::new(
+                self.labels
+                    .iter()
+                    .cloned()
+                    .zip(self.labeled_places.iter().map(|p| crate::scan::wire::path_of(p)))
+                    .collect(),
+                self.machine.clone(),
+            ),
         }
     }
 }

@@ -72,7 +72,11 @@ async fn open(origin: &Origin, cache: &mut crate::infer::cache::InferenceCache) 
             }));
         }
     }
-    let options = ReadOptions { max_line_bytes: origin.max_line_bytes, ..ReadOptions::default() };
+    let options = ReadOptions {
+        max_line_bytes: origin.max_line_bytes,
+        machines: origin.machines.clone(),
+        ..ReadOptions::default()
+    };
     Ok(Corpus::read(formats, discovery, options, cache).await)
 }
 

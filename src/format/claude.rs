@@ -340,7 +340,7 @@ SELECT 'claude' AS harness, coalesce(u.agent_id, u.session_id) AS session_id, u.
        CASE WHEN r.call_id IS NOT NULL THEN CAST(coalesce(octet_length(r.text), 0) AS BIGINT) END AS result_bytes,
        (regexp_match(u.tool, '^mcp__(.+?)__.'))[1] AS mcp_server,
        CASE WHEN u.agent_id IS NOT NULL THEN u.session_id END AS parent_session_id,
-       p.file AS response_file, p.line AS response_line
+       p.file AS response_file, p.line AS response_line, u.file
 FROM chosen_uses u
 LEFT JOIN chosen_results r ON r.session_id = u.session_id AND r.call_id = u.call_id AND r.nth = 1
 LEFT JOIN responses p ON p.session_id = u.session_id AND p.message_id = u.message_id AND p.nth = 1

@@ -512,7 +512,7 @@ SELECT 'codex' AS harness, u.session_id, u.timestamp AS ts, u.name AS tool, u.ca
        CAST(NULL AS BIGINT) AS duration_ms,
        CASE WHEN o.call_id IS NOT NULL THEN CAST(coalesce(octet_length(o.text), 0) AS BIGINT) END AS result_bytes,
        coalesce(s.server, (regexp_match(u.name, '^mcp__(.+?)__.'))[1]) AS mcp_server, u.parent_session_id,
-       CASE WHEN p.response_line IS NOT NULL THEN u.file END AS response_file, p.response_line
+       CASE WHEN p.response_line IS NOT NULL THEN u.file END AS response_file, p.response_line, u.file
 FROM (SELECT *, array_has(array_agg(session_id) OVER (PARTITION BY call_id), parent_session_id) AS replayed
       FROM uses) u
 LEFT JOIN outputs o ON o.file = u.file AND o.call_id = u.call_id AND o.nth = 1

@@ -219,7 +219,7 @@ SELECT 'gemini' AS harness, c.session_id, CAST(json_get_str(call, 'timestamp') A
        CAST(octet_length(json_get_json(call, 'result', 0, 'functionResponse', 'response')) AS BIGINT)
          AS result_bytes,
        (regexp_match(json_get_str(call, 'name'), '^(.+?)__.'))[1] AS mcp_server,
-       s.parent_session_id, c.file AS response_file, c.line AS response_line
+       s.parent_session_id, c.file AS response_file, c.line AS response_line, c.file
 FROM (SELECT chat_session_id AS session_id, file, line, unnest(json_get_array(tool_calls)) AS call
       FROM gemini.messages WHERE tool_calls IS NOT NULL AND chat_session_id IS NOT NULL) c
 LEFT JOIN (SELECT DISTINCT file, parent_session_id FROM gemini.metadata) s ON s.file = c.file";

@@ -186,7 +186,7 @@ const TOOL_CALLS: &str = concat!(
      CASE WHEN NOT coalesce(t.ok, false) THEN t.output END AS error, t.duration_ms, \
      CAST(NULL AS BIGINT) AS result_bytes, CAST(NULL AS VARCHAR) AS mcp_server, \
      CAST(NULL AS VARCHAR) AS parent_session_id, \
-     CAST(NULL AS VARCHAR) AS response_file, CAST(NULL AS BIGINT) AS response_line FROM reeval.tool t"
+     CAST(NULL AS VARCHAR) AS response_file, CAST(NULL AS BIGINT) AS response_line, t.file FROM reeval.tool t"
 );
 
 /// reeval's sessions: one per attempt, from its first to its last event.

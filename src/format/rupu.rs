@@ -512,7 +512,7 @@ SELECT 'rupu' AS harness, c.run_id AS session_id, CAST(NULL AS TIMESTAMP) AS ts,
        CASE WHEN r.call_id IS NOT NULL THEN CAST(coalesce(octet_length(r.output), 0) AS BIGINT) END AS result_bytes,
        CAST(NULL AS VARCHAR) AS mcp_server, CAST(NULL AS VARCHAR) AS parent_session_id,
        CAST(NULL AS VARCHAR) AS response_file,
-       CAST(NULL AS BIGINT) AS response_line
+       CAST(NULL AS BIGINT) AS response_line, c.file
 FROM rupu.tool_call c
 LEFT JOIN (SELECT file, call_id, first_value(error ORDER BY line) AS error,
                   first_value(duration_ms ORDER BY line) AS duration_ms,

@@ -5,6 +5,7 @@
 //! The column names are the interface: they are defined here once.
 
 use crate::format::{Format, Normalized};
+use crate::source::machines::Machines;
 
 /// A column of a normalized table: its name and the Arrow type every format's rows are cast to.
 type Column = (&'static str, &'static str);
@@ -67,8 +68,9 @@ pub(crate) const TOOL_CALLS: &[Column] = &[
 /// `calls` (its `file` and `line`) of the model response that asked for the call, null when that
 /// response is not a call or cannot be found. A response's cost is shared evenly among the tool
 /// calls that name it.
+/// Its `file` (the transcript it was read from) names its machine.
 const TOOL_CALL_KEYS: &[Column] =
-    &[("parent_session_id", TEXT), ("response_file", TEXT), ("response_line", INT)];
+    &[("parent_session_id", TEXT), ("response_file", TEXT), ("response_line", INT), ("file", TEXT)];
 
 /// What a format gives of each session; `sessions` adds the counts and sums of its calls and
 /// tool calls.
@@ -130,6 +132,10 @@ pub(crate) fn column_about(table: &str, column: &str) -> Option<&'static str> {
         ("calls", "reasoning_tokens") => "the output tokens spent reasoning (thinking, thoughts)",
         ("calls", "cost_usd") => "US dollars: call_cost of its model, tokens and tier; null with no price",
         ("sessions", "cost_usd") => "US dollars over its calls; null when one has no price",
+        (_, "machine") => {
+            "the machine it was found on: its place's --label (or [sources]), else this machine's name \
+             (TXQ_MACHINE, else the host name)"
+        }
         (_, "file") => "the transcript it was read from",
         (_, "line") => "the line of the transcript",
         ("tool_calls", "tool") => "the tool's name",
@@ -167,44 +173,69 @@ pub(crate) fn column_about(table: &str, column: &str) -> Option<&'static str> {
 
 /// The normalized tables `formats` give rows of, each with its query over theirs alone: a
 /// format's schema holds these too (`claude.sessions`), its own rows only.
-pub(crate) fn own_views(formats: &[&Format]) -> Vec<(&'static str, String)> {
+pub(crate) fn own_views(formats: &[&Format], machines: &Machines) -> Vec<(&'static str, String)> {
     let gives = |name: &str| formats.iter().flat_map(|f| &f.normalized).any(|c| c.table.name() == name);
-    views(formats).into_iter().filter(|(name, _)| gives(name)).collect()
+    views(formats, machines).into_iter().filter(|(name, _)| gives(name)).collect()
 }
 
-/// The SQL of each normalized view over `formats`: its name and its query.
-pub(crate) fn views(formats: &[&Format]) -> Vec<(&'static str, String)> {
-    let calls = calls(formats);
+/// The machine of the transcript named by `file` (a column): the nearest labeled place that holds
+/// it, else this machine ([`Machines::of`], in SQL).
+fn machine_of(machines: &Machines, file: &str) -> String {
+    let quoted = |text: &str| format!("'{}'", text.replace('\'', "''"));
+    let here = format!("arrow_cast({}, '{TEXT}')", quoted(machines.here()));
+    let places = machines.places();
+    if places.is_empty() {
+        return here;
+    }
+    let arms: Vec<String> = places
+        .iter()
+        .map(|(place, name)| {
+            let holds = match place.ends_with('/') {
+                true => format!("starts_with({file}, {})", quoted(place)),
+                false => format!("{file} = {} OR starts_with({file}, {})", quoted(place), quoted(&format!("{place}/"))),
+            };
+            format!("WHEN {holds} THEN {}", quoted(name))
+        })
+        .collect();
+    format!("arrow_cast(CASE {} ELSE {} END, '{TEXT}')", arms.join(" "), quoted(machines.here()))
+}
+
+/// The SQL of each normalized view over `formats`: its name and its query; `machines` name the
+/// machine of each row.
+pub(crate) fn views(formats: &[&Format], machines: &Machines) -> Vec<(&'static str, String)> {
+    let calls = calls(formats, machines);
     let keyed: Vec<Column> = TOOL_CALLS.iter().chain(TOOL_CALL_KEYS).copied().collect();
     let tools = stacked(formats, Normalized::ToolCalls, &keyed);
+    let tools = format!("SELECT *, {} AS machine FROM ({tools})", machine_of(machines, "file"));
     let tool_calls = tool_calls(&tools, &calls);
     let facts = stacked(formats, Normalized::Sessions, SESSION_FACTS);
     // The top of each session's chain of parents (crate::sql::session_root says how a cycle or a
     // missing parent ends it).
     let root = format!("{}(f.session_id, f.parent_session_id)", crate::sql::session_root::NAME);
-    let rate_limits = stacked(formats, Normalized::RateLimits, RATE_LIMITS);
+    let rate_limits = with_machine(&stacked(formats, Normalized::RateLimits, RATE_LIMITS), RATE_LIMITS, machines);
+    let facts = format!("SELECT *, {} AS machine FROM ({facts})", machine_of(machines, "file"));
     let sessions = format!(
         "WITH facts AS ({facts}), calls AS ({calls}), tools AS ({tools}),
 call_sums AS (
-  SELECT harness, session_id, parent_session_id,
+  SELECT harness, machine, session_id, parent_session_id,
          first_value(model ORDER BY ts, file, line) AS model, count(*) AS calls,
          sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
          CASE WHEN count(cost_usd) = count(*) THEN CAST(sum(CAST(cost_usd AS DECIMAL(38, 12))) AS DOUBLE) END AS cost_usd
-  FROM calls GROUP BY harness, session_id, parent_session_id
+  FROM calls GROUP BY harness, machine, session_id, parent_session_id
 ), tool_sums AS (
-  SELECT harness, session_id, parent_session_id, count(*) AS tool_calls FROM tools
-  GROUP BY harness, session_id, parent_session_id
+  SELECT harness, machine, session_id, parent_session_id, count(*) AS tool_calls FROM tools
+  GROUP BY harness, machine, session_id, parent_session_id
 )
 SELECT f.harness, f.session_id, f.file_session_id, f.parent_session_id,
        {root} OVER (PARTITION BY f.harness) AS root_session_id,
        f.started_at, f.ended_at, f.cwd, repository_root(f.cwd) AS project, f.git_branch, f.git_commit, c.model,
        coalesce(c.calls, 0) AS calls, coalesce(c.input_tokens, 0) AS input_tokens,
        coalesce(c.output_tokens, 0) AS output_tokens, c.cost_usd,
-       coalesce(t.tool_calls, 0) AS tool_calls, f.file
+       coalesce(t.tool_calls, 0) AS tool_calls, f.machine, f.file
 FROM facts f
-LEFT JOIN call_sums c ON c.harness = f.harness AND c.session_id = f.session_id
+LEFT JOIN call_sums c ON c.harness = f.harness AND c.machine = f.machine AND c.session_id = f.session_id
   AND c.parent_session_id IS NOT DISTINCT FROM f.parent_session_id
-LEFT JOIN tool_sums t ON t.harness = f.harness AND t.session_id = f.session_id
+LEFT JOIN tool_sums t ON t.harness = f.harness AND t.machine = f.machine AND t.session_id = f.session_id
   AND t.parent_session_id IS NOT DISTINCT FROM f.parent_session_id"
     );
     vec![("calls", calls), ("tool_calls", tool_calls), ("sessions", sessions), ("rate_limits", rate_limits)]
@@ -213,14 +244,27 @@ LEFT JOIN tool_sums t ON t.harness = f.harness AND t.session_id = f.session_id
 /// `calls`, priced: `cost_usd` is `call_cost` over the call's model, tokens and service tier,
 /// from the session's prices (docs/prices.md); null, and named in a warning, for a model with no
 /// price.
-fn calls(formats: &[&Format]) -> String {
+fn calls(formats: &[&Format], machines: &Machines) -> String {
     let rows = stacked(formats, Normalized::Calls, CALLS);
     let names: Vec<&str> = CALLS.iter().map(|(name, _)| *name).collect();
     let (before, after) = names.split_at(names.len() - 2);
     format!(
         "SELECT {}, arrow_cast(call_cost(model, input_tokens, cache_read_tokens, cache_write_tokens, \
-         output_tokens, service_tier), '{FLOAT}') AS cost_usd, {} FROM ({rows})",
+         output_tokens, service_tier), '{FLOAT}') AS cost_usd, {} AS machine, {} FROM ({rows})",
         before.join(", "),
+        machine_of(machines, "file"),
+        after.join(", ")
+    )
+}
+
+/// `rows` of `columns` (`file` and `line` last) with `machine` before `file`.
+fn with_machine(rows: &str, columns: &[Column], machines: &Machines) -> String {
+    let names: Vec<String> = columns.iter().map(|(name, _)| format!("\"{name}\"")).collect();
+    let (before, after) = names.split_at(names.len() - 2);
+    format!(
+        "SELECT {}, {} AS machine, {} FROM ({rows})",
+        before.join(", "),
+        machine_of(machines, "file"),
         after.join(", ")
     )
 }
@@ -235,7 +279,7 @@ fn tool_calls(rows: &str, calls_sql: &str) -> String {
         |part: &[Column]| part.iter().map(|(name, _)| format!("t.{name}")).collect::<Vec<_>>().join(", ");
     format!(
         "SELECT {}, arrow_cast(c.cost_usd / CAST(count(*) OVER (PARTITION BY t.harness, t.response_file, \
-         t.response_line) AS DOUBLE), '{FLOAT}') AS cost_usd, {} \
+         t.response_line) AS DOUBLE), '{FLOAT}') AS cost_usd, {}, t.machine \
          FROM ({rows}) t LEFT JOIN ({calls_sql}) c ON c.harness = t.harness AND c.file = t.response_file \
          AND c.line = t.response_line",
         columns(before),

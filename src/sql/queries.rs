@@ -28,6 +28,7 @@ const SHARED: &[CannedQuery] = canned![
     "corpus_summary",
     "daily",
     "daily_by_cwd",
+    "machine_spend",
     "monthly",
     "quota_burn",
     "session",

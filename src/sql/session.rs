@@ -116,7 +116,7 @@ async fn register_corpus(
             each_schema.push(&data.format);
         }
     }
-    for (name, sql) in crate::sql::normalized::views(&each_schema) {
+    for (name, sql) in crate::sql::normalized::views(&each_schema, &corpus.options.machines) {
         let plan = ctx.state().create_logical_plan(&sql).await?;
         if name == crate::format::Normalized::Sessions.name() {
             // `git_commits`: the repositories of the sessions' projects, read when scanned.
@@ -129,7 +129,7 @@ async fn register_corpus(
     for (name, _, schema, _) in &schemas {
         let same: Vec<&crate::format::Format> =
             corpus.formats.iter().map(|d| &d.format).filter(|f| f.name == *name).collect();
-        for (table, sql) in crate::sql::normalized::own_views(&same) {
+        for (table, sql) in crate::sql::normalized::own_views(&same, &corpus.options.machines) {
             let plan = ctx.state().create_logical_plan(&sql).await?;
             schema.register_table(table.to_string(), Arc::new(ViewTable::new(plan, Some(sql))))?;
         }
@@ -293,7 +293,8 @@ pub async fn open(paths: &[std::path::PathBuf], options: impl Into<Options>) -> 
 #[derive(Debug, Clone)]
 pub enum Places {
     Given(Vec<std::path::PathBuf>),
-    Defaults { cwd: std::path::PathBuf, home: Option<std::path::PathBuf> },
+    /// The default places, and `also` (labeled places read besides them).
+    Defaults { cwd: std::path::PathBuf, home: Option<std::path::PathBuf>, also: Vec<std::path::PathBuf> },
 }
 
 impl Places {
@@ -316,13 +317,12 @@ impl Places {
                     .collect();
                 (there, notes)
             }
-            Places::Defaults { cwd, home } => {
+            Places::Defaults { cwd, home, also } => {
                 let formats = crate::format::all();
-                (
-                    crate::source::discover::default_paths(&formats, cwd, home.as_deref())
-                        .unwrap_or_default(),
-                    vec![],
-                )
+                let mut paths =
+                    crate::source::discover::default_paths(&formats, cwd, home.as_deref()).unwrap_or_default();
+                paths.extend(also.iter().cloned());
+                (paths, vec![])
             }
         }
     }

@@ -21,6 +21,7 @@ use crate::infer::signature::{FileSummary, SignatureTable};
 use crate::infer::stats::FormatStats;
 use crate::source::discover::Discovery;
 use crate::source::files::{PathHasher, SourceFile, SourceFiles};
+use crate::source::machines::Machines;
 use crate::table::event_table::EventTable;
 use object_store::ObjectStore;
 use std::collections::{HashMap, HashSet};
@@ -36,12 +37,14 @@ pub struct ReadOptions {
     pub parallel_files: usize,
     /// Where the inference cache lives; `None` reads every file every time.
     pub cache_dir: Option<PathBuf>,
+    /// Which machine each file is of: another machine's copy of a file is read once.
+    pub machines: Machines,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Self { max_line_bytes: 256 << 20, parallel_files: cores, cache_dir: None }
+        Self { max_line_bytes: 256 << 20, parallel_files: cores, cache_dir: None, machines: Machines::default() }
     }
 }
 
@@ -286,6 +289,8 @@ pub(crate) struct Origin {
     /// found the same files as they were ([`Discovery::stamp`]); 0 for a part of them.
     pub(crate) stamp: u64,
     pub(crate) max_line_bytes: usize,
+    /// Which machine each file is of (which files are another machine's copies).
+    pub(crate) machines: Machines,
 }
 
 impl Corpus {
@@ -315,10 +320,13 @@ impl Corpus {
             cwd: std::env::current_dir().unwrap_or_default(),
             stamp: discovery.stamp(),
             max_line_bytes: options.max_line_bytes,
+            machines: options.machines.clone(),
         };
         owners::decide_contested(&formats, &mut discovery, cache, &store, &options).await;
         let mut warnings = std::mem::take(&mut discovery.warnings);
-        let copies = owners::set_aside_copies(&formats, &mut discovery.files);
+        let mut copies = owners::set_aside_copies(&formats, &mut discovery.files);
+        let machines = (&options.machines, &*origin.places);
+        owners::set_aside_machines_copies(machines, &store, &mut discovery.files, &mut copies, &mut warnings).await;
         let (settled, grown) =
             known::known_from_cache(&formats, &discovery.files, &copies, cache, options.max_line_bytes);
         let mut data = Vec::new();

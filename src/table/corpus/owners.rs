@@ -44,6 +44,37 @@ pub(super) fn set_aside_copies(formats: &[Format], files: &mut [SourceFiles]) ->
     copies
 }
 
+/// Takes out of each format's `files` those that are another machine's copy of one of them (the
+/// same path under its place, the same bytes: [`crate::source::machines::copies_across`]),
+/// adding them to that format's `copies`; a path found on two machines with different bytes is a
+/// warning. `machines` are the machines and the places searched.
+pub(super) async fn set_aside_machines_copies(
+    machines: (&crate::source::machines::Machines, &[std::path::PathBuf]),
+    store: &Arc<dyn ObjectStore>,
+    files: &mut [SourceFiles],
+    copies: &mut [Copies],
+    warnings: &mut Vec<String>,
+) {
+    let (machines, places) = machines;
+    if !machines.any_labeled() {
+        return;
+    }
+    for (files, copies) in files.iter_mut().zip(copies) {
+        let all: Vec<SourceFile> = files.iter().collect();
+        let found = crate::source::machines::copies_across(machines, places, &all, store).await;
+        warnings.extend(found.warnings);
+        if found.copies.is_empty() {
+            continue;
+        }
+        let name = |p: &std::path::Path| crate::text::escape::path_text(p).into_owned();
+        for (i, kept) in &found.copies {
+            copies.push((Arc::new(all[*i].clone()), NotATranscript::CopyOf { kept: name(kept) }));
+        }
+        let mut next_aside = found.copies.iter().map(|(i, _)| *i).peekable();
+        files.retain(|i| next_aside.next_if_eq(&i).is_none());
+    }
+}
+
 /// Gives each file more than one format claims to the one its content says: the one whose
 /// description documents the types of the most of its first 16 lines ([`decide_by_content`]),
 /// the first by rank on a tie or with nothing readable.
