@@ -4,7 +4,8 @@
 //! and a record whose SQL is `txq query NAME` runs the canned query `queries/NAME.sql` as that
 //! command does, in its order; every canned query must be run by some file. A path in a result
 //! is shown from `tests/` on (`fixtures/rupu-runs/run_02D.jsonl`), so that the files hold no
-//! machine's paths.
+//! machine's paths. Every file is of the machine `test-box`, except under the places a line
+//! `# machines: NAME=<dir under tests/>[, ...]` labels (as `--label NAME=PATH` does).
 //!
 //! `cargo test --test sqllogictests` runs every file; `cargo test --test sqllogictests -- NAME`
 //! the files whose path contains NAME. `cargo test --test sqllogictests -- --complete [NAME]`
@@ -154,6 +155,25 @@ fn corpora_of(slt: &Path, generated: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The machines of `slt`: the places its `# machines:` line labels, the rest `test-box`.
+fn machines_of(slt: &Path) -> txq::source::machines::Machines {
+    let text = std::fs::read_to_string(slt).unwrap_or_default();
+    let labeled = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# machines:"))
+        .map(|labels| {
+            labels
+                .split(',')
+                .map(|label| {
+                    let (name, dir) = label.trim().split_once('=').expect("# machines: NAME=DIR, ...");
+                    (name.to_string(), Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(dir))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    txq::source::machines::Machines::new(labeled, "test-box".into())
+}
+
 /// Where the corpora lie, as a path in a result begins.
 const TESTS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/");
 
@@ -170,9 +190,10 @@ fn canned_sql(name: &str) -> Result<String, SqlError> {
 
 /// A session over `corpora`, set up as `txq query` sets it (its time zone UTC, as a spend
 /// report's with no `--timezone`).
-async fn open(corpora: &[PathBuf]) -> Result<Txq, SqlError> {
+async fn open(corpora: &[PathBuf], machines: txq::source::machines::Machines) -> Result<Txq, SqlError> {
     let sql_error = |e: &dyn std::fmt::Display| SqlError(e.to_string());
-    let engine = txq::sql::session::open(corpora, txq::sql::session::Options::default())
+    let read = txq::table::corpus::ReadOptions { machines, ..Default::default() };
+    let engine = txq::sql::session::open(corpora, txq::sql::session::Options::from(read))
         .await
         .map_err(|e| sql_error(&e))?;
     txq::sql::reports::ReportOptions::default().set_up(&engine.ctx).map_err(|e| sql_error(&e))?;
@@ -204,9 +225,10 @@ async fn main() {
     let (mut passed, mut failed) = (0, 0);
     for file in &files {
         let corpora = corpora_of(file, generated.path());
+        let machines = machines_of(file);
         let make = move || {
-            let corpora = corpora.clone();
-            async move { open(&corpora).await }
+            let (corpora, machines) = (corpora.clone(), machines.clone());
+            async move { open(&corpora, machines).await }
         };
         let mut runner = sqllogictest::Runner::new(make);
         runner.with_column_validator(sqllogictest::strict_column_validator);
