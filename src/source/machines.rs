@@ -206,7 +206,7 @@ pub(crate) async fn copies_across(
             let mut on: Vec<&str> = kept.iter().map(|&(k, _)| machines.of(&files[k].path)).collect();
             on.dedup();
             found.warnings.push(format!(
-                "{}: found on {} with different contents; read as different sessions, each on its machine",
+                "{}: found on {} with different contents; read on each, its rows that machine's",
                 crate::text::escape::path(Path::new(&relative)),
                 crate::text::words::listed(&on)
             ));
