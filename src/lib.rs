@@ -6,10 +6,11 @@
 //! lines, [`json`] reads a line, [`infer`] learns what the files hold, [`table`] makes the corpus
 //! and its tables, [`scan`] streams them to DataFusion, [`sql`] is the session, [`cluster`] runs it
 //! on a Ballista cluster, and [`export`], [`report`] (the HTML report of canned queries) and
-//! [`cli`] are what people use. [`generate`] is the corpus generator behind `txq generate` and the tests and benchmarks, using
+//! [`cli`] are what people use, [`archive`] (`txq archive`) among them. [`generate`] is the corpus generator behind `txq generate` and the tests and benchmarks, using
 //! only [`text`] and [`error`].
 //! docs/architecture.md draws it.
 
+pub mod archive;
 pub mod cli;
 pub mod cluster;
 pub mod error;

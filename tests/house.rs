@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The stages, lowest first: a module may use its own stage and those before it.
-const STAGES: [&str; 14] = [
+const STAGES: [&str; 15] = [
     "text", "error", "generate", "format", "source", "json", "infer", "table", "scan", "sql", "cluster",
-    "export", "report", "cli",
+    "export", "archive", "report", "cli",
 ];
 
 /// Every module of the library (`infer::cache` for `src/infer/cache/mod.rs`), with the code of its

@@ -123,7 +123,7 @@ fn readers_python() -> Result<PathBuf, String> {
 
 /// The readers' Python, or None after saying on stderr that `test` is skipped and why; with
 /// `TXQ_REQUIRE_READERS=1`, a missing reader fails the test instead.
-fn readers_or_skip(test: &str) -> Option<PathBuf> {
+pub fn readers_or_skip(test: &str) -> Option<PathBuf> {
     match readers_python() {
         Ok(python) => Some(python),
         Err(why) if std::env::var_os("TXQ_REQUIRE_READERS").is_some_and(|v| v == "1") => {

@@ -1,6 +1,7 @@
 //! The integration tests: the real `txq` binary and library on transcripts the project's own
 //! generator writes, checked against the answers the generator tallied while writing.
 
+mod archive;
 mod budgets;
 mod cache;
 mod cancel_and_stream;

@@ -193,6 +193,17 @@ pub(crate) enum Command {
         #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
+    /// Keep every transcript found in an append-only archive of Parquet files under OUT (a
+    /// folder or an s3:// URL): only what is new since the last run is added, a run cut short
+    /// leaves the archive before it, and `txq ... OUT` reads it back (docs/archive.md).
+    Archive {
+        /// The archive's folder or object store URL; made on the first run.
+        #[arg(long, value_name = "OUT")]
+        out: PathBuf,
+        /// Transcript directories or files, as for txq itself.
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
     /// Spend per day, as `ccusage daily`: a row per day (--breakdown: per harness and model under
     /// it), a total, --json in ccusage's shape (docs/cli.md#ccusage).
     Daily(PeriodFlags),

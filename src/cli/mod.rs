@@ -4,6 +4,7 @@
 //! [`reading`]. Every way SQL arrives (`-e`, `-f`, stdin, `txq query`, the shell) runs through
 //! one [`exec::Runner`].
 
+pub(crate) mod archive;
 pub mod args;
 pub(crate) mod budget;
 pub(crate) mod commands;
@@ -121,6 +122,7 @@ pub async fn run(args: Args) -> Result<(), Error> {
             };
             export::command(&args, flags, paths).await
         }
+        Some(Command::Archive { out, paths }) => archive::command(&args, out, paths).await,
         Some(Command::Report { out, since, until, timezone, paths }) => {
             let report = ReportOptions { since: *since, until: *until, time_zone: timezone.clone() };
             report::command(&args, out, &report, paths).await

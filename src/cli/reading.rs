@@ -9,6 +9,7 @@ use crate::source::discover::default_paths;
 use crate::sql::prices::PriceList;
 use crate::sql::session::{Engine, LiveEngine, Places};
 use crate::table::corpus::{Corpus, ReadOptions};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -55,6 +56,17 @@ pub(crate) struct Reading<'a> {
     /// With no path given and no default place there, the places looked in.
     looked_in_defaults: Option<String>,
     options: crate::sql::session::Options,
+    /// The places and options with each archive among the places restored, made once.
+    restored: tokio::sync::OnceCell<WithArchives>,
+}
+
+/// A reading's places with each archive among them replaced by the folders it is restored in,
+/// its machines labeled; the archives held restored while the reading lasts.
+struct WithArchives {
+    paths: Vec<PathBuf>,
+    places: Places,
+    options: crate::sql::session::Options,
+    _archives: Vec<crate::archive::RestoredArchive>,
 }
 
 impl<'a> Reading<'a> {
@@ -106,13 +118,69 @@ impl<'a> Reading<'a> {
         let machines = crate::source::machines::Machines::new(labeled, crate::source::machines::this_machine());
         let read = ReadOptions { max_line_bytes: args.max_line_bytes, cache_dir, machines, ..Default::default() };
         let options = crate::sql::session::Options { read, memory };
-        Ok(Reading { args, prices, places, paths, looked_in_defaults, options })
+        Ok(Reading { args, prices, places, paths, looked_in_defaults, options, restored: Default::default() })
+    }
+
+    /// The places and options to open: each archive among the places (a folder or store prefix
+    /// holding `_txq_archive.json`) restored in the cache and read through the folders of its
+    /// machines, each labeled with its machine.
+    async fn with_archives(&self) -> Result<&WithArchives, Error> {
+        self.restored.get_or_try_init(|| async {
+            let cache = self.options.read.cache_dir.clone();
+            let mut restored: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
+            let mut archives = Vec::new();
+            let mut labels: Vec<(String, PathBuf)> = self.options.read.machines.labeled().to_vec();
+            let mut roots = Vec::new();
+            let given = match &self.places {
+                Places::Given(paths) => paths.clone(),
+                Places::Defaults { also, .. } => also.clone(),
+            };
+            for place in &given {
+                if restored.contains_key(place) {
+                    continue;
+                }
+                let Some(archive) = crate::archive::restore(place, cache.as_deref()).await? else { continue };
+                if let Some(url) = &self.args.cluster {
+                    return Err(Error::Usage(format!(
+                        "{}: an archive is read on this machine: read it without --cluster {url}, or export it (txq export) for the cluster",
+                        crate::text::escape::path(place)
+                    )));
+                }
+                if !self.args.quiet {
+                    for warning in &archive.warnings {
+                        let _ = writeln!(std::io::stderr(), "txq: warning: {}", crate::text::escape::message(warning));
+                    }
+                }
+                labels.retain(|(_, labeled)| labeled != place);
+                labels.extend(archive.machines.iter().cloned());
+                roots.push(archive.root.clone());
+                restored.insert(place.clone(), archive.machines.iter().map(|(_, folder)| folder.clone()).collect());
+                archives.push(archive);
+            }
+            let swap = |paths: &[PathBuf]| -> Vec<PathBuf> {
+                paths.iter().flat_map(|p| restored.get(p).cloned().unwrap_or_else(|| vec![p.clone()])).collect()
+            };
+            let paths = swap(&self.paths);
+            let places = match &self.places {
+                Places::Given(given) => Places::Given(swap(given)),
+                Places::Defaults { cwd, home, also } => Places::Defaults { cwd: cwd.clone(), home: home.clone(), also: swap(also) },
+            };
+            let mut options = self.options.clone();
+            if !archives.is_empty() {
+                let here = options.read.machines.here().to_string();
+                options.read.machines = crate::source::machines::Machines::new(labels, here);
+                options.read.restored = crate::source::restored::Restored::new(roots);
+            }
+            Ok(WithArchives { paths, places, options, _archives: archives })
+        })
+        .await
     }
 
     /// A session over the files as they are now, with the prices, on the cluster of
     /// `--cluster` when it is given.
     pub(crate) async fn engine(&self) -> Result<Engine, Error> {
-        let mut engine = crate::sql::session::open(&self.paths, self.options.clone()).await?;
+        let open = self.with_archives().await?;
+        let mut engine = crate::sql::session::open(&open.paths, open.options.clone()).await?;
         if let Some(prices) = &self.prices {
             crate::sql::prices::register(&engine.ctx, prices).map_err(Error::Sql)?;
         }
@@ -125,7 +193,8 @@ impl<'a> Reading<'a> {
     /// A session that takes in what changes in the places (the shell's, `--follow`'s), with the
     /// prices, on the cluster of `--cluster` when it is given.
     pub(crate) async fn live(&self) -> Result<LiveEngine, Error> {
-        let mut live = LiveEngine::open(self.places.clone(), self.options.clone()).await?;
+        let open = self.with_archives().await?;
+        let mut live = LiveEngine::open(open.places.clone(), open.options.clone()).await?;
         if let Some(prices) = &self.prices {
             crate::sql::prices::register(&live.engine.ctx, prices).map_err(Error::Sql)?;
         }

@@ -11,7 +11,7 @@ mod append;
 
 mod job;
 mod manifest;
-mod paths;
+pub(crate) mod paths;
 mod progress;
 mod prune;
 mod store;

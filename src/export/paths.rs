@@ -176,10 +176,13 @@ impl Root {
     }
 
     /// Removes the folder `relative` and all it holds, no link followed (a link at `relative`
-    /// is removed itself).
+    /// is removed itself); nothing if it is gone.
     pub(crate) fn remove_dir_all(&self, relative: &Path) -> Result<(), Error> {
         let path = self.join(relative)?;
-        std::fs::remove_dir_all(&path).map_err(|e| io_error(&path, e))
+        match std::fs::remove_dir_all(&path) {
+            Err(e) if e.kind() != ErrorKind::NotFound => Err(io_error(&path, e)),
+            _ => Ok(()),
+        }
     }
 
     /// Every entry below the folder `relative` (the root when empty) that is not a folder (files,

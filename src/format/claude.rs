@@ -28,6 +28,7 @@ pub fn format() -> Format {
         beside: None,
         copies: None,
         envelope: Envelope { types: TypeRule::Key("type"), fields: FieldsAt::Beside },
+        times: &["timestamp"],
         table_naming: Naming::DashToUnderscore,
         column_naming: Naming::SnakeCase,
         required_type: None,

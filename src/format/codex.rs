@@ -33,6 +33,7 @@ pub fn format() -> Format {
             types: TypeRule::Refined { key: "type", refined: &["response_item", "event_msg"], sub: "type" },
             fields: FieldsAt::Under("payload"),
         },
+        times: &["timestamp"],
         table_naming: Naming::LastPart,
         column_naming: Naming::AsIs,
         required_type: None,

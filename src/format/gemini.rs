@@ -33,6 +33,7 @@ pub fn format() -> Format {
         beside: None,
         copies: None,
         envelope: Envelope { types: TypeRule::ByKeys(LINE_TYPES), fields: FieldsAt::Beside },
+        times: &["timestamp", "startTime", "lastUpdated"],
         table_naming: Naming::AsIs,
         column_naming: Naming::SnakeCase,
         required_type: None,

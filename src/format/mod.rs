@@ -42,6 +42,10 @@ pub struct Format {
     pub(crate) copies: Option<Copies>,
     /// Where a line's type and fields are.
     pub(crate) envelope: Envelope,
+    /// Where a line's time is, for the month `txq archive` files it under: the first of these
+    /// keys, at the top of the line or among its fields, that holds an RFC 3339 time (a line with
+    /// none takes the time of the line before it in its file).
+    pub(crate) times: &'static [&'static str],
     /// How a type is written as a table name.
     pub(crate) table_naming: Naming,
     /// How a field key is written as a column name.

@@ -36,6 +36,7 @@ pub fn format() -> Format {
         beside: None,
         copies: None,
         envelope: Envelope { types: TypeRule::Key("type"), fields: FieldsAt::Under("data") },
+        times: &["started_at", "ts"],
         table_naming: Naming::AsIs,
         column_naming: Naming::AsIs,
         required_type: Some("run_start"),

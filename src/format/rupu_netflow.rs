@@ -23,6 +23,7 @@ pub(crate) fn format() -> Format {
         beside: Some(Beside { searched: "transcripts", folder: "netflow" }),
         copies: None,
         envelope: Envelope { types: TypeRule::Key("type"), fields: FieldsAt::Beside },
+        times: &["ts"],
         table_naming: Naming::AsIs,
         column_naming: Naming::AsIs,
         required_type: None,

@@ -22,6 +22,7 @@ use crate::infer::stats::FormatStats;
 use crate::source::discover::Discovery;
 use crate::source::files::{PathHasher, SourceFile, SourceFiles};
 use crate::source::machines::Machines;
+use crate::source::restored::Restored;
 use crate::table::event_table::EventTable;
 use object_store::ObjectStore;
 use std::collections::{HashMap, HashSet};
@@ -39,12 +40,14 @@ pub struct ReadOptions {
     pub cache_dir: Option<PathBuf>,
     /// Which machine each file is of: another machine's copy of a file is read once.
     pub machines: Machines,
+    /// Where archives are restored: a restored file whose live file is read too is not read.
+    pub restored: Restored,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Self { max_line_bytes: 256 << 20, parallel_files: cores, cache_dir: None, machines: Machines::default() }
+        Self { max_line_bytes: 256 << 20, parallel_files: cores, cache_dir: None, machines: Machines::default(), restored: Restored::default() }
     }
 }
 
@@ -327,6 +330,7 @@ impl Corpus {
         let mut copies = owners::set_aside_copies(&formats, &mut discovery.files);
         let machines = (&options.machines, &*origin.places);
         owners::set_aside_machines_copies(machines, &store, &mut discovery.files, &mut copies, &mut warnings).await;
+        owners::set_aside_restored(&options.restored, &options.machines, &mut discovery.files, &mut copies);
         let (settled, grown) =
             known::known_from_cache(&formats, &discovery.files, &copies, cache, options.max_line_bytes);
         let mut data = Vec::new();

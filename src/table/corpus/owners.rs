@@ -75,6 +75,43 @@ pub(super) async fn set_aside_machines_copies(
     }
 }
 
+/// Takes out of each format's `files` the copies restored from an archive whose live file is read
+/// too (the path it was archived from, on the same machine, `.zst` or not): the live file holds
+/// every line the archive has of it, and what it gained since. A restored copy whose live file
+/// is gone (deleted, as Claude Code's cleanup does) stays.
+pub(super) fn set_aside_restored(
+    restored: &crate::source::restored::Restored,
+    machines: &crate::source::machines::Machines,
+    files: &mut [SourceFiles],
+    copies: &mut [Copies],
+) {
+    use crate::source::restored::plain_name;
+    if restored.is_empty() {
+        return;
+    }
+    for (files, copies) in files.iter_mut().zip(copies) {
+        let all: Vec<SourceFile> = files.iter().collect();
+        let mut live: HashMap<(&str, String), usize> = HashMap::new();
+        for (i, file) in all.iter().enumerate() {
+            if restored.original_of(&file.path).is_none() {
+                let path = crate::text::escape::path_text(file.canonical()).into_owned();
+                live.insert((machines.of(&file.path), plain_name(&path).to_string()), i);
+            }
+        }
+        let mut aside: Vec<usize> = Vec::new();
+        for (i, file) in all.iter().enumerate() {
+            let Some(original) = restored.original_of(&file.path) else { continue };
+            if let Some(&kept) = live.get(&(machines.of(&file.path), plain_name(&original).to_string())) {
+                let kept = crate::text::escape::path_text(&all[kept].path).into_owned();
+                copies.push((Arc::new(file.clone()), NotATranscript::CopyOf { kept }));
+                aside.push(i);
+            }
+        }
+        let mut next_aside = aside.into_iter().peekable();
+        files.retain(|i| next_aside.next_if_eq(&i).is_none());
+    }
+}
+
 /// Gives each file more than one format claims to the one its content says: the one whose
 /// description documents the types of the most of its first 16 lines ([`decide_by_content`]),
 /// the first by rank on a tie or with nothing readable.
