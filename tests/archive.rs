@@ -311,3 +311,66 @@ fn pyarrow_pandas_polars_and_duckdb_read_every_archived_line_once() {
     }
     assert!(got["types"].as_u64().unwrap() > 10, "{got:?}");
 }
+
+#[test]
+fn a_damaged_or_hand_edited_archive_costs_only_what_is_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let options = HarnessOptions { seed: 5, sessions: 3, keep_rows: true, ..HarnessOptions::default() };
+    let expected = write_harness_home(&root.join("full"), &options).unwrap();
+    run(root, "laptop", &["archive", "--out", "arch", "full"], &[]);
+    let manifest_path = root.join("arch/_txq_archive.json");
+    let original = std::fs::read(&manifest_path).unwrap();
+    let mut manifest: Value = serde_json::from_slice(&original).unwrap();
+    // A file whose path would climb out of the cache: left out, with a warning naming it.
+    // (a Codex rollout of calls; the archive then answers as the home without it does)
+    let lone = expected.calls.iter().map(|c| c.file.clone()).find(|f| f.contains(".codex/sessions/")).unwrap();
+    let files = manifest["files"].as_array_mut().unwrap();
+    let climbing = files.iter().position(|f| f["path"].as_str().unwrap().ends_with(lone.as_str())).unwrap();
+    files[climbing]["path"] = Value::from("/a/../../../../etc/passwd.jsonl");
+    std::fs::write(&manifest_path, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let (rows, stderr) = run(root, "laptop", &["--no-cache", "-e", FIGURES, "arch"], &[]);
+    assert!(stderr.contains("/a/../../../../etc/passwd.jsonl: not restored"), "{stderr}");
+    let truth = tally(&expected);
+    let without = root.join("without");
+    for file in expected.files.iter().chain(&expected.other_files).filter(|f| **f != lone) {
+        copy(&root.join("full"), &without, file);
+    }
+    let (home_without, _) = run(root, "laptop", &["--no-cache", "-e", FIGURES, "without"], &[]);
+    assert_eq!(figures(&rows), figures(&home_without));
+    assert_ne!(figures(&rows), truth);
+    // A part cut short: its lines are left out, told with its name; the others are read.
+    std::fs::write(&manifest_path, &original).unwrap();
+    let part = manifest["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["path"].as_str().unwrap().to_string())
+        .find(|p| p.starts_with("gemini/"))
+        .unwrap();
+    let bytes = std::fs::read(root.join("arch").join(&part)).unwrap();
+    std::fs::write(root.join("arch").join(&part), &bytes[..bytes.len() / 2]).unwrap();
+    let (rows, stderr) = run(root, "laptop", &["-e", FIGURES, "arch"], &[]);
+    assert!(stderr.contains(&part) && stderr.contains("left out of this reading"), "{stderr}");
+    assert_eq!(figures(&rows)["claude"], truth["claude"]);
+    // Mended, it is read on the next reading (from the cache's tree, that part only).
+    std::fs::write(root.join("arch").join(&part), &bytes).unwrap();
+    let (rows, stderr) = run(root, "laptop", &["-e", FIGURES, "arch"], &[]);
+    assert_eq!(figures(&rows), truth, "{stderr}");
+    // A manifest of a later version, or not a manifest: refused, with what to do, exit 2.
+    for text in [br#"{"txq_archive": 2}"#.to_vec(), b"{not json".to_vec()] {
+        std::fs::write(&manifest_path, &text).unwrap();
+        for args in [&["-e", "select 1", "arch"][..], &["archive", "--out", "arch", "full"][..]] {
+            let out = command(root).env("TXQ_CACHE_DIR", root.join("cache")).args(args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(stderr.contains("_txq_archive.json"), "{stderr}");
+        }
+    }
+    // --follow and --cluster are refused.
+    std::fs::write(&manifest_path, &original).unwrap();
+    for flag in [&["--follow"][..], &["--cluster", "df://127.0.0.1:1"][..]] {
+        let out = command(root).args(flag).args(["archive", "--out", "arch", "full"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag:?}");
+    }
+}

@@ -195,7 +195,7 @@ async fn update(
     std::fs::create_dir_all(tree).map_err(|e| Error::Write { path: tree.to_path_buf(), source: e })?;
     // Each file of the manifest: its generation, and where it is restored.
     let machine_index: HashMap<&str, usize> = manifest.machines.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
-    let mut files: HashMap<(String, String), (u64, Option<PathBuf>)> = HashMap::new();
+    let mut files: HashMap<(String, String), Restoring> = HashMap::new();
     let mut warnings = Vec::new();
     for f in &manifest.files {
         let target = machine_index
@@ -208,47 +208,76 @@ async fn update(
                 crate::text::escape::message(&f.path)
             ));
         }
-        files.insert((f.machine.clone(), plain_name(&f.path).to_string()), (f.generation, target));
+        files.insert((f.machine.clone(), plain_name(&f.path).to_string()), Restoring { generation: f.generation, bytes: f.bytes, target });
     }
     let applied: HashSet<String> = state.parts.iter().cloned().collect();
     let mut writer = LineWriter::default();
     for part in manifest.parts.iter().filter(|p| !applied.contains(&p.path)) {
-        let file = source.part(&part.path, scratch, shown).await?;
-        let bad = |e: String| Error::Input { file: format!("{}/{}", crate::text::escape::path(shown), part.path), why: e };
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(e.to_string()))?;
-        let wanted = ["machine", "file", "generation", "offset", "json", "raw"];
-        let schema = builder.parquet_schema();
-        let indices: Vec<usize> =
-            (0..schema.num_columns()).filter(|&i| wanted.contains(&schema.column(i).name())).collect();
-        let mask = ProjectionMask::leaves(schema, indices);
-        let reader = builder.with_projection(mask).with_batch_size(8192).build().map_err(|e| bad(e.to_string()))?;
-        for batch in reader {
-            let batch = batch.map_err(|e| bad(e.to_string()))?;
-            let column = |name: &str| batch.column_by_name(name).ok_or_else(|| bad(format!("no column {name}")));
-            let (machine, path) = (column("machine")?.as_string::<i32>(), column("file")?.as_string::<i32>());
-            let generation = column("generation")?.as_primitive::<Int64Type>();
-            let offset = column("offset")?.as_primitive::<Int64Type>();
-            let (json, raw) = (column("json")?.as_string::<i32>(), column("raw")?.as_binary::<i32>());
-            for row in 0..batch.num_rows() {
-                let key = (machine.value(row).to_string(), plain_name(path.value(row)).to_string());
-                let Some((current, Some(target))) = files.get(&key) else { continue };
-                if generation.value(row) as u64 != *current || offset.value(row) < 0 {
-                    continue;
-                }
-                let line = match json.is_null(row) {
-                    false => json.value(row).as_bytes(),
-                    true => raw.value(row),
-                };
-                writer.write(target, offset.value(row) as u64, line)?;
-            }
+        // A part that cannot be read costs its own lines, told, and is tried again next time.
+        match restore_part(source, &part.path, scratch, shown, &files, &mut writer).await {
+            Ok(()) => state.parts.push(part.path.clone()),
+            Err(e) => warnings.push(format!("{e}; its lines are left out of this reading")),
         }
         writer.close()?;
-        state.parts.push(part.path.clone());
     }
     writer.close()?;
     state.generations =
         manifest.files.iter().map(|f| (state_key(&f.machine, &f.path), f.generation)).collect();
     Ok(warnings)
+}
+
+/// A file of the manifest as it is restored: its current generation, the bytes archived of it,
+/// and where it goes (`None`: a path that would leave the tree).
+struct Restoring {
+    generation: u64,
+    bytes: u64,
+    target: Option<PathBuf>,
+}
+
+/// Writes the lines of the part at `relative` of its files' current generations into `writer`.
+async fn restore_part(
+    source: &Place,
+    relative: &str,
+    scratch: &Path,
+    shown: &Path,
+    files: &HashMap<(String, String), Restoring>,
+    writer: &mut LineWriter,
+) -> Result<(), Error> {
+    let file = source.part(relative, scratch, shown).await?;
+    let bad = |e: String| Error::Input { file: format!("{}/{relative}", crate::text::escape::path(shown)), why: e };
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(e.to_string()))?;
+    let wanted = ["machine", "file", "generation", "offset", "json", "raw"];
+    let schema = builder.parquet_schema();
+    let indices: Vec<usize> = (0..schema.num_columns()).filter(|&i| wanted.contains(&schema.column(i).name())).collect();
+    let mask = ProjectionMask::leaves(schema, indices);
+    let reader = builder.with_projection(mask).with_batch_size(8192).build().map_err(|e| bad(e.to_string()))?;
+    for batch in reader {
+        let batch = batch.map_err(|e| bad(e.to_string()))?;
+        let column = |name: &str| batch.column_by_name(name).ok_or_else(|| bad(format!("no column {name}")));
+        let wrong = |name: &str| bad(format!("column {name} of another type"));
+        let machine = column("machine")?.as_string_opt::<i32>().ok_or_else(|| wrong("machine"))?;
+        let path = column("file")?.as_string_opt::<i32>().ok_or_else(|| wrong("file"))?;
+        let generation = column("generation")?.as_primitive_opt::<Int64Type>().ok_or_else(|| wrong("generation"))?;
+        let offset = column("offset")?.as_primitive_opt::<Int64Type>().ok_or_else(|| wrong("offset"))?;
+        let json = column("json")?.as_string_opt::<i32>().ok_or_else(|| wrong("json"))?;
+        let raw = column("raw")?.as_binary_opt::<i32>().ok_or_else(|| wrong("raw"))?;
+        for row in 0..batch.num_rows() {
+            let key = (machine.value(row).to_string(), plain_name(path.value(row)).to_string());
+            let Some(Restoring { generation: current, bytes, target: Some(target) }) = files.get(&key) else { continue };
+            let line = match json.is_null(row) {
+                false => json.value(row).as_bytes(),
+                true => raw.value(row),
+            };
+            // A row of another generation, or past what the manifest says is archived of its
+            // file (nothing a run writes; a hand-made part could), is not the file's.
+            let within = u64::try_from(offset.value(row)).is_ok_and(|o| o + line.len() as u64 <= *bytes);
+            if generation.value(row) as u64 != *current || !within {
+                continue;
+            }
+            writer.write(target, offset.value(row) as u64, line)?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes lines at their offsets, into one file at a time.
