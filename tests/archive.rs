@@ -149,6 +149,23 @@ fn an_archive_kept_through_growth_and_cleanup_answers_as_the_home_did() {
     let (_, stderr) = run(root, "laptop", &["archive", "--out", "arch", "live"], &[]);
     assert!(summary(&stderr).contains("nothing new"), "{stderr}");
     assert_eq!(listing(&root.join("arch")), before);
+    // Codex CLI compressing a rollout in place: no new line, and the record follows the file,
+    // so that the next run does not read it again.
+    let rollout = expected
+        .files
+        .iter()
+        .find(|f| f.contains(".codex/sessions/") && f.ends_with(".jsonl") && !expected.files.contains(&format!("{f}.zst")))
+        .unwrap();
+    let bytes = std::fs::read(live.join(rollout)).unwrap();
+    std::fs::write(live.join(format!("{rollout}.zst")), zstd::encode_all(&bytes[..], 3).unwrap()).unwrap();
+    std::fs::remove_file(live.join(rollout)).unwrap();
+    let (_, stderr) = run(root, "laptop", &["archive", "--out", "arch", "live"], &[]);
+    assert!(summary(&stderr).contains("nothing new"), "{stderr}");
+    let manifest = std::fs::read_to_string(root.join("arch/_txq_archive.json")).unwrap();
+    assert!(manifest.contains(&format!("{rollout}.zst\"")), "{manifest}");
+    let before = listing(&root.join("arch"));
+    run(root, "laptop", &["archive", "--out", "arch", "live"], &[]);
+    assert_eq!(listing(&root.join("arch")), before);
     // Beside the live home, every line counts once; the live files' rows are this machine's.
     let (rows, stderr) = run(root, "laptop", &["-e", FIGURES, "live", "arch"], &[]);
     assert_eq!(figures(&rows), truth, "{stderr}");

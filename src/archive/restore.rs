@@ -67,18 +67,14 @@ enum Place {
 
 impl Place {
     /// The manifest of the archive at `place`, when it is one.
-    async fn manifest(&self, shown: &Path) -> Result<Option<Vec<u8>>, Error> {
+    async fn manifest(&self) -> Option<Vec<u8>> {
         match self {
-            Place::Local(folder) => match std::fs::read(folder.join(MANIFEST_FILE)) {
-                Ok(text) => Ok(Some(text)),
-                Err(_) => Ok(None),
-            },
+            Place::Local(folder) => std::fs::read(folder.join(MANIFEST_FILE)).ok(),
+            // A store that cannot give the manifest (none there, keys refused, no answer) is
+            // taken for a place of transcripts: its listing, next, says what is wrong with it.
             Place::Store { store, prefix } => match store.get(&prefix.clone().join(MANIFEST_FILE)).await {
-                Ok(got) => Ok(Some(
-                    got.bytes().await.map_err(|e| Error::Path { path: shown.join(MANIFEST_FILE), why: short(&e) })?.to_vec(),
-                )),
-                Err(object_store::Error::NotFound { .. }) => Ok(None),
-                Err(e) => Err(Error::Path { path: shown.join(MANIFEST_FILE), why: short(&e) }),
+                Ok(got) => got.bytes().await.ok().map(|b| b.to_vec()),
+                Err(_) => None,
             },
         }
     }
@@ -107,8 +103,10 @@ impl Place {
 /// below `cache` (`None`: into a folder of this reading's own); `None` when `place` is no archive.
 pub(crate) async fn restore(place: &Path, cache: Option<&Path>) -> Result<Option<RestoredArchive>, Error> {
     let source = if is_remote(place) {
-        let remote = RemotePath::parse(place).map_err(|why| Error::Path { path: place.to_path_buf(), why })?;
-        let store = registry().store(&remote.store).map_err(|e| Error::Path { path: place.to_path_buf(), why: short(&e) })?;
+        // A place that names no store, or one txq cannot open, is no archive: reading it as
+        // transcripts says what is wrong with it.
+        let Ok(remote) = RemotePath::parse(place) else { return Ok(None) };
+        let Ok(store) = registry().store(&remote.store) else { return Ok(None) };
         Place::Store { store, prefix: remote.key }
     } else {
         if !place.is_dir() {
@@ -116,7 +114,7 @@ pub(crate) async fn restore(place: &Path, cache: Option<&Path>) -> Result<Option
         }
         Place::Local(place.to_path_buf())
     };
-    let Some(text) = source.manifest(place).await? else { return Ok(None) };
+    let Some(text) = source.manifest().await else { return Ok(None) };
     let manifest = Manifest::parse(&text, &crate::text::escape::path(place))?;
     let shown = if is_remote(place) { place.to_path_buf() } else { std::fs::canonicalize(place).unwrap_or(place.to_path_buf()) };
     if let Some(cache) = cache {

@@ -250,6 +250,9 @@ pub(crate) async fn archive(corpus: &Corpus, out: &Path) -> Result<Summary, Erro
     let mut known: HashMap<(String, String), usize> =
         manifest.files.iter().enumerate().map(|(i, f)| (f.key(), i)).collect();
     let out_canonical = std::fs::canonicalize(out).ok();
+    // Whether a file's record changed without new lines (a file touched, or compressed in place
+    // as Codex CLI does): the manifest is written again, so that it is not read next time.
+    let mut records_changed = false;
     for data in &corpus.formats {
         let format = &data.format;
         for file in data.files.iter() {
@@ -313,6 +316,7 @@ pub(crate) async fn archive(corpus: &Corpus, out: &Path) -> Result<Summary, Erro
                     if !manifest.machines.contains(&machine) {
                         manifest.machines.push(machine.clone());
                     }
+                    records_changed |= record.as_ref() != Some(&updated);
                     match known.get(&key) {
                         Some(&i) => manifest.files[i] = updated,
                         None => {
@@ -327,9 +331,10 @@ pub(crate) async fn archive(corpus: &Corpus, out: &Path) -> Result<Summary, Erro
     }
     let written = parts.finish()?;
     if summary.lines == 0 && written.is_empty() {
-        // Nothing new: nothing written (the file records of files touched but not grown are
-        // left as they were, and those files are read again next time).
-        if let Target::Local { root, .. } = &target {
+        // Nothing new: no part, no run; the manifest written again only for records that changed.
+        if records_changed {
+            target.publish(&staging, &[], &manifest, out).await?;
+        } else if let Target::Local { root, .. } = &target {
             root.remove_dir_all(Path::new(STAGING))?;
         }
         return Ok(summary);
