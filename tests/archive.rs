@@ -9,7 +9,7 @@
 //! an archive in the test S3 server works the same; pyarrow, pandas, polars and DuckDB read its
 //! parts, every line of every archived file once.
 
-use crate::util::{command, parse_ndjson};
+use crate::util::{command, ndjson_rows};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -53,14 +53,8 @@ fn figures(rows: &[Map<String, Value>]) -> Figures {
 fn run(cwd: &Path, machine: &str, args: &[&str], env: &[(&str, String)]) -> (Vec<Map<String, Value>>, String) {
     let mut txq = command(cwd);
     txq.env("TXQ_CACHE_DIR", cwd.join("cache")).env("TXQ_MACHINE", machine);
-    txq.args(["--format", "ndjson"]).args(args);
-    for (name, value) in env {
-        txq.env(name, value);
-    }
-    let out = txq.output().expect("txq runs");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{args:?}: {stderr}");
-    (parse_ndjson(&String::from_utf8_lossy(&out.stdout)), stderr)
+    txq.envs(env.iter().map(|(name, value)| (name, value)));
+    ndjson_rows(txq, args)
 }
 
 /// A generated home of the three harnesses, in `root/full`, and its tally.

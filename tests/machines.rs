@@ -6,7 +6,7 @@
 //! `machine_spend` query sums the same, and with no label every row is this machine's
 //! (`TXQ_MACHINE`).
 
-use crate::util::{command, parse_ndjson};
+use crate::util::{command, ndjson_rows, parse_ndjson};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -35,14 +35,8 @@ fn sums_of(rows: &[Map<String, Value>], calls: &str) -> Sums {
 
 fn run(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> (Vec<Map<String, Value>>, String) {
     let mut txq = command(cwd);
-    txq.args(["--no-cache", "--format", "ndjson"]).args(args);
-    for (name, value) in env {
-        txq.env(name, value);
-    }
-    let out = txq.output().expect("txq runs");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{args:?}: {stderr}");
-    (parse_ndjson(&String::from_utf8_lossy(&out.stdout)), stderr)
+    txq.arg("--no-cache").envs(env.iter().copied());
+    ndjson_rows(txq, args)
 }
 
 const BY_MACHINE: &str = "select machine, harness, count(*) as calls, sum(input_tokens) as input_tokens, \

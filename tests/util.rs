@@ -216,6 +216,15 @@ pub fn txq(args: &[&str], cwd: &Path) -> Output {
     }
 }
 
+/// Runs `txq` (a [`command`] given its flags) with `args` after `--format ndjson`: its stdout as
+/// rows and its stderr, failing the test when it fails.
+pub fn ndjson_rows(mut txq: Command, args: &[&str]) -> (Vec<Map<String, Value>>, String) {
+    let out = txq.args(["--format", "ndjson"]).args(args).output().expect("txq runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{args:?}: {stderr}");
+    (parse_ndjson(&String::from_utf8_lossy(&out.stdout)), stderr)
+}
+
 pub fn parse_ndjson(text: &str) -> Vec<Map<String, Value>> {
     text.lines()
         .map(|line| match serde_json::from_str(line) {

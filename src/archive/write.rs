@@ -273,39 +273,43 @@ pub(crate) async fn archive(corpus: &Corpus, out: &Path) -> Result<Summary, Erro
                 continue;
             }
             let mut sink = Sink { parts: &mut parts, format, machine: &machine, path: &path, lines: 0 };
-            let read = match &record {
-                Some(record) => match read_lines(corpus, &file, Some(record), &mut sink).await {
-                    Ok(Read::Mismatch) => {
-                        let mut again = FileRecord { generation: record.generation + 1, ..fresh(&path, format, &machine) };
-                        again.month = None;
-                        read_lines(corpus, &file, Some(&FileRecord { bytes: 0, hash: hex(Xxh3::new().digest()), tail_open: false, lines: 0, ..again.clone() }), &mut sink)
-                            .await
-                            .map(|r| (r, Some(again)))
+            let (read, rewritten) = match &record {
+                Some(record) => match read_lines(corpus, &file, Some(record), &mut sink).await? {
+                    Read::Mismatch => {
+                        // Archived again from its start, as its next generation.
+                        let again = FileRecord { generation: record.generation + 1, ..fresh(&path, format, &machine) };
+                        (read_lines(corpus, &file, Some(&again), &mut sink).await?, Some(again))
                     }
-                    other => other.map(|r| (r, None)),
+                    read => (read, None),
                 },
-                None => read_lines(corpus, &file, None, &mut sink).await.map(|r| (r, None)),
+                None => (read_lines(corpus, &file, None, &mut sink).await?, None),
             };
             let added = sink.lines;
-            match read {
-                Err(why) => summary.warnings.push(format!(
-                    "{}: not archived: {why}",
-                    crate::text::escape::path(&file.path)
-                )),
-                Ok((Read::Mismatch, _)) => summary.warnings.push(format!(
-                    "{}: not archived: it changed while it was read",
-                    crate::text::escape::path(&file.path)
-                )),
-                Ok((Read::Lines(done), rewritten)) => {
+            let shown = crate::text::escape::path(&file.path);
+            match (read, rewritten) {
+                (Read::Unreadable(why), _) => summary.warnings.push(format!("{shown}: not archived: {why}")),
+                (Read::Mismatch, _) => {
+                    summary.warnings.push(format!("{shown}: not archived: it changed while it was read"))
+                }
+                (Read::Lines(done), rewritten) => {
                     let mut updated = rewritten.clone().or(record.clone()).unwrap_or_else(|| fresh(&path, format, &machine));
                     updated.path = path.clone();
                     updated.bytes = done.bytes;
                     updated.hash = done.hash;
                     updated.lines = done.lines;
                     updated.tail_open = done.tail_open;
-                    updated.size = file.size;
-                    updated.modified = file.modified;
                     updated.month = done.month.or(updated.month);
+                    match &done.damage {
+                        None => (updated.size, updated.modified) = (file.size, file.modified),
+                        // Read again next time, on from what was read.
+                        Some(why) => {
+                            (updated.size, updated.modified) = (0, None);
+                            summary.warnings.push(format!(
+                                "{shown}: archived as far as it could be read ({} lines): {why}",
+                                crate::text::number::grouped(done.lines, ',')
+                            ));
+                        }
+                    }
                     match (&record, &rewritten) {
                         (None, _) => summary.new_files += 1,
                         (Some(_), Some(_)) => summary.rewritten_files += 1,
@@ -383,6 +387,8 @@ fn hex(digest: u64) -> String {
 enum Read {
     /// It no longer begins with what was archived of it (rewritten, or cut shorter).
     Mismatch,
+    /// It could not be read as far as what was archived of it: nothing of it was archived.
+    Unreadable(String),
     /// Its new lines went to the parts; how far it is archived now.
     Lines(Done),
 }
@@ -393,13 +399,20 @@ struct Done {
     lines: u64,
     tail_open: bool,
     month: Option<String>,
+    /// Why it could not be read to its end, when it could not.
+    damage: Option<String>,
 }
 
 /// Reads `file` from its start: the bytes `record` archived must be what it begins with, and the
 /// whole lines after them go to `sink` (with a last line that has no line end yet when it is a
-/// whole JSON object).
-async fn read_lines(corpus: &Corpus, file: &SourceFile, record: Option<&FileRecord>, sink: &mut Sink<'_>) -> Result<Read, String> {
-    let mut reader = BlockReader::open(corpus.store.clone(), file).map_err(|e| e.to_string())?;
+/// whole JSON object). A file that cannot be read is [`Read::Unreadable`] before any line of it
+/// went to `sink`, and a [`Done`] with its `damage` after (what was read stays archived); an
+/// error is the archive's own (a part that cannot be written), and ends the run.
+async fn read_lines(corpus: &Corpus, file: &SourceFile, record: Option<&FileRecord>, sink: &mut Sink<'_>) -> Result<Read, Error> {
+    let mut reader = match BlockReader::open(corpus.store.clone(), file) {
+        Ok(reader) => reader,
+        Err(e) => return Ok(Read::Unreadable(e.to_string())),
+    };
     let (start, mut line_no, tail_open, generation) =
         record.map_or((0, 0, false, 0), |r| (r.bytes, r.lines, r.tail_open, r.generation));
     let mut month = record.and_then(|r| r.month.clone());
@@ -408,11 +421,15 @@ async fn read_lines(corpus: &Corpus, file: &SourceFile, record: Option<&FileReco
     let mut pending: Vec<u8> = Vec::new();
     let mut pending_at: u64 = start; // the offset of pending's first byte
     let mut expect_line_end = tail_open;
+    let mut damage = None;
     loop {
         let block = match reader.next_block().await {
             Ok(Some(block)) => block,
             Ok(None) => break,
-            Err(e) => return Err(short(&e)),
+            Err(e) => {
+                damage = Some(short(&e));
+                break;
+            }
         };
         let mut rest: &[u8] = &block;
         if at < start {
@@ -423,9 +440,9 @@ async fn read_lines(corpus: &Corpus, file: &SourceFile, record: Option<&FileReco
             if at == start && record.is_some_and(|r| hex(hasher.digest()) != r.hash) {
                 return Ok(Read::Mismatch);
             }
-            if rest.is_empty() {
-                continue;
-            }
+        }
+        if rest.is_empty() {
+            continue;
         }
         if expect_line_end {
             if rest[0] != b'\n' {
@@ -450,24 +467,24 @@ async fn read_lines(corpus: &Corpus, file: &SourceFile, record: Option<&FileReco
         }
         pending.extend_from_slice(rest);
     }
-    if let Some(why) = reader.damage() {
-        return Err(why.to_string());
-    }
-    if at < start {
-        return Ok(Read::Mismatch);
-    }
-    if at == start && record.is_some_and(|r| hex(hasher.digest()) != r.hash) {
-        return Ok(Read::Mismatch);
+    let damage = damage.or_else(|| reader.damage().map(|why| why.to_string()));
+    if at < start || (at == start && record.is_some_and(|r| hex(hasher.digest()) != r.hash)) {
+        return Ok(match damage {
+            Some(why) => Read::Unreadable(why),
+            None => Read::Mismatch,
+        });
     }
     let mut tail_open_now = tail_open && expect_line_end;
-    if !pending.is_empty() && crate::json::parse_line_object(trimmed(&pending, line_no == 0)).is_ok() {
+    // A last line without its line end: archived when it is whole (never after damage).
+    if damage.is_none() && !pending.is_empty() && crate::json::parse_line_object(trimmed(&pending, line_no == 0)).is_ok() {
         line_no += 1;
         sink.line(generation, line_no, pending_at, &pending, &mut month)?;
         hasher.update(&pending);
         pending_at += pending.len() as u64;
         tail_open_now = true;
     }
-    Ok(Read::Lines(Done { bytes: pending_at, hash: hex(hasher.digest()), lines: line_no, tail_open: tail_open_now, month }))
+    let hash = hex(hasher.digest());
+    Ok(Read::Lines(Done { bytes: pending_at, hash, lines: line_no, tail_open: tail_open_now, month, damage }))
 }
 
 /// A line as its format reads it: without its `\r` before the line end, or a BOM before the first.
@@ -489,7 +506,7 @@ struct Sink<'a> {
 }
 
 impl Sink<'_> {
-    fn line(&mut self, generation: u64, line: u64, offset: u64, bytes: &[u8], month: &mut Option<String>) -> Result<(), String> {
+    fn line(&mut self, generation: u64, line: u64, offset: u64, bytes: &[u8], month: &mut Option<String>) -> Result<(), Error> {
         let (type_name, ts) = line_facts(self.format, trimmed(bytes, line == 1));
         if let Some(ts) = ts {
             *month = chrono::DateTime::from_timestamp_micros(ts).map(|t| t.format("%Y-%m").to_string());
@@ -500,7 +517,7 @@ impl Sink<'_> {
             month.clone().unwrap_or_else(|| NO_MONTH.to_string()),
         );
         let row = Row { machine: self.machine, file: self.path, generation, line, offset, ts, type_name, bytes };
-        self.parts.push(dataset, row).map_err(|e| e.to_string())?;
+        self.parts.push(dataset, row)?;
         self.lines += 1;
         Ok(())
     }
