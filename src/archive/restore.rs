@@ -131,6 +131,12 @@ pub(crate) async fn restore(place: &Path, cache: Option<&Path>) -> Result<Option
         // folder of this reading's own.
         if flock(&lock, libc::LOCK_EX, false) {
             let mut state = read_state(&folder);
+            // No state while the tree changes: a reading cut short leaves none, and the next
+            // one rebuilds the tree rather than trust it.
+            let gone = std::fs::remove_file(folder.join(STATE_FILE));
+            if gone.as_ref().is_err_and(|e| e.kind() != std::io::ErrorKind::NotFound) {
+                state = State::default();
+            }
             let warnings = update(&source, &manifest, &mut state, &tree, &folder, &shown).await?;
             write_state(&folder, &state)?;
             flock(&lock, libc::LOCK_SH, true);
@@ -184,7 +190,8 @@ async fn update(
         || manifest.files.iter().any(|f| {
             state.generations.get(&state_key(&f.machine, &f.path)).is_some_and(|&g| g != f.generation)
         });
-    if rebuild || !tree.is_dir() {
+    // A tree of no known state (new, or left by a reading cut short) is made anew.
+    if rebuild || state.parts.is_empty() || !tree.is_dir() {
         if tree.exists() {
             std::fs::remove_dir_all(tree).map_err(|e| Error::Write { path: tree.to_path_buf(), source: e })?;
         }
