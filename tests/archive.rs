@@ -32,7 +32,10 @@ fn tally(expected: &HarnessExpected) -> Figures {
         .iter()
         .filter(|(_, c)| c.calls > 0)
         .map(|(h, c)| {
-            (h.clone(), (c.calls as i64, c.input_tokens, c.output_tokens, c.tool_calls as i64, c.sessions as i64))
+            (
+                h.clone(),
+                (c.calls as i64, c.input_tokens, c.output_tokens, c.tool_calls as i64, c.sessions as i64),
+            )
         })
         .collect()
 }
@@ -42,7 +45,13 @@ fn figures(rows: &[Map<String, Value>]) -> Figures {
     rows.iter()
         .map(|r| {
             let harness = r["harness"].as_str().unwrap().to_string();
-            let f = (int(r, "calls"), int(r, "input_tokens"), int(r, "output_tokens"), int(r, "tool_calls"), int(r, "sessions"));
+            let f = (
+                int(r, "calls"),
+                int(r, "input_tokens"),
+                int(r, "output_tokens"),
+                int(r, "tool_calls"),
+                int(r, "sessions"),
+            );
             (harness, f)
         })
         .collect()
@@ -50,7 +59,12 @@ fn figures(rows: &[Map<String, Value>]) -> Figures {
 
 /// Runs txq in `cwd` with `args` (its own cache folder under `cwd`, `TXQ_MACHINE` set to
 /// `machine`); its stdout as rows of ndjson and its stderr, failing the test when it fails.
-fn run(cwd: &Path, machine: &str, args: &[&str], env: &[(&str, String)]) -> (Vec<Map<String, Value>>, String) {
+fn run(
+    cwd: &Path,
+    machine: &str,
+    args: &[&str],
+    env: &[(&str, String)],
+) -> (Vec<Map<String, Value>>, String) {
     let mut txq = command(cwd);
     txq.env("TXQ_CACHE_DIR", cwd.join("cache")).env("TXQ_MACHINE", machine);
     txq.envs(env.iter().map(|(name, value)| (name, value)));
@@ -110,7 +124,8 @@ fn an_archive_kept_through_growth_and_cleanup_answers_as_the_home_did() {
     for file in &expected.other_files {
         copy(&full, &live, file);
     }
-    let claude = expected.files.iter().find(|f| f.contains("/projects/") && !expected.shadowed.contains(f)).unwrap();
+    let claude =
+        expected.files.iter().find(|f| f.contains("/projects/") && !expected.shadowed.contains(f)).unwrap();
     for (i, file) in expected.files.iter().enumerate() {
         if i % 2 == 1 && file != claude {
             continue;
@@ -123,7 +138,10 @@ fn an_archive_kept_through_growth_and_cleanup_answers_as_the_home_did() {
         let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
         let mut kept: Vec<u8> = lines[..lines.len().div_ceil(2)].concat();
         if file == claude {
-            kept.splice(0..0, b"{\"type\":\"summary\",\"summary\":\"a draft\",\"leafUuid\":\"x\"}\n".iter().copied());
+            kept.splice(
+                0..0,
+                b"{\"type\":\"summary\",\"summary\":\"a draft\",\"leafUuid\":\"x\"}\n".iter().copied(),
+            );
         }
         std::fs::write(live.join(file), kept).unwrap();
     }
@@ -148,7 +166,11 @@ fn an_archive_kept_through_growth_and_cleanup_answers_as_the_home_did() {
     let rollout = expected
         .files
         .iter()
-        .find(|f| f.contains(".codex/sessions/") && f.ends_with(".jsonl") && !expected.files.contains(&format!("{f}.zst")))
+        .find(|f| {
+            f.contains(".codex/sessions/")
+                && f.ends_with(".jsonl")
+                && !expected.files.contains(&format!("{f}.zst"))
+        })
         .unwrap();
     let bytes = std::fs::read(live.join(rollout)).unwrap();
     std::fs::write(live.join(format!("{rollout}.zst")), zstd::encode_all(&bytes[..], 3).unwrap()).unwrap();
@@ -220,7 +242,10 @@ fn archive_runs_killed_at_any_point_leave_an_archive_that_reads_and_never_exceed
         let (rows, stderr) = run(root, "desktop", &["--no-cache", "-e", FIGURES, "arch"], &[]);
         for (harness, got) in figures(&rows) {
             let want = truth[&harness];
-            assert!(got.0 <= want.0 && got.1 <= want.1 && got.2 <= want.2, "{harness}: {got:?} > {want:?}: {stderr}");
+            assert!(
+                got.0 <= want.0 && got.1 <= want.1 && got.2 <= want.2,
+                "{harness}: {got:?} > {want:?}: {stderr}"
+            );
         }
     }
     for file in files {
@@ -231,8 +256,10 @@ fn archive_runs_killed_at_any_point_leave_an_archive_that_reads_and_never_exceed
     let (rows, _) = run(root, "desktop", &["-e", FIGURES, "arch"], &[]);
     assert_eq!(figures(&rows), truth);
     // What the runs killed left is gone: no staging folder, no part the manifest does not name.
-    let manifest: Value = serde_json::from_slice(&std::fs::read(root.join("arch/_txq_archive.json")).unwrap()).unwrap();
-    let named: Vec<&str> = manifest["parts"].as_array().unwrap().iter().map(|p| p["path"].as_str().unwrap()).collect();
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(root.join("arch/_txq_archive.json")).unwrap()).unwrap();
+    let named: Vec<&str> =
+        manifest["parts"].as_array().unwrap().iter().map(|p| p["path"].as_str().unwrap()).collect();
     for file in files_below(&root.join("arch")) {
         assert!(
             named.contains(&file.as_str()) || file == "_txq_archive.json" || file == ".txq-archive.lock",
@@ -299,7 +326,8 @@ fn pyarrow_pandas_polars_and_duckdb_read_every_archived_line_once() {
     run(root, "laptop", &["archive", "--out", "arch", "full"], &[]);
     // Every line of every file archived, counted off the files: whole lines, and a last line
     // without its line end when it is a JSON object.
-    let manifest: Value = serde_json::from_slice(&std::fs::read(root.join("arch/_txq_archive.json")).unwrap()).unwrap();
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(root.join("arch/_txq_archive.json")).unwrap()).unwrap();
     let mut lines = 0;
     for file in manifest["files"].as_array().unwrap() {
         let path = PathBuf::from(file["path"].as_str().unwrap());
@@ -314,7 +342,8 @@ fn pyarrow_pandas_polars_and_duckdb_read_every_archived_line_once() {
         }
     }
     assert!(expected.files.len() > manifest["files"].as_array().unwrap().len() / 2);
-    let out = std::process::Command::new(python).arg("-c").arg(READ_BACK).arg(root.join("arch")).output().unwrap();
+    let out =
+        std::process::Command::new(python).arg("-c").arg(READ_BACK).arg(root.join("arch")).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let got: Map<String, Value> = serde_json::from_slice(&out.stdout).unwrap();
     for reader in ["pyarrow", "pandas", "polars", "duckdb"] {
@@ -335,7 +364,8 @@ fn a_damaged_or_hand_edited_archive_costs_only_what_is_damaged() {
     let mut manifest: Value = serde_json::from_slice(&original).unwrap();
     // A file whose path would climb out of the cache: left out, with a warning naming it.
     // (a Codex rollout of calls; the archive then answers as the home without it does)
-    let lone = expected.calls.iter().map(|c| c.file.clone()).find(|f| f.contains(".codex/sessions/")).unwrap();
+    let lone =
+        expected.calls.iter().map(|c| c.file.clone()).find(|f| f.contains(".codex/sessions/")).unwrap();
     let files = manifest["files"].as_array_mut().unwrap();
     let climbing = files.iter().position(|f| f["path"].as_str().unwrap().ends_with(lone.as_str())).unwrap();
     files[climbing]["path"] = Value::from("/a/../../../../etc/passwd.jsonl");

@@ -27,7 +27,8 @@ fn sums_of(rows: &[Map<String, Value>], calls: &str) -> Sums {
     let int = |row: &Map<String, Value>, c: &str| row[c].as_i64().unwrap_or_else(|| panic!("{c}: {row:?}"));
     rows.iter()
         .map(|row| {
-            let key = (row["machine"].as_str().unwrap().to_string(), row["harness"].as_str().unwrap().to_string());
+            let key =
+                (row["machine"].as_str().unwrap().to_string(), row["harness"].as_str().unwrap().to_string());
             (key, (int(row, calls), int(row, "input_tokens"), int(row, "output_tokens")))
         })
         .collect()
@@ -69,7 +70,8 @@ fn homes() -> Homes {
     }
     let mut copied = Vec::new();
     for harness in ["claude", "codex", "gemini"] {
-        let (_, file) = files.iter().find(|(h, _)| *h == harness).unwrap_or_else(|| panic!("no {harness} file"));
+        let (_, file) =
+            files.iter().find(|(h, _)| *h == harness).unwrap_or_else(|| panic!("no {harness} file"));
         std::fs::create_dir_all(desktop_dir.join(file).parent().unwrap()).unwrap();
         std::fs::copy(laptop_dir.join(file), desktop_dir.join(file)).unwrap();
         copied.push(file.to_string());
@@ -83,7 +85,8 @@ fn homes() -> Homes {
         .expect("a Codex thread of two calls");
     let first = laptop.calls.iter().find(|c| c.file == cut_file).unwrap().line;
     let bytes = std::fs::read(laptop_dir.join(&cut_file)).unwrap();
-    let kept: Vec<u8> = bytes.split_inclusive(|&b| b == b'\n').take(first as usize).flatten().copied().collect();
+    let kept: Vec<u8> =
+        bytes.split_inclusive(|&b| b == b'\n').take(first as usize).flatten().copied().collect();
     std::fs::create_dir_all(desktop_dir.join(&cut_file).parent().unwrap()).unwrap();
     std::fs::write(desktop_dir.join(&cut_file), kept).unwrap();
     let cut_calls = laptop.calls.iter().filter(|c| c.file == cut_file && c.line <= first).cloned().collect();
@@ -140,8 +143,10 @@ fn with_no_label_every_row_is_this_machines() {
     let root = homes.root.path();
     let mut txq = command(root);
     txq.args(["--no-cache", "--format", "ndjson", "-e"])
-        .arg("select distinct machine from calls union select distinct machine from tool_calls \
-              union select distinct machine from sessions union select distinct machine from rate_limits")
+        .arg(
+            "select distinct machine from calls union select distinct machine from tool_calls \
+              union select distinct machine from sessions union select distinct machine from rate_limits",
+        )
         .args(["laptop", "desktop"])
         .env("TXQ_MACHINE", "build-box");
     let out = txq.output().unwrap();

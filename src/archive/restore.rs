@@ -81,7 +81,10 @@ impl Place {
 
     /// A part as a file of this machine (a store's downloaded into `scratch`).
     async fn part(&self, relative: &str, scratch: &Path, shown: &Path) -> Result<std::fs::File, Error> {
-        let why = |e: String| Error::Input { file: format!("{}/{relative}", crate::text::escape::path(shown)), why: e };
+        let why = |e: String| Error::Input {
+            file: format!("{}/{relative}", crate::text::escape::path(shown)),
+            why: e,
+        };
         match self {
             Place::Local(folder) => {
                 let path = relative.split('/').fold(folder.clone(), |p, part| p.join(part));
@@ -89,7 +92,13 @@ impl Place {
             }
             Place::Store { store, prefix } => {
                 let key = relative.split('/').fold(prefix.clone(), |key, part| key.join(part));
-                let bytes = store.get(&key).await.map_err(|e| why(short(&e)))?.bytes().await.map_err(|e| why(short(&e)))?;
+                let bytes = store
+                    .get(&key)
+                    .await
+                    .map_err(|e| why(short(&e)))?
+                    .bytes()
+                    .await
+                    .map_err(|e| why(short(&e)))?;
                 let mut file = tempfile::tempfile_in(scratch).map_err(|e| why(e.to_string()))?;
                 file.write_all(&bytes).map_err(|e| why(e.to_string()))?;
                 file.seek(SeekFrom::Start(0)).map_err(|e| why(e.to_string()))?;
@@ -116,9 +125,15 @@ pub(crate) async fn restore(place: &Path, cache: Option<&Path>) -> Result<Option
     };
     let Some(text) = source.manifest().await else { return Ok(None) };
     let manifest = Manifest::parse(&text, &crate::text::escape::path(place))?;
-    let shown = if is_remote(place) { place.to_path_buf() } else { std::fs::canonicalize(place).unwrap_or(place.to_path_buf()) };
+    let shown = if is_remote(place) {
+        place.to_path_buf()
+    } else {
+        std::fs::canonicalize(place).unwrap_or(place.to_path_buf())
+    };
     if let Some(cache) = cache {
-        let folder = cache.join("archives").join(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(shown.as_os_str().as_encoded_bytes())));
+        let folder = cache
+            .join("archives")
+            .join(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(shown.as_os_str().as_encoded_bytes())));
         std::fs::create_dir_all(&folder).map_err(|e| Error::Write { path: folder.clone(), source: e })?;
         let lock = open_lock(&folder.join(".lock"))?;
         flock(&lock, libc::LOCK_SH, true);
@@ -153,7 +168,8 @@ pub(crate) async fn restore(place: &Path, cache: Option<&Path>) -> Result<Option
 }
 
 fn restored(tree: PathBuf, manifest: &Manifest, warnings: Vec<String>, hold: Hold) -> RestoredArchive {
-    let machines = manifest.machines.iter().enumerate().map(|(i, m)| (m.clone(), tree.join(i.to_string()))).collect();
+    let machines =
+        manifest.machines.iter().enumerate().map(|(i, m)| (m.clone(), tree.join(i.to_string()))).collect();
     RestoredArchive { root: tree, machines, warnings, _hold: hold }
 }
 
@@ -161,18 +177,26 @@ fn restored(tree: PathBuf, manifest: &Manifest, warnings: Vec<String>, hold: Hol
 fn up_to_date(state: &State, manifest: &Manifest) -> bool {
     let applied: HashSet<&str> = state.parts.iter().map(String::as_str).collect();
     manifest.parts.iter().all(|p| applied.contains(p.path.as_str()))
-        && manifest.files.iter().all(|f| state.generations.get(&state_key(&f.machine, &f.path)) == Some(&f.generation))
+        && manifest
+            .files
+            .iter()
+            .all(|f| state.generations.get(&state_key(&f.machine, &f.path)) == Some(&f.generation))
 }
 
 fn read_state(folder: &Path) -> State {
-    std::fs::read(folder.join(STATE_FILE)).ok().and_then(|t| serde_json::from_slice(&t).ok()).unwrap_or_default()
+    std::fs::read(folder.join(STATE_FILE))
+        .ok()
+        .and_then(|t| serde_json::from_slice(&t).ok())
+        .unwrap_or_default()
 }
 
 fn write_state(folder: &Path, state: &State) -> Result<(), Error> {
     let partial = folder.join(format!("{STATE_FILE}.partial"));
-    let text = serde_json::to_vec(state).map_err(|e| Error::Write { path: partial.clone(), source: e.into() })?;
+    let text =
+        serde_json::to_vec(state).map_err(|e| Error::Write { path: partial.clone(), source: e.into() })?;
     std::fs::write(&partial, text).map_err(|e| Error::Write { path: partial.clone(), source: e })?;
-    std::fs::rename(&partial, folder.join(STATE_FILE)).map_err(|e| Error::Write { path: folder.join(STATE_FILE), source: e })
+    std::fs::rename(&partial, folder.join(STATE_FILE))
+        .map_err(|e| Error::Write { path: folder.join(STATE_FILE), source: e })
 }
 
 /// Brings `tree` to `manifest`: the parts `state` has not applied written in (all of them, into
@@ -193,13 +217,15 @@ async fn update(
     // A tree of no known state (new, or left by a reading cut short) is made anew.
     if rebuild || state.parts.is_empty() || !tree.is_dir() {
         if tree.exists() {
-            std::fs::remove_dir_all(tree).map_err(|e| Error::Write { path: tree.to_path_buf(), source: e })?;
+            std::fs::remove_dir_all(tree)
+                .map_err(|e| Error::Write { path: tree.to_path_buf(), source: e })?;
         }
         *state = State::default();
     }
     std::fs::create_dir_all(tree).map_err(|e| Error::Write { path: tree.to_path_buf(), source: e })?;
     // Each file of the manifest: its generation, and where it is restored.
-    let machine_index: HashMap<&str, usize> = manifest.machines.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+    let machine_index: HashMap<&str, usize> =
+        manifest.machines.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
     let mut files: HashMap<(String, String), Restoring> = HashMap::new();
     let mut warnings = Vec::new();
     for f in &manifest.files {
@@ -213,7 +239,10 @@ async fn update(
                 crate::text::escape::message(&f.path)
             ));
         }
-        files.insert((f.machine.clone(), plain_name(&f.path).to_string()), Restoring { generation: f.generation, bytes: f.bytes, target });
+        files.insert(
+            (f.machine.clone(), plain_name(&f.path).to_string()),
+            Restoring { generation: f.generation, bytes: f.bytes, target },
+        );
     }
     let applied: HashSet<String> = state.parts.iter().cloned().collect();
     let mut writer = LineWriter::default();
@@ -249,26 +278,32 @@ async fn restore_part(
     writer: &mut LineWriter,
 ) -> Result<(), Error> {
     let file = source.part(relative, scratch, shown).await?;
-    let bad = |e: String| Error::Input { file: format!("{}/{relative}", crate::text::escape::path(shown)), why: e };
+    let bad =
+        |e: String| Error::Input { file: format!("{}/{relative}", crate::text::escape::path(shown)), why: e };
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| bad(e.to_string()))?;
     let wanted = ["machine", "file", "generation", "offset", "json", "raw"];
     let schema = builder.parquet_schema();
-    let indices: Vec<usize> = (0..schema.num_columns()).filter(|&i| wanted.contains(&schema.column(i).name())).collect();
+    let indices: Vec<usize> =
+        (0..schema.num_columns()).filter(|&i| wanted.contains(&schema.column(i).name())).collect();
     let mask = ProjectionMask::leaves(schema, indices);
-    let reader = builder.with_projection(mask).with_batch_size(8192).build().map_err(|e| bad(e.to_string()))?;
+    let reader =
+        builder.with_projection(mask).with_batch_size(8192).build().map_err(|e| bad(e.to_string()))?;
     for batch in reader {
         let batch = batch.map_err(|e| bad(e.to_string()))?;
         let column = |name: &str| batch.column_by_name(name).ok_or_else(|| bad(format!("no column {name}")));
         let wrong = |name: &str| bad(format!("column {name} of another type"));
         let machine = column("machine")?.as_string_opt::<i32>().ok_or_else(|| wrong("machine"))?;
         let path = column("file")?.as_string_opt::<i32>().ok_or_else(|| wrong("file"))?;
-        let generation = column("generation")?.as_primitive_opt::<Int64Type>().ok_or_else(|| wrong("generation"))?;
+        let generation =
+            column("generation")?.as_primitive_opt::<Int64Type>().ok_or_else(|| wrong("generation"))?;
         let offset = column("offset")?.as_primitive_opt::<Int64Type>().ok_or_else(|| wrong("offset"))?;
         let json = column("json")?.as_string_opt::<i32>().ok_or_else(|| wrong("json"))?;
         let raw = column("raw")?.as_binary_opt::<i32>().ok_or_else(|| wrong("raw"))?;
         for row in 0..batch.num_rows() {
             let key = (machine.value(row).to_string(), plain_name(path.value(row)).to_string());
-            let Some(Restoring { generation: current, bytes, target: Some(target) }) = files.get(&key) else { continue };
+            let Some(Restoring { generation: current, bytes, target: Some(target) }) = files.get(&key) else {
+                continue;
+            };
             let line = match json.is_null(row) {
                 false => json.value(row).as_bytes(),
                 true => raw.value(row),
@@ -299,8 +334,14 @@ impl LineWriter {
             if let Some(folder) = target.parent() {
                 std::fs::create_dir_all(folder).map_err(io)?;
             }
-            let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(target).map_err(io)?;
-            self.open = Some((target.to_path_buf(), std::io::BufWriter::with_capacity(1 << 20, file), u64::MAX));
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(target)
+                .map_err(io)?;
+            self.open =
+                Some((target.to_path_buf(), std::io::BufWriter::with_capacity(1 << 20, file), u64::MAX));
         }
         let (_, out, at) = self.open.as_mut().expect("opened above");
         if *at != offset {

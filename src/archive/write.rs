@@ -56,10 +56,7 @@ impl Summary {
         let out = crate::text::escape::path(out);
         let n = |v: u64| crate::text::number::grouped(v, ',');
         match self.run {
-            None => format!(
-                "archive {out}: nothing new ({} files as archived)",
-                n(self.unchanged_files)
-            ),
+            None => format!("archive {out}: nothing new ({} files as archived)", n(self.unchanged_files)),
             Some(run) => format!(
                 "archive {out}: run {run}: {} lines of {} new, {} grown and {} rewritten files in {} parts ({} bytes); {} files as archived",
                 n(self.lines),
@@ -84,19 +81,20 @@ enum Target {
 impl Target {
     fn open(out: &Path) -> Result<Target, Error> {
         if is_remote(out) {
-            let remote = RemotePath::parse(out).map_err(|why| Error::Usage(format!("--out {}: {why}", out.display())))?;
+            let remote = RemotePath::parse(out)
+                .map_err(|why| Error::Usage(format!("--out {}: {why}", out.display())))?;
             let store = registry()
                 .store(&remote.store)
                 .map_err(|e| Error::Path { path: out.to_path_buf(), why: short(&e) })?;
-            let staging = tempfile::tempdir().map_err(|e| Error::Write { path: std::env::temp_dir(), source: e })?;
+            let staging =
+                tempfile::tempdir().map_err(|e| Error::Write { path: std::env::temp_dir(), source: e })?;
             return Ok(Target::Store { store, prefix: remote.key, staging });
         }
         match std::fs::symlink_metadata(out) {
             Ok(m) if m.is_dir() || (m.file_type().is_symlink() && out.is_dir()) => {}
             Ok(_) => return Err(Error::Path { path: out.to_path_buf(), why: "not a folder".into() }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(out).map_err(|e| Error::Write { path: out.to_path_buf(), source: e })?
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir_all(out)
+                .map_err(|e| Error::Write { path: out.to_path_buf(), source: e })?,
             Err(e) => return Err(Error::Path { path: out.to_path_buf(), why: e.to_string() }),
         }
         let root = Root::new(out);
@@ -125,7 +123,11 @@ impl Target {
                 Err(e) => return Err(Error::Path { path: out.join(MANIFEST_FILE), why: e.to_string() }),
             },
             Target::Store { store, prefix, .. } => match store.get(&Self::key(prefix, MANIFEST_FILE)).await {
-                Ok(got) => got.bytes().await.map_err(|e| Error::Path { path: out.join(MANIFEST_FILE), why: short(&e) })?.to_vec(),
+                Ok(got) => got
+                    .bytes()
+                    .await
+                    .map_err(|e| Error::Path { path: out.join(MANIFEST_FILE), why: short(&e) })?
+                    .to_vec(),
                 Err(object_store::Error::NotFound { .. }) => return Ok(None),
                 Err(e) => return Err(Error::Path { path: out.join(MANIFEST_FILE), why: short(&e) }),
             },
@@ -155,15 +157,26 @@ impl Target {
                 let mut listing = store.list(Some(prefix));
                 let mut gone = Vec::new();
                 while let Some(object) = futures::StreamExt::next(&mut listing).await {
-                    let object = object.map_err(|e| Error::Path { path: out.to_path_buf(), why: short(&e) })?;
-                    let relative: Vec<&str> = object.location.as_ref().strip_prefix(prefix.as_ref()).unwrap_or(object.location.as_ref()).split('/').filter(|p| !p.is_empty()).collect();
+                    let object =
+                        object.map_err(|e| Error::Path { path: out.to_path_buf(), why: short(&e) })?;
+                    let relative: Vec<&str> = object
+                        .location
+                        .as_ref()
+                        .strip_prefix(prefix.as_ref())
+                        .unwrap_or(object.location.as_ref())
+                        .split('/')
+                        .filter(|p| !p.is_empty())
+                        .collect();
                     let relative = relative.join("/");
                     if relative.ends_with(".parquet") && leftover(&relative) {
                         gone.push(object.location);
                     }
                 }
                 for key in gone {
-                    store.delete(&key).await.map_err(|e| Error::Path { path: out.to_path_buf(), why: short(&e) })?;
+                    store
+                        .delete(&key)
+                        .await
+                        .map_err(|e| Error::Path { path: out.to_path_buf(), why: short(&e) })?;
                 }
             }
         }
@@ -171,21 +184,30 @@ impl Target {
     }
 
     /// Puts the run's parts in place, then the manifest.
-    async fn publish(&self, staging: &Path, parts: &[Part], manifest: &Manifest, out: &Path) -> Result<(), Error> {
-        let text = serde_json::to_vec(manifest).map_err(|e| Error::Write { path: out.join(MANIFEST_FILE), source: e.into() })?;
+    async fn publish(
+        &self,
+        staging: &Path,
+        parts: &[Part],
+        manifest: &Manifest,
+        out: &Path,
+    ) -> Result<(), Error> {
+        let text = serde_json::to_vec(manifest)
+            .map_err(|e| Error::Write { path: out.join(MANIFEST_FILE), source: e.into() })?;
         match self {
             Target::Local { root, .. } => {
                 let stage = Root::new(staging);
                 for part in parts {
                     let relative = Path::new(&part.path);
-                    let file = std::fs::File::open(stage.join(relative)?).map_err(|e| Error::Write { path: out.join(relative), source: e })?;
+                    let file = std::fs::File::open(stage.join(relative)?)
+                        .map_err(|e| Error::Write { path: out.join(relative), source: e })?;
                     file.sync_all().map_err(|e| Error::Write { path: out.join(relative), source: e })?;
                     stage.rename(relative, root, relative)?;
                 }
                 let partial = Path::new("_txq_archive.json.partial");
                 root.remove_file(partial)?;
                 let mut file = root.create_file(partial)?;
-                std::io::Write::write_all(&mut file, &text).map_err(|e| Error::Write { path: out.join(partial), source: e })?;
+                std::io::Write::write_all(&mut file, &text)
+                    .map_err(|e| Error::Write { path: out.join(partial), source: e })?;
                 file.sync_all().map_err(|e| Error::Write { path: out.join(partial), source: e })?;
                 root.rename(partial, root, Path::new(MANIFEST_FILE))?;
                 if let Ok(folder) = std::fs::File::open(root.path()) {
@@ -196,8 +218,11 @@ impl Target {
             Target::Store { store, prefix, .. } => {
                 let io = |e: std::io::Error, path: &str| Error::Write { path: out.join(path), source: e };
                 for part in parts {
-                    let mut writer = object_store::buffered::BufWriter::new(store.clone(), Self::key(prefix, &part.path));
-                    let mut source = tokio::fs::File::open(staging.join(&part.path)).await.map_err(|e| io(e, &part.path))?;
+                    let mut writer =
+                        object_store::buffered::BufWriter::new(store.clone(), Self::key(prefix, &part.path));
+                    let mut source = tokio::fs::File::open(staging.join(&part.path))
+                        .await
+                        .map_err(|e| io(e, &part.path))?;
                     tokio::io::copy(&mut source, &mut writer).await.map_err(|e| io(e, &part.path))?;
                     writer.shutdown().await.map_err(|e| io(e, &part.path))?;
                 }
@@ -238,10 +263,11 @@ fn lock(path: &Path) -> Result<std::fs::File, Error> {
 pub(crate) async fn archive(corpus: &Corpus, out: &Path) -> Result<Summary, Error> {
     let target = Target::open(out)?;
     let here = crate::source::machines::this_machine();
-    let mut manifest = target
-        .manifest(out)
-        .await?
-        .unwrap_or(Manifest { txq_archive: VERSION, machine: here.clone(), ..Default::default() });
+    let mut manifest = target.manifest(out).await?.unwrap_or(Manifest {
+        txq_archive: VERSION,
+        machine: here.clone(),
+        ..Default::default()
+    });
     target.remove_leftovers(&manifest, out).await?;
     let run = manifest.runs + 1;
     let staging = target.staging()?;
@@ -277,7 +303,10 @@ pub(crate) async fn archive(corpus: &Corpus, out: &Path) -> Result<Summary, Erro
                 Some(record) => match read_lines(corpus, &file, Some(record), &mut sink).await? {
                     Read::Mismatch => {
                         // Archived again from its start, as its next generation.
-                        let again = FileRecord { generation: record.generation + 1, ..fresh(&path, format, &machine) };
+                        let again = FileRecord {
+                            generation: record.generation + 1,
+                            ..fresh(&path, format, &machine)
+                        };
                         (read_lines(corpus, &file, Some(&again), &mut sink).await?, Some(again))
                     }
                     read => (read, None),
@@ -292,7 +321,10 @@ pub(crate) async fn archive(corpus: &Corpus, out: &Path) -> Result<Summary, Erro
                     summary.warnings.push(format!("{shown}: not archived: it changed while it was read"))
                 }
                 (Read::Lines(done), rewritten) => {
-                    let mut updated = rewritten.clone().or(record.clone()).unwrap_or_else(|| fresh(&path, format, &machine));
+                    let mut updated = rewritten
+                        .clone()
+                        .or(record.clone())
+                        .unwrap_or_else(|| fresh(&path, format, &machine));
                     updated.path = path.clone();
                     updated.bytes = done.bytes;
                     updated.hash = done.hash;
@@ -408,7 +440,12 @@ struct Done {
 /// whole JSON object). A file that cannot be read is [`Read::Unreadable`] before any line of it
 /// went to `sink`, and a [`Done`] with its `damage` after (what was read stays archived); an
 /// error is the archive's own (a part that cannot be written), and ends the run.
-async fn read_lines(corpus: &Corpus, file: &SourceFile, record: Option<&FileRecord>, sink: &mut Sink<'_>) -> Result<Read, Error> {
+async fn read_lines(
+    corpus: &Corpus,
+    file: &SourceFile,
+    record: Option<&FileRecord>,
+    sink: &mut Sink<'_>,
+) -> Result<Read, Error> {
     let mut reader = match BlockReader::open(corpus.store.clone(), file) {
         Ok(reader) => reader,
         Err(e) => return Ok(Read::Unreadable(e.to_string())),
@@ -476,7 +513,10 @@ async fn read_lines(corpus: &Corpus, file: &SourceFile, record: Option<&FileReco
     }
     let mut tail_open_now = tail_open && expect_line_end;
     // A last line without its line end: archived when it is whole (never after damage).
-    if damage.is_none() && !pending.is_empty() && crate::json::parse_line_object(trimmed(&pending, line_no == 0)).is_ok() {
+    if damage.is_none()
+        && !pending.is_empty()
+        && crate::json::parse_line_object(trimmed(&pending, line_no == 0)).is_ok()
+    {
         line_no += 1;
         sink.line(generation, line_no, pending_at, &pending, &mut month)?;
         hasher.update(&pending);
@@ -506,7 +546,14 @@ struct Sink<'a> {
 }
 
 impl Sink<'_> {
-    fn line(&mut self, generation: u64, line: u64, offset: u64, bytes: &[u8], month: &mut Option<String>) -> Result<(), Error> {
+    fn line(
+        &mut self,
+        generation: u64,
+        line: u64,
+        offset: u64,
+        bytes: &[u8],
+        month: &mut Option<String>,
+    ) -> Result<(), Error> {
         let (type_name, ts) = line_facts(self.format, trimmed(bytes, line == 1));
         if let Some(ts) = ts {
             *month = chrono::DateTime::from_timestamp_micros(ts).map(|t| t.format("%Y-%m").to_string());
@@ -516,7 +563,8 @@ impl Sink<'_> {
             type_name.clone().unwrap_or_else(|| UNTYPED.to_string()),
             month.clone().unwrap_or_else(|| NO_MONTH.to_string()),
         );
-        let row = Row { machine: self.machine, file: self.path, generation, line, offset, ts, type_name, bytes };
+        let row =
+            Row { machine: self.machine, file: self.path, generation, line, offset, ts, type_name, bytes };
         self.parts.push(dataset, row)?;
         self.lines += 1;
         Ok(())
@@ -543,7 +591,8 @@ fn line_facts(format: &Format, line: &[u8]) -> (Option<String>, Option<i64>) {
         },
     };
     let ts = format.times.iter().find_map(|key| {
-        let raw = top.as_ref().and_then(|t| t.get(key)).or_else(|| fields.as_ref().and_then(|f| f.get(key)))?;
+        let raw =
+            top.as_ref().and_then(|t| t.get(key)).or_else(|| fields.as_ref().and_then(|f| f.get(key)))?;
         let text = crate::json::string(raw)?;
         chrono::DateTime::parse_from_rfc3339(text.trim()).ok().map(|t| t.timestamp_micros())
     });
@@ -657,10 +706,13 @@ impl Parts {
             );
             let path = self.staging.join(&relative);
             let folder = path.parent().expect("a part is in a folder");
-            std::fs::create_dir_all(folder).map_err(|e| Error::Write { path: folder.to_path_buf(), source: e })?;
-            let file = std::fs::File::create_new(&path).map_err(|e| Error::Write { path: path.clone(), source: e })?;
+            std::fs::create_dir_all(folder)
+                .map_err(|e| Error::Write { path: folder.to_path_buf(), source: e })?;
+            let file = std::fs::File::create_new(&path)
+                .map_err(|e| Error::Write { path: path.clone(), source: e })?;
             let writer = ArrowWriter::try_new(file, schema(), Some(properties()))?;
-            self.open.insert(dataset.clone(), OpenPart { relative, writer, columns: Columns::default(), rows: 0 });
+            self.open
+                .insert(dataset.clone(), OpenPart { relative, writer, columns: Columns::default(), rows: 0 });
         }
         let part = self.open.get_mut(&dataset).expect("opened above");
         part.columns.push(row);

@@ -49,9 +49,9 @@ pub(crate) struct Label {
 
 /// `NAME=PATH`: a machine's name (printable, no `=`) and a place.
 pub(crate) fn parse_label(value: &str) -> Result<Label, String> {
-    let (machine, place) = value
-        .split_once('=')
-        .ok_or_else(|| format!("not NAME=PATH: {value:?} (a machine's name, then its place: laptop=/mnt/laptop)"))?;
+    let (machine, place) = value.split_once('=').ok_or_else(|| {
+        format!("not NAME=PATH: {value:?} (a machine's name, then its place: laptop=/mnt/laptop)")
+    })?;
     let machine = machine_name(machine)?;
     if place.is_empty() {
         return Err(format!("no place after {machine}="));

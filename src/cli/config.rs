@@ -41,10 +41,9 @@ fn places_of(machine: &str, value: &toml::Value) -> Result<Vec<PathBuf>, String>
     let not_a_path = || format!("{machine}: not a path or a list of paths: {value}");
     match value {
         toml::Value::String(place) => Ok(vec![PathBuf::from(place)]),
-        toml::Value::Array(places) => places
-            .iter()
-            .map(|place| place.as_str().map(PathBuf::from).ok_or_else(not_a_path))
-            .collect(),
+        toml::Value::Array(places) => {
+            places.iter().map(|place| place.as_str().map(PathBuf::from).ok_or_else(not_a_path)).collect()
+        }
         _ => Err(not_a_path()),
     }
 }
@@ -162,7 +161,11 @@ pub fn apply(args: &mut Args, matches: &clap::ArgMatches) -> Result<(), Error> {
         let places = places_of(machine, places).map_err(|why| from_file("sources", why))?;
         let machine = machine_name(machine).map_err(|why| from_file("sources", why))?;
         for place in &places {
-            args.label.push(Label { machine: machine.clone(), place: expand_home(place), always: !paths_given });
+            args.label.push(Label {
+                machine: machine.clone(),
+                place: expand_home(place),
+                always: !paths_given,
+            });
         }
     }
     Ok(())
@@ -203,7 +206,8 @@ mod tests {
         assert_eq!(config.timezone.as_deref(), Some("Asia/Tokyo"));
         assert!(matches!(config.memory_limit, Some(MemoryLimit::Size(ref s)) if s == "2G"));
         let config: Config =
-            toml::from_str("[sources]\nlaptop = \"/mnt/laptop\"\nservers = [\"/mnt/a\", \"/mnt/b\"]\n").unwrap();
+            toml::from_str("[sources]\nlaptop = \"/mnt/laptop\"\nservers = [\"/mnt/a\", \"/mnt/b\"]\n")
+                .unwrap();
         let sources = config.sources.unwrap();
         let machines: Vec<&String> = sources.keys().collect();
         assert_eq!(machines, ["laptop", "servers"]);

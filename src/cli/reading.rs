@@ -115,8 +115,10 @@ impl<'a> Reading<'a> {
             spill_dir: args.spill_dir.clone(),
         };
         let labeled = args.label.iter().map(|l| (l.machine.clone(), l.place.clone())).collect();
-        let machines = crate::source::machines::Machines::new(labeled, crate::source::machines::this_machine());
-        let read = ReadOptions { max_line_bytes: args.max_line_bytes, cache_dir, machines, ..Default::default() };
+        let machines =
+            crate::source::machines::Machines::new(labeled, crate::source::machines::this_machine());
+        let read =
+            ReadOptions { max_line_bytes: args.max_line_bytes, cache_dir, machines, ..Default::default() };
         let options = crate::sql::session::Options { read, memory };
         Ok(Reading { args, prices, places, paths, looked_in_defaults, options, restored: Default::default() })
     }

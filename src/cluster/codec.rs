@@ -89,7 +89,12 @@ impl TableNode {
             prices: Vec::new(),
             cwd: crate::scan::wire::bytes_of(&origin.cwd),
             labels: origin.machines.labeled().iter().map(|(name, _)| name.clone()).collect(),
-            labeled_places: origin.machines.labeled().iter().map(|(_, p)| crate::scan::wire::bytes_of(p)).collect(),
+            labeled_places: origin
+                .machines
+                .labeled()
+                .iter()
+                .map(|(_, p)| crate::scan::wire::bytes_of(p))
+                .collect(),
             machine: origin.machines.here().to_string(),
         })
     }

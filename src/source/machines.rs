@@ -29,7 +29,8 @@ impl Default for Machines {
 
 /// The name of the machine txq runs on: `$TXQ_MACHINE`, else its host name, else `localhost`.
 pub fn this_machine() -> String {
-    if let Some(name) = std::env::var(MACHINE_ENV).ok().map(|n| n.trim().to_string()).filter(|n| !n.is_empty())
+    if let Some(name) =
+        std::env::var(MACHINE_ENV).ok().map(|n| n.trim().to_string()).filter(|n| !n.is_empty())
     {
         return name;
     }
@@ -66,7 +67,8 @@ fn place_text(place: &Path) -> String {
 
 /// Whether `file` is `place` or under it, both as text (as the `file` column spells them).
 fn holds(place: &str, file: &str) -> bool {
-    file.strip_prefix(place).is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || place.ends_with('/'))
+    file.strip_prefix(place)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || place.ends_with('/'))
 }
 
 impl Machines {
@@ -261,7 +263,10 @@ mod tests {
     fn a_files_path_under_its_place_is_what_two_machines_copies_share() {
         let m = machines();
         let given = [PathBuf::from("/home/me/.claude")];
-        assert_eq!(m.relative(Path::new("/home/me/.claude/projects/a/s.jsonl"), &given), "projects/a/s.jsonl");
+        assert_eq!(
+            m.relative(Path::new("/home/me/.claude/projects/a/s.jsonl"), &given),
+            "projects/a/s.jsonl"
+        );
         assert_eq!(m.relative(Path::new("/mnt/laptop/projects/a/s.jsonl"), &given), "projects/a/s.jsonl");
         assert_eq!(m.relative(Path::new("/mnt/desktop/server/x.jsonl"), &given), "x.jsonl");
         // A file given as a place is known by its name.

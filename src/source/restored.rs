@@ -43,7 +43,9 @@ impl Restored {
 /// path), which an archive's manifest could hold only if someone wrote it by hand.
 pub fn restored_path(machine_folder: &Path, original: &str) -> Option<PathBuf> {
     let (scheme, rest) = match original.split_once("://") {
-        Some((scheme, rest)) if !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) => {
+        Some((scheme, rest))
+            if !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) =>
+        {
             (scheme, rest)
         }
         Some(_) => return None,
@@ -84,7 +86,16 @@ mod tests {
     #[test]
     fn a_path_that_could_climb_out_is_not_restored() {
         let folder = Path::new("/cache/0");
-        for hostile in ["/a/../../etc/passwd", "relative/x.jsonl", "/", "", "s3://b/../x", "../x", "/a/\n.jsonl", "S3://b/x"] {
+        for hostile in [
+            "/a/../../etc/passwd",
+            "relative/x.jsonl",
+            "/",
+            "",
+            "s3://b/../x",
+            "../x",
+            "/a/\n.jsonl",
+            "S3://b/x",
+        ] {
             assert_eq!(restored_path(folder, hostile), None, "{hostile:?}");
         }
     }

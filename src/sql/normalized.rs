@@ -192,7 +192,11 @@ fn machine_of(machines: &Machines, file: &str) -> String {
         .map(|(place, name)| {
             let holds = match place.ends_with('/') {
                 true => format!("starts_with({file}, {})", quoted(place)),
-                false => format!("{file} = {} OR starts_with({file}, {})", quoted(place), quoted(&format!("{place}/"))),
+                false => format!(
+                    "{file} = {} OR starts_with({file}, {})",
+                    quoted(place),
+                    quoted(&format!("{place}/"))
+                ),
             };
             format!("WHEN {holds} THEN {}", quoted(name))
         })
@@ -212,7 +216,8 @@ pub(crate) fn views(formats: &[&Format], machines: &Machines) -> Vec<(&'static s
     // The top of each session's chain of parents (crate::sql::session_root says how a cycle or a
     // missing parent ends it).
     let root = format!("{}(f.session_id, f.parent_session_id)", crate::sql::session_root::NAME);
-    let rate_limits = with_machine(&stacked(formats, Normalized::RateLimits, RATE_LIMITS), RATE_LIMITS, machines);
+    let rate_limits =
+        with_machine(&stacked(formats, Normalized::RateLimits, RATE_LIMITS), RATE_LIMITS, machines);
     let facts = format!("SELECT *, {} AS machine FROM ({facts})", machine_of(machines, "file"));
     let sessions = format!(
         "WITH facts AS ({facts}), calls AS ({calls}), tools AS ({tools}),

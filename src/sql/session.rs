@@ -294,7 +294,11 @@ pub async fn open(paths: &[std::path::PathBuf], options: impl Into<Options>) -> 
 pub enum Places {
     Given(Vec<std::path::PathBuf>),
     /// The default places, and `also` (labeled places read besides them).
-    Defaults { cwd: std::path::PathBuf, home: Option<std::path::PathBuf>, also: Vec<std::path::PathBuf> },
+    Defaults {
+        cwd: std::path::PathBuf,
+        home: Option<std::path::PathBuf>,
+        also: Vec<std::path::PathBuf>,
+    },
 }
 
 impl Places {
@@ -319,8 +323,8 @@ impl Places {
             }
             Places::Defaults { cwd, home, also } => {
                 let formats = crate::format::all();
-                let mut paths =
-                    crate::source::discover::default_paths(&formats, cwd, home.as_deref()).unwrap_or_default();
+                let mut paths = crate::source::discover::default_paths(&formats, cwd, home.as_deref())
+                    .unwrap_or_default();
                 paths.extend(also.iter().cloned());
                 (paths, vec![])
             }

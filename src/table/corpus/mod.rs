@@ -47,7 +47,13 @@ pub struct ReadOptions {
 impl Default for ReadOptions {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Self { max_line_bytes: 256 << 20, parallel_files: cores, cache_dir: None, machines: Machines::default(), restored: Restored::default() }
+        Self {
+            max_line_bytes: 256 << 20,
+            parallel_files: cores,
+            cache_dir: None,
+            machines: Machines::default(),
+            restored: Restored::default(),
+        }
     }
 }
 
@@ -329,7 +335,8 @@ impl Corpus {
         let mut warnings = std::mem::take(&mut discovery.warnings);
         let mut copies = owners::set_aside_copies(&formats, &mut discovery.files);
         let machines = (&options.machines, &*origin.places);
-        owners::set_aside_machines_copies(machines, &store, &mut discovery.files, &mut copies, &mut warnings).await;
+        owners::set_aside_machines_copies(machines, &store, &mut discovery.files, &mut copies, &mut warnings)
+            .await;
         owners::set_aside_restored(&options.restored, &options.machines, &mut discovery.files, &mut copies);
         let (settled, grown) =
             known::known_from_cache(&formats, &discovery.files, &copies, cache, options.max_line_bytes);
