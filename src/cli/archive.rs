@@ -8,14 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// `txq archive --out OUT [PATH...]`.
 pub(crate) async fn command(args: &super::args::Args, out: &Path, paths: &[PathBuf]) -> Result<(), Error> {
-    super::reading::refuse_follow_unless(false, args)?;
-    super::reading::refuse_cluster_for("txq archive", args)?;
-    let reading = super::reading::Reading::new(args, paths, None)?;
-    let engine = reading.engine().await?;
-    reading.tell(&engine.corpus, false);
-    if engine.corpus.transcripts() == 0 {
-        return Err(Error::Usage(reading.no_transcripts()));
-    }
+    let engine = super::reading::engine_to_write("txq archive", args, paths, None).await?;
     let summary = crate::archive::archive(&engine.corpus, out).await?;
     if !args.quiet {
         let mut err = std::io::stderr();

@@ -51,13 +51,6 @@ pub(crate) async fn command(
     paths: &[std::path::PathBuf],
 ) -> Result<(), Error> {
     let prices = super::reading::prices(args)?;
-    super::reading::refuse_follow_unless(false, args)?;
-    super::reading::refuse_cluster_for("txq export", args)?;
-    let reading = super::reading::Reading::new(args, paths, prices)?;
-    let engine = reading.engine().await?;
-    reading.tell(&engine.corpus, false);
-    if engine.corpus.transcripts() == 0 {
-        return Err(Error::Usage(reading.no_transcripts()));
-    }
+    let engine = super::reading::engine_to_write("txq export", args, paths, prices).await?;
     run(&engine, flags).await
 }

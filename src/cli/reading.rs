@@ -45,6 +45,26 @@ pub(crate) fn refuse_cluster_for(what: &str, args: &Args) -> Result<(), Error> {
     }
 }
 
+/// The session of a command that writes what it reads (`txq export`, `txq archive`, named
+/// `what`): refused with `--follow` or `--cluster`, and when there is nothing to read (writing
+/// nothing is a mistake); the reading's warnings told.
+pub(crate) async fn engine_to_write(
+    what: &str,
+    args: &Args,
+    paths: &[PathBuf],
+    prices: Option<PriceList>,
+) -> Result<Engine, Error> {
+    refuse_follow_unless(false, args)?;
+    refuse_cluster_for(what, args)?;
+    let reading = Reading::new(args, paths, prices)?;
+    let engine = reading.engine().await?;
+    reading.tell(&engine.corpus, false);
+    if engine.corpus.transcripts() == 0 {
+        return Err(Error::Usage(reading.no_transcripts()));
+    }
+    Ok(engine)
+}
+
 /// What a command reads and how: its places, the paths found in them now, the reading and
 /// memory options of its flags, and the prices its session prices with.
 pub(crate) struct Reading<'a> {
