@@ -8,9 +8,9 @@
 # HARNESS="650MB 4GB" also times txq against ccusage (benchmarks/harness.py) on generated harness homes
 # benchmarks/data/harness-<size>, after the rest, its section of RESULTS.md replaced (HARNESS_ONLY=1:
 # that alone).
-# STATUSLINE=14GB times `txq statusline` against `ccusage statusline` (benchmarks/statusline.py) on a
-# Claude Code home generated at that size and made the home of today (the sessions still to come
-# deleted: 14 GB left 61,320 files of 0.16 GB on 2026-12-05), its section of RESULTS.md replaced
+# STATUSLINE=1GB times `txq statusline` against `ccusage statusline` (benchmarks/statusline.py) on a
+# Claude Code home generated at that size and made the home of today (its timestamps moved back by
+# whole days to end an hour before the run), its section of RESULTS.md replaced
 # (STATUSLINE_ONLY=1: that alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."

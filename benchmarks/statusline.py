@@ -2,11 +2,12 @@
 """`txq statusline` against `ccusage statusline` on a generated Claude Code home: the time of each
 line, as Claude Code runs the command after every message.
 
-The home is what `txq generate --harness claude --size SIZE --seed 7` writes (14 GB by default),
-made a home as it is on the day of the run: the generator spreads its sessions over the 21 months
-from 2026-09-02, so a session file with a line of the last hour or later is deleted (it has not
-happened yet), and each file left gets the time of its last line as its modification time (a file
-was last written when its session's last line was), which left 61,320 files of 0.16 GB of 14 GB on 2026-12-05; plus
+The home is what `txq generate --harness claude --size SIZE --seed 7` writes (1 GB by default,
+the issue's home), made a home as it is at the time of the run: the generator spreads its sessions
+over the 21 months from 2026-09-02, so every `"timestamp"` of every file is moved back by one
+span (the same for all, a whole number of days) that puts the home's last line an hour before now,
+and each file gets the time of its last line as its modification time (a file was last written
+when its session's last line was); plus
 one live session: before every run a new response is appended to its file, with the time of the
 run, as Claude Code appends one after each message; the hook's JSON names that session and file. Each run is a fresh process fed the hook's JSON on stdin, stdout to a
 pipe, its peak RSS read from wait4() (for ccusage, whose `ccusage` command is a Node launcher that
@@ -23,7 +24,7 @@ kept). Numbers come from this run only. If ccusage is not on PATH the script ins
 20.0.24 with npm; without npm its columns are n/a.
 
 Usage: benchmarks/statusline.py --txq target/release/txq [--home benchmarks/data/statusline]
-         [--size 14GB] [--runs 200] [--results benchmarks/RESULTS.md] [--command STR]
+         [--size 1GB] [--runs 200] [--results benchmarks/RESULTS.md] [--command STR]
 """
 
 import argparse
@@ -77,25 +78,45 @@ TIMESTAMP = re.compile(rb'"timestamp":"([0-9T:.\-]+)Z"')
 
 
 def settle_home(home):
-    """Makes `home` a home as of now: files with a line of the last hour or later deleted, each
-    other file's times those of its last line. Done once: a file `.settled` says so."""
-    mark = os.path.join(home, ".settled")
+    """Makes `home` a home as of now: every timestamp moved back by whole days, so that the last
+    line is an hour or more before now, and each file's times those of its last line. Done once:
+    a file `.settled-v3` says so. The timestamps keep their length (the files keep their sizes)."""
+    mark = os.path.join(home, ".settled-v3")
     if os.path.exists(mark):
         return
+    paths = [os.path.join(d, n) for d, _, names in os.walk(home) for n in names]
+    latest = None
+    for path in paths:
+        with open(path, "rb") as f:
+            for t in TIMESTAMP.findall(f.read()):
+                when = datetime.datetime.fromisoformat(t.decode())
+                latest = when if latest is None or when > latest else latest
+    if latest is None:
+        sys.exit(f"{home}: no timestamps to settle")
     cutoff = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None) - datetime.timedelta(hours=1)
-    for d, _, names in os.walk(home):
-        for n in names:
-            path = os.path.join(d, n)
-            with open(path, "rb") as f:
-                stamps = TIMESTAMP.findall(f.read())
-            if not stamps:
-                continue
-            last = max(datetime.datetime.fromisoformat(t.decode()) for t in stamps)
-            if last >= cutoff:
-                os.remove(path)
-                continue
-            when = last.replace(tzinfo=datetime.timezone.utc).timestamp()
-            os.utime(path, (when, when))
+    shift = datetime.timedelta(days=max(0, (latest - cutoff).days + 1))
+
+    def moved(match):
+        text = match.group(1).decode()
+        when = datetime.datetime.fromisoformat(text) - shift
+        out = when.strftime("%Y-%m-%dT%H:%M:%S")
+        if "." in text:
+            digits = len(text.split(".", 1)[1])
+            out += "." + f"{when.microsecond:06d}"[:digits]
+        return b'"timestamp":"' + out.encode() + b'Z"'
+
+    for path in paths:
+        with open(path, "rb") as f:
+            data = f.read()
+        stamps = TIMESTAMP.findall(data)
+        if not stamps:
+            continue
+        data = TIMESTAMP.sub(moved, data)
+        with open(path, "wb") as f:
+            f.write(data)
+        last = max(datetime.datetime.fromisoformat(t.decode()) for t in stamps) - shift
+        when = last.replace(tzinfo=datetime.timezone.utc).timestamp()
+        os.utime(path, (when, when))
     open(mark, "w").close()
 
 
@@ -122,7 +143,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--txq", required=True)
     ap.add_argument("--home", default="benchmarks/data/statusline")
-    ap.add_argument("--size", default="14GB")
+    ap.add_argument("--size", default="1GB")
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--results", default=None)
     ap.add_argument("--command", default=None)
@@ -190,8 +211,8 @@ def main():
     lines.append(f"Machine: {machine}; txq {version_of([args.txq, '--version'])}; "
                  f"ccusage {version_of([ccusage, '--version']) if ccusage else 'n/a'}.")
     lines.append("")
-    lines.append(f"Home: {args.home} (`txq generate --harness claude --size {args.size} --seed 7`, the sessions "
-                 f"still to come deleted), {files} files, {total / 1e9:.2f} GB of Claude Code sessions, each file's time "
+    lines.append(f"Home: {args.home} (`txq generate --harness claude --size {args.size} --seed 7`, its "
+                 f"timestamps moved back to end an hour before now), {files} files, {total / 1e9:.2f} GB of Claude Code sessions, each file's time "
                  f"its last line's, and one live session, a response appended to it before each run; {args.runs} runs "
                  "of each, interleaved, after one warm-up run each; page cache and txq's cache warm.")
     lines.append("")

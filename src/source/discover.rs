@@ -423,7 +423,7 @@ fn remote_files(
 
 /// Which format a file is: the first, in the order of [`crate::format::FileMatch::claim_rank`],
 /// whose rule matches its name, its folder or its path.
-struct Claimer<'a> {
+pub(crate) struct Claimer<'a> {
     formats: &'a [Format],
     order: Vec<usize>,
     /// Each format's path patterns, compiled (`None` for a format matched by name).
@@ -431,7 +431,7 @@ struct Claimer<'a> {
 }
 
 impl<'a> Claimer<'a> {
-    fn new(formats: &'a [Format]) -> Self {
+    pub(crate) fn new(formats: &'a [Format]) -> Self {
         let mut order: Vec<usize> = (0..formats.len()).collect();
         order.sort_by_key(|&i| formats[i].files.claim_rank());
         let patterns = formats
@@ -454,7 +454,7 @@ impl<'a> Claimer<'a> {
         Self { formats, order, patterns }
     }
 
-    fn claim(&self, path: &Path) -> Option<usize> {
+    pub(crate) fn claim(&self, path: &Path) -> Option<usize> {
         self.candidates(path).first().copied()
     }
 

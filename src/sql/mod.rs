@@ -6,6 +6,7 @@ pub(crate) mod blocks;
 pub(crate) mod git_commits;
 pub mod memory;
 pub(crate) mod normalized;
+pub(crate) mod planned_on_use;
 pub(crate) mod prices;
 pub mod queries;
 pub mod reports;

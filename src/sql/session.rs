@@ -7,6 +7,7 @@ use crate::infer::cache::InferenceCache;
 use crate::scan::ScanTable;
 use crate::scan::files_table::FilesTable;
 use crate::sql::memory::MemoryOptions;
+use crate::sql::planned_on_use::{PlannedOnUse, view_table};
 use crate::table::corpus::{CacheToLoad, Corpus, FormatData, ReadOptions};
 use async_trait::async_trait;
 use datafusion::catalog::view::ViewTable;
@@ -89,7 +90,7 @@ async fn register_corpus(
         ctx.catalog(CATALOG).ok_or_else(|| DataFusionError::Internal(format!("no catalog {CATALOG}")))?;
 
     // Formats sharing a schema name (reeval and its raw parts) share one schema.
-    let mut schemas: Vec<(&'static str, bool, Arc<MemorySchemaProvider>, HashSet<String>)> = Vec::new();
+    let mut schemas: Vec<(&'static str, bool, Arc<PlannedOnUse>, HashSet<String>)> = Vec::new();
     for data in &corpus.formats {
         let name = data.format.name;
         let found = data.type_tables().filter(|t| !t.documented).map(|t| t.name.clone());
@@ -100,38 +101,41 @@ async fn register_corpus(
                 schema.clone()
             }
             None => {
-                let schema = Arc::new(MemorySchemaProvider::new());
+                let schema = Arc::new(PlannedOnUse::new());
                 catalog.register_schema(name, schema.clone())?;
                 schemas.push((name, !data.files.is_empty(), schema.clone(), found.collect()));
                 schema
             }
         };
-        fill_schema(ctx, corpus, data, &schema).await?;
+        fill_schema(ctx, corpus, data, &schema)?;
     }
-    // The normalized tables: every format's rows of each, whatever schema answers what.
-    let normalized = Arc::new(MemorySchemaProvider::new());
+    // The normalized tables: every format's rows of each, whatever schema answers what; each view
+    // planned when a statement first names it.
+    let normalized = Arc::new(PlannedOnUse::new());
+    // Formats with no transcripts have no rows to give: left out, a statement plans less.
     let mut each_schema: Vec<&crate::format::Format> = Vec::new();
-    for data in &corpus.formats {
+    let has_rows = |name: &str| corpus.formats.iter().any(|d| d.format.name == name && !d.files.is_empty());
+    for data in corpus.formats.iter().filter(|d| has_rows(d.format.name)) {
         if !each_schema.iter().any(|f| f.name == data.format.name) {
             each_schema.push(&data.format);
         }
     }
     for (name, sql) in crate::sql::normalized::views(&each_schema, &corpus.options.machines) {
-        let plan = ctx.state().create_logical_plan(&sql).await?;
         if name == crate::format::Normalized::Sessions.name() {
             // `git_commits`: the repositories of the sessions' projects, read when scanned.
-            let commits = crate::sql::git_commits::GitCommits::new(plan.clone());
-            normalized.register_table(crate::sql::git_commits::NAME.to_string(), Arc::new(commits))?;
+            let commits = |plan, _sql| -> Arc<dyn TableProvider> {
+                Arc::new(crate::sql::git_commits::GitCommits::new(plan))
+            };
+            normalized.add_view(ctx, None, crate::sql::git_commits::NAME, sql.clone(), commits);
         }
-        normalized.register_table(name.to_string(), Arc::new(ViewTable::new(plan, Some(sql))))?;
+        normalized.add_view(ctx, None, name, sql, view_table);
     }
     // Each format's schema holds its own rows of them too (`claude.sessions`).
     for (name, _, schema, _) in &schemas {
         let same: Vec<&crate::format::Format> =
             corpus.formats.iter().map(|d| &d.format).filter(|f| f.name == *name).collect();
         for (table, sql) in crate::sql::normalized::own_views(&same, &corpus.options.machines) {
-            let plan = ctx.state().create_logical_plan(&sql).await?;
-            schema.register_table(table.to_string(), Arc::new(ViewTable::new(plan, Some(sql))))?;
+            schema.add_view(ctx, None, table, sql, view_table);
         }
     }
     // Formats with transcripts answer unqualified names first, each group in the formats' order.
@@ -145,29 +149,17 @@ async fn register_corpus(
 }
 
 /// Registers a format's tables, its `files` table and its views in `schema`.
-async fn fill_schema(
-    ctx: &SessionContext,
-    corpus: &Corpus,
-    data: &Arc<FormatData>,
-    schema: &Arc<MemorySchemaProvider>,
-) -> Result<()> {
+fn fill_schema(ctx: &SessionContext, corpus: &Corpus, data: &Arc<FormatData>, schema: &PlannedOnUse) -> Result<()> {
     for table in &data.tables {
-        schema.register_table(table.name.clone(), Arc::new(ScanTable::new(corpus, data, table)))?;
+        schema.add_table(table.name.clone(), Arc::new(ScanTable::new(corpus, data, table)))?;
     }
     if data.format.lines_table.is_some() {
         return Ok(());
     }
-    schema.register_table("files".into(), Arc::new(FilesTable::new(data.clone(), corpus.origin())?))?;
+    schema.add_table("files".into(), Arc::new(FilesTable::new(data.clone(), corpus.origin())?))?;
     // A view's table names resolve in its own format's schema.
-    let name = data.format.name;
-    let mut scoped = ctx.state();
-    scoped.config_mut().options_mut().catalog.default_schema = name.to_string();
     for view in &data.format.views {
-        let plan = scoped.create_logical_plan(view.sql).await?;
-        schema.register_table(
-            view.name.to_string(),
-            Arc::new(ViewTable::new(plan, Some(view.sql.to_string()))),
-        )?;
+        schema.add_view(ctx, Some(data.format.name), view.name, view.sql.to_string(), view_table);
     }
     Ok(())
 }
@@ -175,7 +167,7 @@ async fn fill_schema(
 /// One format's schema, as the default schema sees it.
 #[derive(Debug)]
 struct FormatSchema {
-    schema: Arc<MemorySchemaProvider>,
+    schema: Arc<PlannedOnUse>,
     /// Its tables of types found in the data that no document names.
     found: HashSet<String>,
     /// Whether it has transcripts.
@@ -190,13 +182,13 @@ struct FormatSchema {
 struct MergedSchema {
     own: Arc<MemorySchemaProvider>,
     /// `calls`, `tool_calls`, `sessions`: every format's rows ([`crate::sql::normalized`]).
-    normalized: Arc<MemorySchemaProvider>,
+    normalized: Arc<PlannedOnUse>,
     formats: Vec<FormatSchema>,
 }
 
 impl MergedSchema {
     /// The format schemas holding `name`, in the order they answer it.
-    fn holders<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Arc<MemorySchemaProvider>> + 'a {
+    fn holders<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Arc<PlannedOnUse>> + 'a {
         let group = move |has_data: bool, found: bool| {
             self.formats.iter().filter(move |f| f.has_data == has_data && f.found.contains(name) == found)
         };

@@ -4,6 +4,8 @@
 //! session's last call used, from the calls of only the files changed since the block it saw
 //! last began (a memo in the cache folder keeps that start, per set of places and time zone).
 
+mod memo;
+
 use super::args::{Args, StatuslineFlags};
 use super::budget::{Budget, BudgetPeriod};
 use super::script::Script;
@@ -13,8 +15,10 @@ use crate::error::Error;
 use chrono::{DateTime, Duration, Offset, TimeZone, Utc};
 use datafusion::arrow::array::timezone::Tz;
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
-use std::io::{IsTerminal, Read, Write};
+use memo::Memo;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::{IsTerminal, Read as _, Write};
 use std::path::{Path, PathBuf};
 
 /// The most of stdin read: a hook's JSON is a few hundred bytes.
@@ -82,6 +86,11 @@ fn now() -> Result<DateTime<Utc>, Error> {
     }
 }
 
+/// How far back a line looks for the block under way when the memo knows no start of one (the
+/// first line, or the first after a day's rest): a day, unless its calls have no rest of 5 hours
+/// (then a block may have begun before it, and every file is read).
+const FIRST_LOOK: i64 = 24 * 3_600;
+
 /// Runs `txq statusline`: the hook's JSON from stdin, the line to stdout.
 pub(crate) async fn command(args: &Args, flags: &StatuslineFlags) -> Result<(), Error> {
     if let Some(budget) = flags.budget
@@ -111,47 +120,193 @@ pub(crate) async fn command(args: &Args, flags: &StatuslineFlags) -> Result<(), 
     let zone = flags.timezone.clone().unwrap_or_else(crate::sql::reports::machine_time_zone);
     let tz: Tz = zone.parse().map_err(|e| Error::Usage(format!("--timezone {zone}: {e}")))?;
     let places = places(&flags.paths)?;
-    let memo = Memo::at(args, &places, &zone)?;
-    let harness = hook.transcript_path.as_deref().and_then(harness_of);
-    let today = today_start(&tz, now);
-    // Calls from the start of the block seen last (of the session's harness) on are in files
-    // changed since; with no such start (or one after now: the clock went back), every file is
-    // read.
-    let since =
-        harness.as_deref().and_then(|h| memo.start_of(h, now)).map(|start| start.min(today.timestamp()));
-    let mut paths = changed_since(&places, since, hook.session_id.as_deref()).await?;
-    // The session's own file, read wherever it is (if a format claims it: the hook's path is
-    // never read as anything else).
-    if let Some(path) = &hook.transcript_path
-        && harness.is_some()
-        && path.is_file()
-        && !paths.contains(path)
-    {
-        paths.push(path.clone());
+    let memo_path = memo_path(args, &places, &zone)?;
+    let memo = Memo::read(memo_path.as_deref());
+    let formats = crate::format::all();
+    let harness = hook.transcript_path.as_deref().and_then(|path| harness_of(&formats, path));
+    let (at, today) = (now.timestamp(), today_start(&tz, now).timestamp());
+    // Calls from the start of the block seen last (of the session's harness) on make the block;
+    // with none (or one a day old), those of the last day, if a rest of 5 hours in them shows
+    // where the block under way began; else every call.
+    let known = harness.as_deref().and_then(|h| memo.start_of(h, at)).filter(|&start| at - start < FIRST_LOOK);
+    let look = Look { args, formats: &formats, places: &places, hook: &hook, memo: &memo };
+    let mut from = known.unwrap_or(at - FIRST_LOOK);
+    let mut read = look.calls(from.min(today)).await?;
+    if known.is_none() && !rested(&read.calls, harness.as_deref(), from, at, &tz) {
+        from = i64::MIN;
+        read = look.calls(from).await?;
     }
-    let rows = match paths.is_empty() {
-        true => Vec::new(),
-        false => {
-            let statements = [CALLS.to_string()];
-            let script = Script::Given { statements: &statements, files: &[] };
-            let prices = super::reading::prices(args)?;
-            super::exec::rows_of(args, script, &paths, prices).await?
-        }
-    };
-    let calls: Vec<Call> = rows.iter().map(Call::of).collect();
+    let calls: Vec<Call> = read.calls.iter().chain(read.by_file.values().flatten()).cloned().collect();
     let harness = harness.or_else(|| {
         let id = hook.session_id.as_deref()?;
         calls.iter().find(|c| c.session_id.as_deref() == Some(id)).map(|c| c.harness.clone())
     });
-    let known_start = harness.as_deref().and_then(|h| memo.start_of(h, now));
-    let figures = Figures::of(&calls, &hook, harness.as_deref(), known_start, &tz, now);
+    let figures = Figures::of(&calls, &hook, harness.as_deref(), Some(from), &tz, now);
+    let mut starts = memo.starts.clone();
     if let (Some(harness), Some(start)) = (&harness, figures.latest_start) {
-        memo.keep(harness, start);
+        starts.insert(harness.clone(), start);
+    }
+    if let (Some(path), Some(walked)) = (&memo_path, read.walked) {
+        if let Some(next) = memo.next(walked, read.horizon, &read.by_file, starts) {
+            next.write(path);
+        }
     }
     let colored = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let line = figures.line(&hook, flags.budget, colored);
     let mut out = std::io::stdout().lock();
     writeln!(out, "{line}").and_then(|()| out.flush()).map_err(Error::Output)
+}
+
+/// Whether the calls of `harness` at or after `from` rest 5 hours or more somewhere up to `now`
+/// (between two of them, or after the last; none at all is a rest): a block under way then began
+/// after the rest, at a call in `calls`.
+fn rested(calls: &[Call], harness: Option<&str>, from: i64, now: i64, tz: &Tz) -> bool {
+    let Some(harness) = harness else { return true };
+    let mut hours: Vec<i64> =
+        calls.iter().filter(|c| c.harness == harness).filter_map(|c| c.at).filter(|&at| at >= from).map(|at| hour_of(at, tz)).collect();
+    hours.sort_unstable();
+    hours.push(now);
+    hours.windows(2).any(|w| w[1] - w[0] >= BLOCK_SECONDS) || hours.len() == 1
+}
+
+/// Where the memo of `places` in `zone` is kept; none with `--no-cache`.
+fn memo_path(args: &Args, places: &[PathBuf], zone: &str) -> Result<Option<PathBuf>, Error> {
+    let dir = match args.no_cache {
+        true => None,
+        false => crate::infer::cache::InferenceCache::default_dir()?,
+    };
+    let Some(dir) = dir else { return Ok(None) };
+    let mut hash = xxhash_rust::xxh3::Xxh3Default::new();
+    hash.update(zone.as_bytes());
+    for place in places {
+        hash.update(&[0]);
+        hash.update(place.as_os_str().as_encoded_bytes());
+    }
+    Ok(Some(dir.join("statusline").join(format!("{:016x}.json", hash.digest()))))
+}
+
+/// What a line reads from.
+struct Look<'a> {
+    args: &'a Args,
+    formats: &'a [crate::format::Format],
+    places: &'a [PathBuf],
+    hook: &'a Hook,
+    memo: &'a Memo,
+}
+
+/// The calls a line is worked out from: by file, where the memo can keep them, else as read.
+struct Read {
+    by_file: HashMap<PathBuf, Vec<Call>>,
+    calls: Vec<Call>,
+    /// What the walk found (none when a place is not a local one: nothing is kept).
+    walked: Option<memo::Walked>,
+    horizon: u64,
+}
+
+impl Look<'_> {
+    /// The calls of the files changed at or after `from` (seconds; a minute's slack for clocks)
+    /// and of the session's own files: those of a file as it was when the memo kept it, the rest
+    /// read.
+    async fn calls(&self, from: i64) -> Result<Read, Error> {
+        let horizon = u64::try_from(from.saturating_sub(60)).unwrap_or(0).saturating_mul(1_000_000_000);
+        if self.places.iter().any(|p| crate::source::remote::is_remote(p)) {
+            // An object store is listed whole each time, and nothing of it is kept.
+            let mut paths = changed_since(self.places, horizon, self.hook.session_id.as_deref()).await?;
+            self.with_transcript(&mut paths);
+            let calls = self.read(&paths).await?;
+            return Ok(Read { by_file: HashMap::new(), calls, walked: None, horizon });
+        }
+        let places = self.places.to_vec();
+        let (formats, memo, session) = (self.formats, self.memo, self.hook.session_id.as_deref());
+        let walked = memo::walk(formats, &places, memo, horizon, session);
+        let mut paths: Vec<PathBuf> = walked.files.iter().map(|f| f.path.clone()).collect();
+        self.with_transcript(&mut paths);
+        // A file read again is read with every file that held calls of its sessions (a response
+        // copied into a subagent's file is one call: the copies are counted once only when read
+        // together), the session's own files with each other.
+        let mut by_file: HashMap<PathBuf, Vec<Call>> = HashMap::new();
+        let mut to_read: Vec<PathBuf> = Vec::new();
+        for found in &walked.files {
+            match memo.calls_of(found) {
+                Some(calls) => drop(by_file.insert(found.path.clone(), calls.to_vec())),
+                None => to_read.push(found.path.clone()),
+            }
+        }
+        for path in &paths {
+            if !walked.files.iter().any(|f| &f.path == path) {
+                to_read.push(path.clone());
+            }
+        }
+        let mut calls = Vec::new();
+        for _ in 0..2 {
+            let sessions: BTreeSet<String> = to_read.iter().flat_map(|p| memo.sessions_of(p)).chain(
+                by_file.iter().filter(|(p, _)| to_read.contains(p)).flat_map(|(_, c)| c.iter().filter_map(Call::group)),
+            ).collect();
+            let with: Vec<PathBuf> = by_file
+                .iter()
+                .filter(|(p, c)| !to_read.contains(p) && c.iter().filter_map(Call::group).any(|g| sessions.contains(&g)))
+                .map(|(p, _)| p.clone())
+                .collect();
+            to_read.extend(with);
+            if to_read.is_empty() {
+                break;
+            }
+            to_read.sort();
+            to_read.dedup();
+            calls = self.read(&to_read).await?;
+            for path in &to_read {
+                by_file.insert(path.clone(), Vec::new());
+            }
+            let mut placed = Vec::new();
+            for call in std::mem::take(&mut calls) {
+                match by_file.get_mut(Path::new(&call.file)) {
+                    Some(kept) => kept.push(call),
+                    None => placed.push(call),
+                }
+            }
+            calls = placed;
+            // Sessions found in what was read that a file not read also holds: read again, with
+            // it.
+            let read_sessions: BTreeSet<String> =
+                to_read.iter().flat_map(|p| by_file[p].iter().filter_map(Call::group)).collect();
+            let more = by_file
+                .iter()
+                .any(|(p, c)| !to_read.contains(p) && c.iter().filter_map(Call::group).any(|g| read_sessions.contains(&g)));
+            if !more {
+                break;
+            }
+        }
+        let walked = match calls.is_empty() {
+            true => Some(walked),
+            // A call whose file was not among those read (its path written otherwise) cannot be
+            // kept by file: counted now, and nothing kept.
+            false => None,
+        };
+        Ok(Read { by_file, calls, walked, horizon })
+    }
+
+    /// `paths` and the hook's transcript, if a format claims it and it is a file.
+    fn with_transcript(&self, paths: &mut Vec<PathBuf>) {
+        if let Some(path) = &self.hook.transcript_path
+            && harness_of(self.formats, path).is_some()
+            && path.is_file()
+            && !paths.contains(path)
+        {
+            paths.push(path.clone());
+        }
+    }
+
+    /// The calls of `paths`, read.
+    async fn read(&self, paths: &[PathBuf]) -> Result<Vec<Call>, Error> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let statements = [CALLS.to_string()];
+        let script = Script::Given { statements: &statements, files: &[] };
+        let prices = super::reading::prices(self.args)?;
+        let rows = super::exec::rows_of(self.args, script, paths, prices).await?;
+        Ok(rows.iter().map(Call::of).collect())
+    }
 }
 
 /// The places to read: those given, else the default places that exist (none: nothing).
@@ -168,31 +323,24 @@ fn places(given: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
 }
 
 /// The harness whose format claims the file at `path` (a harness is named as its format).
-fn harness_of(path: &Path) -> Option<String> {
-    let formats = crate::format::all();
-    crate::source::discover::claim(&formats, path).map(|at| formats[at].id.to_string())
+fn harness_of(formats: &[crate::format::Format], path: &Path) -> Option<String> {
+    crate::source::discover::claim(formats, path).map(|at| formats[at].id.to_string())
 }
 
-/// The transcripts in `places` changed at or after `since` (seconds; a minute's slack for
-/// clocks), every one with no `since`; a file whose time is not known is read, and so is every
-/// file in a folder named as the session (`session`: a subagent's file that ended long ago
-/// still counts in its session's cost).
-async fn changed_since(
-    places: &[PathBuf],
-    since: Option<i64>,
-    session: Option<&str>,
-) -> Result<Vec<PathBuf>, Error> {
+/// The transcripts in `places` changed at or after `after` (nanoseconds); a file whose time is
+/// not known is read, and so is every file in a folder named as the session (`session`: a
+/// subagent's file that ended long ago still counts in its session's cost).
+async fn changed_since(places: &[PathBuf], after: u64, session: Option<&str>) -> Result<Vec<PathBuf>, Error> {
     if places.is_empty() {
         return Ok(Vec::new());
     }
     let found = crate::source::discover::discover_all(&crate::format::all(), places).await?;
-    let after = since.map(|s| (s - 60).max(0) as u64 * 1_000_000_000);
     let mut paths = Vec::new();
     for files in &found.files {
         for i in 0..files.len() {
             let modified = files.found_stamps(i).modified();
             let path = files.path(i);
-            let old = matches!((after, modified), (Some(after), Some(m)) if m < after);
+            let old = modified.is_some_and(|m| m < after);
             let sessions = session.is_some_and(|id| {
                 path.parent().is_some_and(|dir| dir.components().any(|c| c.as_os_str() == id))
             });
@@ -220,7 +368,7 @@ fn hour_of(at: i64, tz: &Tz) -> i64 {
 }
 
 /// One call, as the line needs it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Call {
     harness: String,
     session_id: Option<String>,
@@ -234,6 +382,13 @@ struct Call {
 }
 
 impl Call {
+    /// The session whose calls are read together with this one's (its parent's, else its own),
+    /// of its harness.
+    fn group(&self) -> Option<String> {
+        let id = self.parent_session_id.as_deref().or(self.session_id.as_deref())?;
+        Some(format!("{}\u{0}{id}", self.harness))
+    }
+
     fn of(row: &Map<String, Value>) -> Call {
         let text = |c: &str| row.get(c).and_then(Value::as_str).map(str::to_string);
         Call {
@@ -394,62 +549,6 @@ fn against(cost: Cost, budget: Budget, colored: bool) -> String {
         (false, false) => "32",
     };
     format!("\x1b[{color}m{text}\x1b[0m")
-}
-
-/// The start of the block each harness was in when last seen, per set of places and time zone,
-/// in the cache folder: from it on, the calls of the files changed since are all a block needs.
-struct Memo {
-    path: Option<PathBuf>,
-    starts: BTreeMap<String, i64>,
-}
-
-impl Memo {
-    /// The memo of `places` in `zone`; none with `--no-cache`, and an empty one where it cannot
-    /// be read (a damaged memo costs a slower line, never a wrong one).
-    fn at(args: &Args, places: &[PathBuf], zone: &str) -> Result<Memo, Error> {
-        let dir = match args.no_cache {
-            true => None,
-            false => crate::infer::cache::InferenceCache::default_dir()?,
-        };
-        let Some(dir) = dir else { return Ok(Memo { path: None, starts: BTreeMap::new() }) };
-        let mut hash = xxhash_rust::xxh3::Xxh3Default::new();
-        hash.update(zone.as_bytes());
-        for place in places {
-            hash.update(&[0]);
-            hash.update(place.as_os_str().as_encoded_bytes());
-        }
-        let path = dir.join("statusline").join(format!("{:016x}.json", hash.digest()));
-        let starts = std::fs::read(&path)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice::<BTreeMap<String, i64>>(&bytes).ok())
-            .unwrap_or_default();
-        Ok(Memo { path: Some(path), starts })
-    }
-
-    /// The start of the block `harness` was in when last seen, unless it is after `now`.
-    fn start_of(&self, harness: &str, now: DateTime<Utc>) -> Option<i64> {
-        self.starts.get(harness).copied().filter(|&start| start <= now.timestamp())
-    }
-
-    /// Keeps `start` as the block `harness` is in; written
-    /// whole to a file of its own and moved over the memo, so a reader sees one or the other.
-    fn keep(mut self, harness: &str, start: i64) {
-        let Some(path) = self.path.take() else { return };
-        if self.starts.get(harness) == Some(&start) {
-            return;
-        }
-        self.starts.insert(harness.to_string(), start);
-        let Some(dir) = path.parent() else { return };
-        let Ok(bytes) = serde_json::to_vec(&self.starts) else { return };
-        let written = std::fs::create_dir_all(dir).and_then(|()| {
-            let mut file = tempfile::NamedTempFile::new_in(dir)?;
-            file.write_all(&bytes)?;
-            file.persist(&path).map_err(|e| e.error)?;
-            Ok(())
-        });
-        // A memo not written costs the next line a longer read, not a wrong figure.
-        drop(written);
-    }
 }
 
 #[cfg(test)]
