@@ -45,7 +45,12 @@ fn shown<'a>(calls: impl Iterator<Item = &'a (&'static ExpectedCall, Option<f64>
 /// The line the tally gives at `now` for session `id` (a Claude Code session of the home), with
 /// a context window of a million tokens.
 fn expected_line(id: &str, now: DateTime<Utc>) -> String {
-    let calls = priced();
+    expected_line_of(id, now, |_| true)
+}
+
+/// [`expected_line`] of the tally's calls that `there` keeps (the others cut from the home).
+fn expected_line_of(id: &str, now: DateTime<Utc>, there: impl Fn(&ExpectedCall) -> bool) -> String {
+    let calls: Vec<_> = priced().into_iter().filter(|(c, _)| there(c)).collect();
     let session =
         shown(calls.iter().filter(|(c, _)| c.session_id == id || c.parent_session_id.as_deref() == Some(id)));
     let day = now.date_naive();
@@ -251,22 +256,17 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
     }
 }
 
-/// A home whose files were last written when their last call was made (as a real home's are):
-/// from the memo, only the files changed since the block seen last began are read, and the
-/// session's subagents' files, however old, still count in its cost.
-#[test]
-fn from_the_memo_only_the_files_changed_since_the_block_began_are_read_and_the_figures_stay() {
-    let dir = tempfile::tempdir().unwrap();
-    copy_tree(home().0.path(), dir.path());
-    let mut last: BTreeMap<&str, DateTime<Utc>> = BTreeMap::new();
+/// Each file of the copy of the home in `dir` made as old as its last call, as a real home's
+/// files are (one with no call, older than any); the last call of each file, by file.
+fn aged(dir: &std::path::Path) -> BTreeMap<String, DateTime<Utc>> {
+    let mut last: BTreeMap<String, DateTime<Utc>> = BTreeMap::new();
     for (c, _) in priced() {
         let at = at(&c.ts);
-        let entry = last.entry(c.file.as_str()).or_insert(at);
+        let entry = last.entry(c.file.clone()).or_insert(at);
         *entry = (*entry).max(at);
     }
-    // Every file is as old as its last call; one with no call, older than any.
     let long_ago = at("2026-01-01T00:00:00Z");
-    let mut stack = vec![dir.path().to_path_buf()];
+    let mut stack = vec![dir.to_path_buf()];
     while let Some(folder) = stack.pop() {
         for entry in std::fs::read_dir(&folder).unwrap() {
             let path = entry.unwrap().path();
@@ -274,12 +274,91 @@ fn from_the_memo_only_the_files_changed_since_the_block_began_are_read_and_the_f
                 stack.push(path);
                 continue;
             }
-            let relative = path.strip_prefix(dir.path()).unwrap().to_str().unwrap().to_string();
+            let relative = path.strip_prefix(dir).unwrap().to_str().unwrap().to_string();
             let when = last.get(relative.as_str()).copied().unwrap_or(long_ago);
             let file = std::fs::File::options().write(true).open(&path).unwrap();
             file.set_modified(std::time::SystemTime::from(when)).unwrap();
         }
     }
+    last
+}
+
+/// Writes `bytes` to `path` as an agent would (its time `when`).
+fn written(path: &std::path::Path, bytes: &[u8], when: DateTime<Utc>) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(std::time::SystemTime::from(when)).unwrap();
+}
+
+/// The memo follows a home that changes between lines: a file of today's calls cut short (as
+/// when the line comes mid-write), grown back, moved to a folder made for it, then removed;
+/// each line equals the tally's over what the home holds then, and the line without the memo.
+#[test]
+fn the_memo_follows_files_cut_grown_moved_and_removed_between_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(home().0.path(), dir.path());
+    let last = aged(dir.path());
+    let (id, file) = session();
+    let now = last[file.as_str()] + Duration::minutes(7);
+    // Another Claude session with calls today: the file that changes.
+    let calls = priced();
+    let other = calls
+        .iter()
+        .map(|(c, _)| c)
+        .filter(|c| c.harness == "claude" && c.parent_session_id.is_none() && c.session_id != id)
+        .filter(|c| at(&c.ts).date_naive() == now.date_naive() && at(&c.ts) <= now)
+        .map(|c| c.file.clone())
+        .max_by_key(|f| calls.iter().filter(|(c, _)| &c.file == f).count())
+        .expect("another Claude session with calls today");
+    let whole = std::fs::read(dir.path().join(&other)).unwrap();
+    let lines = whole.iter().filter(|&&b| b == b'\n').count() as u64;
+    // Cut where a call's last line ends (a response cut between its lines is a response with
+    // less output, which the tally has no line for).
+    let kept_lines = calls
+        .iter()
+        .filter(|(c, _)| c.file == other && c.line <= lines / 2)
+        .map(|(c, _)| c.line)
+        .max()
+        .expect("a call in the first half");
+    let cut = whole.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(kept_lines as usize - 1).unwrap().0 + 1;
+    let input = hook(&id, dir.path().join(&file).to_str().unwrap());
+    let cache = tempfile::tempdir().unwrap();
+    let moved = {
+        let other = std::path::Path::new(&other);
+        let projects = other.parent().and_then(std::path::Path::parent).unwrap();
+        projects.join("-home-ana-src-moved").join(other.file_name().unwrap())
+    };
+    let line_now = |there: &dyn Fn(&ExpectedCall) -> bool, step: &str| {
+        let out = statusline_in(dir.path(), &input, now, cache.path(), &[]);
+        assert_eq!(out.code, 0, "{step}: {}", out.stderr);
+        assert_eq!(out.stdout, format!("{}\n", expected_line_of(&id, now, there)), "{step}");
+        let fresh = tempfile::tempdir().unwrap();
+        let without = statusline_in(dir.path(), &input, now, fresh.path(), &["--no-cache"]);
+        assert_eq!(out.stdout, without.stdout, "{step}: the same line without the memo");
+    };
+    line_now(&|_| true, "the home as generated");
+    written(&dir.path().join(&other), &whole[..cut], now - Duration::minutes(1));
+    line_now(&|c| c.file != other || c.line <= kept_lines, "cut to its first half");
+    written(&dir.path().join(&other), &whole, now - Duration::seconds(30));
+    line_now(&|_| true, "grown back");
+    std::fs::rename(dir.path().join(&other), dir.path().join(&moved)).unwrap_or_else(|_| {
+        written(&dir.path().join(&moved), &whole, now - Duration::seconds(20));
+        std::fs::remove_file(dir.path().join(&other)).unwrap();
+    });
+    line_now(&|_| true, "moved to a folder made for it");
+    std::fs::remove_file(dir.path().join(&moved)).unwrap();
+    line_now(&|c| c.file != other, "removed");
+}
+
+/// A home whose files were last written when their last call was made (as a real home's are):
+/// from the memo, only the files changed since the block seen last began are read, and the
+/// session's subagents' files, however old, still count in its cost.
+#[test]
+fn from_the_memo_only_the_files_changed_since_the_block_began_are_read_and_the_figures_stay() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(home().0.path(), dir.path());
+    let last = aged(dir.path());
     let (id, file) = session();
     // The session's subagents ended before its last call: their files are older than it.
     let subagents: BTreeSet<&str> = priced()

@@ -297,8 +297,12 @@ mod tests {
         std::fs::File::options().write(true).open(path).unwrap().set_modified(at).unwrap();
     }
 
+    /// The names of the files a walk found, in name order.
     fn paths(walked: &Walked) -> Vec<String> {
-        walked.files.iter().map(|f| f.path.file_name().unwrap().to_string_lossy().into_owned()).collect()
+        let mut names: Vec<String> =
+            walked.files.iter().map(|f| f.path.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
     }
 
     #[test]
