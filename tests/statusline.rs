@@ -321,7 +321,8 @@ fn the_memo_follows_files_cut_grown_moved_and_removed_between_lines() {
         .map(|(c, _)| c.line)
         .max()
         .expect("a call in the first half");
-    let cut = whole.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(kept_lines as usize - 1).unwrap().0 + 1;
+    let cut =
+        whole.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(kept_lines as usize - 1).unwrap().0 + 1;
     let input = hook(&id, dir.path().join(&file).to_str().unwrap());
     let cache = tempfile::tempdir().unwrap();
     let moved = {

@@ -180,6 +180,8 @@ pub async fn connect(ctx: SessionContext, url: &str) -> crate::error::Result<Ses
     answers(&scheduler, secret.as_ref(), timeout)
         .await
         .map_err(|why| crate::error::Error::Cluster { url: url.to_string(), why })?;
+    // The views not yet planned are planned in the session made here.
+    let views = crate::sql::planned_on_use::ViewSession::of(&ctx);
     let state = ctx.state();
     // Ballista's upgrade keeps only its own functions: the session's are registered again.
     let functions: Vec<_> = state.scalar_functions().values().cloned().collect();
@@ -201,6 +203,7 @@ pub async fn connect(ctx: SessionContext, url: &str) -> crate::error::Result<Ses
     state.add_analyzer_rule(Arc::new(guard::ReadOnly));
     *state.table_factories_mut() = guard::refusing_factories(state.table_factories());
     let ctx = SessionContext::new_with_state(state);
+    views.bind(&ctx);
     for function in functions {
         ctx.register_udf(function.as_ref().clone());
     }

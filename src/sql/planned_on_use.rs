@@ -30,18 +30,16 @@ struct Pending {
     /// The session's settings when the view was made, the default schema its names resolve in
     /// set: a view plans as it would have when made, whatever `set` ran since.
     config: SessionConfig,
-    /// The session (not held: a view in the session's own catalog holding the session would
-    /// keep both alive).
-    session: Weak<RwLock<SessionState>>,
     make: MakeTable,
+    session: Arc<ViewSession>,
     table: OnceCell<Arc<dyn TableProvider>>,
 }
 
 impl Pending {
     async fn table(&self) -> Result<Arc<dyn TableProvider>> {
         let planned = self.table.get_or_try_init(|| async {
-            let session = self.session.upgrade().ok_or_else(|| {
-                DataFusionError::Internal("a view was asked for after its session ended".into())
+            let session = self.session.session().upgrade().ok_or_else(|| {
+                DataFusionError::Plan("a view of txq's was named after its session ended".into())
             })?;
             let mut state = session.read().clone();
             *state.config_mut() = self.config.clone();
@@ -50,6 +48,40 @@ impl Pending {
         });
         planned.await.cloned()
     }
+}
+
+/// The session a session's views are planned in, one for all its schemas, kept in its settings
+/// (not held: a view in the session's own catalog holding the session would keep both alive). A
+/// session made again from another's state, as a cluster's is, takes it over with
+/// [`ViewSession::bind`].
+#[derive(Debug, Default)]
+pub(crate) struct ViewSession(Mutex<Weak<RwLock<SessionState>>>);
+
+impl ViewSession {
+    /// `ctx`'s, made when first asked for.
+    pub(crate) fn of(ctx: &SessionContext) -> Arc<Self> {
+        if let Some(views) = ctx.state().config().get_extension::<Self>() {
+            return views;
+        }
+        let views = Arc::new(Self(Mutex::new(Arc::downgrade(&ctx.state_ref()))));
+        ctx.state_ref().write().config_mut().set_extension(views.clone());
+        views
+    }
+
+    /// The views not yet planned are planned in `ctx` from now on: called by what makes a
+    /// session anew from another's state (its catalogs kept), whose first session is gone by the
+    /// time a statement names a view.
+    pub(crate) fn bind(&self, ctx: &SessionContext) {
+        *lock(&self.0) = Arc::downgrade(&ctx.state_ref());
+    }
+
+    fn session(&self) -> Weak<RwLock<SessionState>> {
+        lock(&self.0).clone()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Tables, and views planned on first use; to the session, one schema.
@@ -78,13 +110,13 @@ impl PlannedOnUse {
         if let Some(schema) = schema {
             config.options_mut().catalog.default_schema = schema.to_string();
         }
-        let session = Arc::downgrade(&ctx.state_ref());
-        let pending = Pending { sql, config, session, make, table: OnceCell::new() };
+        let session = ViewSession::of(ctx);
+        let pending = Pending { sql, config, make, session, table: OnceCell::new() };
         self.views().insert(name.to_string(), Arc::new(pending));
     }
 
     fn views(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<Pending>>> {
-        self.views.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.views)
     }
 
     /// Adds the table `name`, there from the start.
@@ -112,7 +144,11 @@ impl SchemaProvider for PlannedOnUse {
         }
     }
 
-    fn register_table(&self, name: String, table: Arc<dyn TableProvider>) -> Result<Option<Arc<dyn TableProvider>>> {
+    fn register_table(
+        &self,
+        name: String,
+        table: Arc<dyn TableProvider>,
+    ) -> Result<Option<Arc<dyn TableProvider>>> {
         if self.views().contains_key(&name) {
             return Err(DataFusionError::Plan(format!("{name} is a view of txq's and is kept")));
         }
@@ -149,5 +185,23 @@ mod tests {
         assert!(e.contains("nowhere"), "{e}");
         let names = ctx.catalog("datafusion").unwrap().schema("lazy").unwrap().table_names();
         assert_eq!(names, ["broken", "v"]);
+    }
+
+    /// The CI failure of stop 44: a cluster's session, made from the first session's state, named
+    /// a view the first session (gone) had to plan.
+    #[tokio::test]
+    async fn a_session_made_again_from_another_plans_its_views_once_bound() {
+        let first = SessionContext::new();
+        let schema = PlannedOnUse::new();
+        schema.add_view(&first, None, "v", "select 1 as one".into(), view_table);
+        first.catalog("datafusion").unwrap().register_schema("lazy", Arc::new(schema)).unwrap();
+        let again = SessionContext::new_with_state(first.state());
+        let views = ViewSession::of(&first);
+        drop(first);
+        let e = again.sql("select * from lazy.v").await.unwrap_err().to_string();
+        assert!(e.contains("after its session ended"), "{e}");
+        views.bind(&again);
+        let rows = again.sql("select * from lazy.v").await.unwrap().collect().await.unwrap();
+        assert_eq!(rows[0].num_rows(), 1);
     }
 }

@@ -149,7 +149,12 @@ async fn register_corpus(
 }
 
 /// Registers a format's tables, its `files` table and its views in `schema`.
-fn fill_schema(ctx: &SessionContext, corpus: &Corpus, data: &Arc<FormatData>, schema: &PlannedOnUse) -> Result<()> {
+fn fill_schema(
+    ctx: &SessionContext,
+    corpus: &Corpus,
+    data: &Arc<FormatData>,
+    schema: &PlannedOnUse,
+) -> Result<()> {
     for table in &data.tables {
         schema.add_table(table.name.clone(), Arc::new(ScanTable::new(corpus, data, table)))?;
     }

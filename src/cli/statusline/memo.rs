@@ -221,7 +221,9 @@ pub(super) fn walk(
     let names: Vec<&String> = known.keys().collect();
     let times: Vec<Option<u64>> = {
         let look = |part: &[&String]| -> Vec<Option<u64>> {
-            part.iter().map(|name| std::fs::metadata(name).ok().filter(|m| m.is_dir()).map(|m| nanos(&m))).collect()
+            part.iter()
+                .map(|name| std::fs::metadata(name).ok().filter(|m| m.is_dir()).map(|m| nanos(&m)))
+                .collect()
         };
         let (first, second) = names.split_at(names.len() / 2);
         std::thread::scope(|scope| {

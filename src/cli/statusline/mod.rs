@@ -14,9 +14,9 @@ use super::spend::table::{money, separated};
 use crate::error::Error;
 use chrono::{DateTime, Duration, Offset, TimeZone, Utc};
 use datafusion::arrow::array::timezone::Tz;
-use serde_json::{Map, Value};
 use memo::Memo;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{IsTerminal, Read as _, Write};
 use std::path::{Path, PathBuf};
@@ -128,7 +128,8 @@ pub(crate) async fn command(args: &Args, flags: &StatuslineFlags) -> Result<(), 
     // Calls from the start of the block seen last (of the session's harness) on make the block;
     // with none (or one a day old), those of the last day, if a rest of 5 hours in them shows
     // where the block under way began; else every call.
-    let known = harness.as_deref().and_then(|h| memo.start_of(h, at)).filter(|&start| at - start < FIRST_LOOK);
+    let known =
+        harness.as_deref().and_then(|h| memo.start_of(h, at)).filter(|&start| at - start < FIRST_LOOK);
     let look = Look { args, formats: &formats, places: &places, hook: &hook, memo: &memo };
     let mut from = known.unwrap_or(at - FIRST_LOOK);
     let mut read = look.calls(from.min(today)).await?;
@@ -162,8 +163,13 @@ pub(crate) async fn command(args: &Args, flags: &StatuslineFlags) -> Result<(), 
 /// after the rest, at a call in `calls`.
 fn rested(calls: &[Call], harness: Option<&str>, from: i64, now: i64, tz: &Tz) -> bool {
     let Some(harness) = harness else { return true };
-    let mut hours: Vec<i64> =
-        calls.iter().filter(|c| c.harness == harness).filter_map(|c| c.at).filter(|&at| at >= from).map(|at| hour_of(at, tz)).collect();
+    let mut hours: Vec<i64> = calls
+        .iter()
+        .filter(|c| c.harness == harness)
+        .filter_map(|c| c.at)
+        .filter(|&at| at >= from)
+        .map(|at| hour_of(at, tz))
+        .collect();
     hours.sort_unstable();
     hours.push(now);
     hours.windows(2).any(|w| w[1] - w[0] >= BLOCK_SECONDS) || hours.len() == 1
@@ -239,12 +245,21 @@ impl Look<'_> {
         }
         let mut calls = Vec::new();
         for _ in 0..2 {
-            let sessions: BTreeSet<String> = to_read.iter().flat_map(|p| memo.sessions_of(p)).chain(
-                by_file.iter().filter(|(p, _)| to_read.contains(p)).flat_map(|(_, c)| c.iter().filter_map(Call::group)),
-            ).collect();
+            let sessions: BTreeSet<String> = to_read
+                .iter()
+                .flat_map(|p| memo.sessions_of(p))
+                .chain(
+                    by_file
+                        .iter()
+                        .filter(|(p, _)| to_read.contains(p))
+                        .flat_map(|(_, c)| c.iter().filter_map(Call::group)),
+                )
+                .collect();
             let with: Vec<PathBuf> = by_file
                 .iter()
-                .filter(|(p, c)| !to_read.contains(p) && c.iter().filter_map(Call::group).any(|g| sessions.contains(&g)))
+                .filter(|(p, c)| {
+                    !to_read.contains(p) && c.iter().filter_map(Call::group).any(|g| sessions.contains(&g))
+                })
                 .map(|(p, _)| p.clone())
                 .collect();
             to_read.extend(with);
@@ -269,9 +284,9 @@ impl Look<'_> {
             // it.
             let read_sessions: BTreeSet<String> =
                 to_read.iter().flat_map(|p| by_file[p].iter().filter_map(Call::group)).collect();
-            let more = by_file
-                .iter()
-                .any(|(p, c)| !to_read.contains(p) && c.iter().filter_map(Call::group).any(|g| read_sessions.contains(&g)));
+            let more = by_file.iter().any(|(p, c)| {
+                !to_read.contains(p) && c.iter().filter_map(Call::group).any(|g| read_sessions.contains(&g))
+            });
             if !more {
                 break;
             }
