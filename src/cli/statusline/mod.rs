@@ -147,10 +147,10 @@ pub(crate) async fn command(args: &Args, flags: &StatuslineFlags) -> Result<(), 
     if let (Some(harness), Some(start)) = (&harness, figures.latest_start) {
         starts.insert(harness.clone(), start);
     }
-    if let (Some(path), Some(walked)) = (&memo_path, read.walked) {
-        if let Some(next) = memo.next(walked, read.horizon, &read.by_file, starts) {
-            next.write(path);
-        }
+    if let (Some(path), Some(walked)) = (&memo_path, read.walked)
+        && let Some(next) = memo.next(walked, read.horizon, &read.by_file, starts)
+    {
+        next.write(path);
     }
     let colored = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let line = figures.line(&hook, flags.budget, colored);
