@@ -275,20 +275,23 @@ fn aged(dir: &std::path::Path) -> BTreeMap<String, DateTime<Utc>> {
                 continue;
             }
             let relative = path.strip_prefix(dir).unwrap().to_str().unwrap().to_string();
-            let when = last.get(relative.as_str()).copied().unwrap_or(long_ago);
-            let file = std::fs::File::options().write(true).open(&path).unwrap();
-            file.set_modified(std::time::SystemTime::from(when)).unwrap();
+            timed(&path, last.get(relative.as_str()).copied().unwrap_or(long_ago));
         }
     }
     last
+}
+
+/// The file at `path` given the time `when`.
+fn timed(path: &std::path::Path, when: DateTime<Utc>) {
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(std::time::SystemTime::from(when)).unwrap();
 }
 
 /// Writes `bytes` to `path` as an agent would (its time `when`).
 fn written(path: &std::path::Path, bytes: &[u8], when: DateTime<Utc>) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, bytes).unwrap();
-    let file = std::fs::File::options().write(true).open(path).unwrap();
-    file.set_modified(std::time::SystemTime::from(when)).unwrap();
+    timed(path, when);
 }
 
 /// The memo follows a home that changes between lines: a file of today's calls cut short (as
@@ -343,10 +346,9 @@ fn the_memo_follows_files_cut_grown_moved_and_removed_between_lines() {
     line_now(&|c| c.file != other || c.line <= kept_lines, "cut to its first half");
     written(&dir.path().join(&other), &whole, now - Duration::seconds(30));
     line_now(&|_| true, "grown back");
-    std::fs::rename(dir.path().join(&other), dir.path().join(&moved)).unwrap_or_else(|_| {
-        written(&dir.path().join(&moved), &whole, now - Duration::seconds(20));
-        std::fs::remove_file(dir.path().join(&other)).unwrap();
-    });
+    // Moved, as `mv` does: the file keeps its time, the folder it goes to is new.
+    std::fs::create_dir_all(dir.path().join(&moved).parent().unwrap()).unwrap();
+    std::fs::rename(dir.path().join(&other), dir.path().join(&moved)).unwrap();
     line_now(&|_| true, "moved to a folder made for it");
     std::fs::remove_file(dir.path().join(&moved)).unwrap();
     line_now(&|c| c.file != other, "removed");

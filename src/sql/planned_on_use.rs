@@ -60,11 +60,12 @@ pub(crate) struct ViewSession(Mutex<Weak<RwLock<SessionState>>>);
 impl ViewSession {
     /// `ctx`'s, made when first asked for.
     pub(crate) fn of(ctx: &SessionContext) -> Arc<Self> {
-        if let Some(views) = ctx.state().config().get_extension::<Self>() {
+        let state = ctx.state_ref();
+        if let Some(views) = state.read().config().get_extension::<Self>() {
             return views;
         }
-        let views = Arc::new(Self(Mutex::new(Arc::downgrade(&ctx.state_ref()))));
-        ctx.state_ref().write().config_mut().set_extension(views.clone());
+        let views = Arc::new(Self(Mutex::new(Arc::downgrade(&state))));
+        state.write().config_mut().set_extension(views.clone());
         views
     }
 
@@ -106,7 +107,8 @@ impl PlannedOnUse {
         sql: String,
         make: MakeTable,
     ) {
-        let mut config = ctx.state().config().clone();
+        // The settings alone are copied (not the whole state, for each of dozens of views).
+        let mut config = ctx.state_ref().read().config().clone();
         if let Some(schema) = schema {
             config.options_mut().catalog.default_schema = schema.to_string();
         }
