@@ -33,20 +33,22 @@ fn main() {
             }
         }
     }
-    pack_relative_relocations();
+    link_for_a_quick_start();
     // And when what the binary is built from changes: it may then differ from the commit.
     for path in ["build.rs", "Cargo.toml", "Cargo.lock", "src", "queries", "prices"] {
         println!("cargo:rerun-if-changed={path}");
     }
 }
 
-/// Links the binary with its relative relocations packed (`-z pack-relative-relocs`, DT_RELR)
-/// when the linker and the C library take it: a position-independent executable has one
-/// relocation for every pointer in its tables (280 000 of them, 6.7 MB, in txq), which the
-/// loader reads whole at every start; packed, they are a few kilobytes
-/// (benchmarks/RESULTS.md, "Many small files"). Tried on a C program of one line first:
-/// binutils before 2.38, or a glibc before 2.36, build as before.
-fn pack_relative_relocations() {
+/// Links the binary at a fixed address (`-no-pie`) where the linker and the C library take it,
+/// else with its relative relocations packed (`-z pack-relative-relocs`, DT_RELR). A
+/// position-independent executable has one relocation for every pointer in its tables (280 000
+/// of them, 6.7 MB, in txq), which the loader applies at every start, writing 1 200 pages of
+/// them: 4 ms of every run (`txq --version` took 5.6 ms as a PIE, 1.8 ms at a fixed address;
+/// benchmarks/BUILD.md). The libraries, the heap and the stacks keep their random addresses;
+/// only the program's own code does not move. Tried on a C program of one line first: a
+/// toolchain that cannot builds as before.
+fn link_for_a_quick_start() {
     let var = |name: &str| std::env::var(name).unwrap_or_default();
     if var("CARGO_CFG_TARGET_OS") != "linux"
         || var("CARGO_CFG_TARGET_ENV") != "gnu"
@@ -60,15 +62,21 @@ fn pack_relative_relocations() {
         return;
     }
     let linker = std::env::var("RUSTC_LINKER").unwrap_or_else(|_| "cc".to_string());
-    let linked = Command::new(linker)
-        .arg("-Wl,-z,pack-relative-relocs")
-        .arg(&source)
-        .arg("-o")
-        .arg(&program)
-        .output()
-        .is_ok_and(|out| out.status.success());
-    // And the program runs: the C library it was linked against loads it.
-    if linked && Command::new(&program).status().is_ok_and(|status| status.success()) {
-        println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+    // Linked with the flag, and the program runs: the C library it was linked against loads it.
+    let takes = |flag: &str| {
+        let linked = Command::new(&linker)
+            .arg(flag)
+            .arg(&source)
+            .arg("-o")
+            .arg(&program)
+            .output()
+            .is_ok_and(|out| out.status.success());
+        linked && Command::new(&program).status().is_ok_and(|status| status.success())
+    };
+    for flag in ["-no-pie", "-Wl,-z,pack-relative-relocs"] {
+        if takes(flag) {
+            println!("cargo:rustc-link-arg-bins={flag}");
+            return;
+        }
     }
 }

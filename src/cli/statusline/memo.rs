@@ -2,48 +2,103 @@
 //! last line was worked out from, so that the next reads only what changed since. It holds the
 //! start of the block each harness was in, every folder under the places with its time (a folder
 //! whose time is the same holds the same names: a file made, removed or renamed in it changes
-//! it), and the files the line needs (changed at or after the memo's horizon, or the session's
-//! own) with their calls. A walk then looks at every folder's time, lists only the folders that
-//! changed, a slice of the others in turn (a file written again after a long rest is seen within
-//! [`SWEEP_RUNS`] lines) and those named as the session, and looks at each file it keeps.
+//! it), every transcript in them with its size and time, and the files the line needed (changed
+//! at or after the horizon, or the session's own) with their calls; in protobuf, each folder's
+//! name beside the number of the folder it is in, its transcripts' names in one field. A walk
+//! then looks at every folder's time and lists only the folders that changed; it looks at the
+//! transcripts changed at or after the horizon, those in the session's folders, and those of a
+//! slice of the folders in turn (a file written again after a long rest is seen within
+//! [`SWEEP_RUNS`] lines). No folder is listed that did not change: its names may have to come
+//! from the disk (a folder's blocks leave the page cache sooner than its inode's time).
 
 use super::Call;
-use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use bytes::Bytes;
+use prost::Message;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 /// The memo's layout; a memo of another is not read (the next line walks everything).
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
-/// Every folder is listed again at least once in this many lines.
+/// Every folder's transcripts are looked at again at least once in this many lines.
 pub(super) const SWEEP_RUNS: usize = 16;
 
-/// The fewest folders listed again by one line.
+/// The fewest folders whose transcripts are looked at again by one line.
 const SWEEP_LEAST: usize = 64;
 
 /// The memo of one set of places and time zone.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Message)]
 pub(super) struct Memo {
+    #[prost(uint32, tag = "1")]
     version: u32,
     /// The start of the block each harness was in when last seen (seconds).
+    #[prost(btree_map = "string, int64", tag = "2")]
     pub(super) starts: BTreeMap<String, i64>,
-    /// Files last changed before this (nanoseconds since 1970) were not kept.
-    horizon: u64,
-    /// Every folder under the places, by path, with its time (nanoseconds).
-    folders: BTreeMap<String, u64>,
-    /// The files kept, by path.
-    files: BTreeMap<String, Kept>,
-    /// Where the next slice of folders listed again begins.
-    sweep: usize,
+    /// Where the next slice of folders whose transcripts are looked at again begins.
+    #[prost(uint64, tag = "3")]
+    sweep: u64,
+    /// Every folder under the places, each after the folder it is in, with its transcripts.
+    #[prost(message, repeated, tag = "4")]
+    folders: Vec<Folder>,
+    /// The transcripts the line needed, with their calls.
+    #[prost(message, repeated, tag = "5")]
+    kept: Vec<Kept>,
+}
+
+/// A folder and its time (nanoseconds since 1970), and its transcripts as last looked at.
+#[derive(Clone, PartialEq, Message)]
+struct Folder {
+    /// The number of the folder it is in, plus one; 0 for a place, whose name is its path.
+    #[prost(uint32, tag = "1")]
+    parent: u32,
+    #[prost(bytes = "bytes", tag = "2")]
+    name: Bytes,
+    #[prost(uint64, tag = "3")]
+    modified: u64,
+    /// Its transcripts' names, each ended by `/` (which no name holds).
+    #[prost(bytes = "bytes", tag = "4")]
+    file_names: Bytes,
+    /// Their sizes and times, 8 bytes each, little-endian (kept as read: a folder that did not
+    /// change is written back as it was).
+    #[prost(bytes = "bytes", tag = "5")]
+    file_sizes: Bytes,
+    #[prost(bytes = "bytes", tag = "6")]
+    file_times: Bytes,
+}
+
+/// The numbers of a field of 8 bytes each.
+fn numbers(field: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    field.chunks_exact(8).map(|n| u64::from_le_bytes(n.try_into().unwrap_or_default()))
+}
+
+impl Folder {
+    /// Its transcripts: name, size and time.
+    fn files(&self) -> impl Iterator<Item = (&[u8], u64, u64)> + '_ {
+        let names = self.file_names.split(|&b| b == b'/').filter(|n| !n.is_empty());
+        names
+            .zip(numbers(&self.file_sizes))
+            .zip(numbers(&self.file_times))
+            .map(|((name, size), time)| (name, size, time))
+    }
+
+    /// How many transcripts it holds.
+    fn file_count(&self) -> usize {
+        self.file_times.len() / 8
+    }
 }
 
 /// A file the line needed, as it was when read, and its calls.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct Kept {
+#[derive(Clone, PartialEq, Message)]
+struct Kept {
+    #[prost(string, tag = "1")]
+    path: String,
+    #[prost(uint64, tag = "2")]
     size: u64,
+    #[prost(uint64, tag = "3")]
     modified: u64,
+    #[prost(message, repeated, tag = "4")]
     calls: Vec<Call>,
 }
 
@@ -56,14 +111,14 @@ pub(super) struct Found {
 }
 
 /// What a walk found: the transcripts changed at or after the horizon and the session's own;
-/// every folder, with its time; and whether every path could be kept (a name that is not
-/// UTF-8 is read, but a memo cannot hold it).
+/// every folder with its transcripts, as the next memo holds them; and whether every name could
+/// be kept (a name that is not UTF-8 is read, but a memo does not hold it).
 #[derive(Debug, Default)]
 pub(super) struct Walked {
     pub(super) files: Vec<Found>,
-    folders: BTreeMap<String, u64>,
+    folders: Vec<Folder>,
     whole: bool,
-    sweep: usize,
+    sweep: u64,
 }
 
 fn nanos(meta: &std::fs::Metadata) -> u64 {
@@ -73,14 +128,30 @@ fn nanos(meta: &std::fs::Metadata) -> u64 {
         .map_or(u64::MAX, |d| d.as_nanos().min(u128::from(u64::MAX)) as u64)
 }
 
+/// The text of a name the memo kept (UTF-8 when written; a damaged one reads as nothing).
+fn text_of(name: &[u8]) -> &str {
+    std::str::from_utf8(name).unwrap_or_default()
+}
+
 impl Memo {
     /// The memo at `path`: an empty one where there is none, it cannot be read, or it is of
     /// another layout (a damaged memo costs a slower line, never a wrong one).
     pub(super) fn read(path: Option<&Path>) -> Memo {
         path.and_then(|p| std::fs::read(p).ok())
-            .and_then(|bytes| serde_json::from_slice::<Memo>(&bytes).ok())
-            .filter(|memo| memo.version == VERSION)
+            .and_then(|bytes| Memo::decode(Bytes::from(bytes)).ok())
+            .filter(|memo| memo.version == VERSION && memo.is_sound())
             .unwrap_or_default()
+    }
+
+    /// Whether every folder is after the folder it is in and has a size and a time for each
+    /// transcript: else it is not the memo's writing (damaged), and not used.
+    fn is_sound(&self) -> bool {
+        self.folders.iter().enumerate().all(|(i, f)| {
+            let names = memchr::memchr_iter(b'/', &f.file_names).count();
+            u64::from(f.parent) <= i as u64
+                && f.file_sizes.len() == 8 * names
+                && f.file_times.len() == 8 * names
+        })
     }
 
     /// The start of the block `harness` was in when last seen, unless it is after `now`.
@@ -88,43 +159,40 @@ impl Memo {
         self.starts.get(harness).copied().filter(|&start| start <= now)
     }
 
-    /// Whether the memo knows the folders under the places and the files changed from
-    /// `horizon` on: else a walk lists every folder.
-    fn knows(&self, horizon: u64) -> bool {
-        self.version == VERSION && !self.folders.is_empty() && self.horizon <= horizon
+    fn kept(&self, path: &Path) -> Option<&Kept> {
+        let path = path.to_str()?;
+        self.kept.iter().find(|k| k.path == path)
     }
 
     /// The calls of `file` as kept, if it is as it was when read.
     pub(super) fn calls_of(&self, file: &Found) -> Option<&[Call]> {
-        let kept = self.files.get(file.path.to_str()?)?;
+        let kept = self.kept(&file.path)?;
         (kept.size == file.size && kept.modified == file.modified).then_some(kept.calls.as_slice())
     }
 
     /// The sessions (a call's parent, else its own) whose calls `file` held when read.
     pub(super) fn sessions_of(&self, path: &Path) -> BTreeSet<String> {
-        let Some(kept) = path.to_str().and_then(|p| self.files.get(p)) else { return BTreeSet::new() };
+        let Some(kept) = self.kept(path) else { return BTreeSet::new() };
         kept.calls.iter().filter_map(Call::group).collect()
     }
 
-    /// The memo of what `walked` found and `calls` (by file) hold, from `horizon` on; `None`
-    /// where a path could not be kept.
+    /// The memo of what `walked` found and `calls` (by file) hold; `None` where a name could not
+    /// be kept.
     pub(super) fn next(
-        self,
         walked: Walked,
-        horizon: u64,
         calls: &HashMap<PathBuf, Vec<Call>>,
         starts: BTreeMap<String, i64>,
     ) -> Option<Memo> {
         if !walked.whole {
             return None;
         }
-        let mut files = BTreeMap::new();
+        let mut kept = Vec::new();
         for found in &walked.files {
             let path = found.path.to_str()?.to_string();
             let calls = calls.get(&found.path).cloned().unwrap_or_default();
-            files.insert(path, Kept { size: found.size, modified: found.modified, calls });
+            kept.push(Kept { path, size: found.size, modified: found.modified, calls });
         }
-        Some(Memo { version: VERSION, starts, horizon, folders: walked.folders, files, sweep: walked.sweep })
+        Some(Memo { version: VERSION, starts, sweep: walked.sweep, folders: walked.folders, kept })
     }
 
     /// Writes the memo to `path`: whole to a file of its own, moved over the memo, so a reader
@@ -132,7 +200,7 @@ impl Memo {
     /// figure, so a failure is not reported.
     pub(super) fn write(&self, path: &Path) {
         let Some(dir) = path.parent() else { return };
-        let Ok(bytes) = serde_json::to_vec(self) else { return };
+        let bytes = self.encode_to_vec();
         let written = std::fs::create_dir_all(dir).and_then(|()| {
             let mut file = tempfile::NamedTempFile::new_in(dir)?;
             file.write_all(&bytes)?;
@@ -152,58 +220,152 @@ struct Keep<'a> {
 }
 
 impl Keep<'_> {
+    /// Whether a file of `modified` is wanted, in a folder named as the session or not.
+    fn wants(&self, modified: u64, in_session: bool) -> bool {
+        modified >= self.horizon || in_session
+    }
+
     /// Whether `dir` is, or is in, a folder named as the session.
     fn session_folder(&self, dir: &Path) -> bool {
         self.session.is_some_and(|id| dir.components().any(|c| c.as_os_str() == id))
     }
-
-    fn file(&self, path: &Path, meta: &std::fs::Metadata) -> Option<Found> {
-        let modified = nanos(meta);
-        let wanted = modified >= self.horizon || path.parent().is_some_and(|dir| self.session_folder(dir));
-        (wanted && self.claimer.claim(path).is_some()).then(|| Found {
-            path: path.to_path_buf(),
-            size: meta.len(),
-            modified,
-        })
-    }
 }
 
-/// Lists `dir` (a folder found new or changed, or due again): its files kept by `keep` into
-/// `files`, its folders into `folders` with their times, and the folders below it that the memo
-/// does not know listed too (`known`).
-fn list(
-    dir: &Path,
-    keep: &Keep<'_>,
-    known: &BTreeMap<String, u64>,
-    walked: &mut Walked,
-    files: &mut BTreeMap<PathBuf, Found>,
-) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        // A link is followed, as the scan follows it.
-        let Ok(meta) = std::fs::metadata(&path) else { continue };
-        if meta.is_dir() {
-            let Some(name) = path.to_str().map(str::to_string) else {
-                walked.whole = false;
-                list(&path, keep, known, walked, files);
-                continue;
-            };
-            let new = !known.contains_key(&name);
-            // A folder reached twice (a link back up) is listed once.
-            if walked.folders.insert(name, nanos(&meta)).is_none() && new {
-                list(&path, keep, known, walked, files);
+/// The walk under way: the next memo's folders and transcripts, and the transcripts wanted.
+struct Walk<'a> {
+    keep: Keep<'a>,
+    /// Each folder of the next memo: its path, and whether it is, or is in, the session's.
+    paths: Vec<(PathBuf, bool)>,
+    /// The transcripts of each folder found by this walk: names, sizes and times, as
+    /// [`Folder`]'s fields.
+    names: Vec<[Vec<u8>; 3]>,
+    /// The names of the folders known in each folder listed (by its number): looked at on
+    /// their own, not listed from it.
+    known_in: HashMap<u32, HashSet<Bytes>>,
+    walked: Walked,
+    found: Vec<Found>,
+}
+
+impl Walk<'_> {
+    /// A folder made part of the next memo, named `name` where the memo knew it: its number.
+    fn add_folder(&mut self, parent: Option<u32>, path: PathBuf, modified: u64, name: Option<&Bytes>) -> u32 {
+        let name = match (name, parent) {
+            (Some(name), _) => Some(name.clone()),
+            (None, None) => path.to_str().map(|p| Bytes::copy_from_slice(p.as_bytes())),
+            (None, Some(_)) => {
+                path.file_name().and_then(|n| n.to_str()).map(|n| Bytes::copy_from_slice(n.as_bytes()))
             }
-        } else if let Some(found) = keep.file(&path, &meta) {
-            walked.whole &= path.to_str().is_some();
-            files.insert(path, found);
+        };
+        let name = name.unwrap_or_else(|| {
+            self.walked.whole = false;
+            Bytes::new()
+        });
+        let in_session = match parent {
+            Some(p) => self.paths[p as usize].1 || self.keep.session.is_some_and(|id| id.as_bytes() == name),
+            None => self.keep.session_folder(&path),
+        };
+        let at = self.walked.folders.len() as u32;
+        self.walked.folders.push(Folder {
+            parent: parent.map_or(0, |p| p + 1),
+            name,
+            modified,
+            ..Folder::default()
+        });
+        self.paths.push((path, in_session));
+        self.names.push(Default::default());
+        at
+    }
+
+    /// A transcript made part of the next memo, in folder `folder` (none: a place that is a
+    /// file), and found when wanted.
+    fn add_file(&mut self, folder: Option<u32>, path: PathBuf, size: u64, modified: u64) {
+        let in_session = folder.is_some_and(|f| self.paths[f as usize].1);
+        if let Some(at) = folder {
+            match path.file_name().and_then(|n| n.to_str()) {
+                Some(name) => {
+                    let [names, sizes, times] = &mut self.names[at as usize];
+                    names.extend_from_slice(name.as_bytes());
+                    names.push(b'/');
+                    sizes.extend_from_slice(&size.to_le_bytes());
+                    times.extend_from_slice(&modified.to_le_bytes());
+                }
+                None => self.walked.whole = false,
+            }
+        }
+        if self.keep.wants(modified, in_session) {
+            self.found.push(Found { path, size, modified });
         }
     }
+
+    /// Lists the folder numbered `at`: its transcripts, and the folders in it not known before,
+    /// listed in turn (a folder known is looked at on its own).
+    fn list(&mut self, at: u32) {
+        let dir = self.paths[at as usize].0.clone();
+        let Ok(entries) = std::fs::read_dir(&dir) else { return };
+        let known = self.known_in.remove(&at).unwrap_or_default();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            // A link is followed, as the scan follows it; anything else is looked at from its
+            // folder.
+            let meta = match entry.file_type() {
+                Ok(kind) if kind.is_symlink() => std::fs::metadata(&path),
+                _ => entry.metadata(),
+            };
+            let Ok(meta) = meta else { continue };
+            if meta.is_dir() {
+                let name = entry.file_name();
+                if name.to_str().is_some_and(|n| known.contains(n.as_bytes())) {
+                    continue;
+                }
+                let folder = self.add_folder(Some(at), path, nanos(&meta), None);
+                self.list(folder);
+            } else if self.keep.claimer.claim(&path).is_some() {
+                self.add_file(Some(at), path, meta.len(), nanos(&meta));
+            }
+        }
+    }
+
+    /// What the walk found, each folder's transcripts named.
+    fn finish(mut self) -> Walked {
+        for (folder, [names, sizes, times]) in self.walked.folders.iter_mut().zip(self.names) {
+            if !names.is_empty() {
+                (folder.file_names, folder.file_sizes, folder.file_times) =
+                    (Bytes::from(names), Bytes::from(sizes), Bytes::from(times));
+            }
+        }
+        self.found.sort_by(|a, b| a.path.cmp(&b.path));
+        self.found.dedup_by(|a, b| a.path == b.path);
+        self.walked.files = self.found;
+        self.walked
+    }
 }
 
-/// Walks `places`: every folder when `memo` does not know them (or knows less than from
-/// `horizon` on), else as the module says. Keeps the transcripts changed at or after `horizon`
-/// (nanoseconds) and those in a folder named as `session`.
+/// Looks at `paths` (in two halves at once: a look is a system call each): each one's size and
+/// time, where it is there and is a folder (`dirs`) or a file.
+fn look(paths: &[PathBuf], dirs: bool) -> Vec<Option<(u64, u64)>> {
+    let look = |part: &[PathBuf]| -> Vec<Option<(u64, u64)>> {
+        part.iter()
+            .map(|path| {
+                let meta = std::fs::metadata(path).ok().filter(|m| m.is_dir() == dirs)?;
+                Some((meta.len(), nanos(&meta)))
+            })
+            .collect()
+    };
+    if paths.len() < 256 {
+        return look(paths);
+    }
+    let (first, second) = paths.split_at(paths.len() / 2);
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| look(second));
+        let mut looked = look(first);
+        looked.extend(other.join().unwrap_or_else(|_| vec![None; second.len()]));
+        looked
+    })
+}
+
+/// Walks `places`: every folder when `memo` knows none, else as the module says. Keeps the
+/// transcripts changed at or after `horizon` (nanoseconds) and those in a folder named as
+/// `session`.
 pub(super) fn walk(
     formats: &[crate::format::Format],
     places: &[PathBuf],
@@ -212,80 +374,107 @@ pub(super) fn walk(
     session: Option<&str>,
 ) -> Walked {
     let keep = Keep { claimer: crate::source::discover::Claimer::new(formats), horizon, session };
-    let mut walked = Walked { whole: true, ..Walked::default() };
-    let mut files: BTreeMap<PathBuf, Found> = BTreeMap::new();
-    let empty = BTreeMap::new();
-    let known = if memo.knows(horizon) { &memo.folders } else { &empty };
-    // The folders known: looked at (in two halves at once: a look is a system call each), and
-    // listed again where changed.
-    let names: Vec<&String> = known.keys().collect();
-    let times: Vec<Option<u64>> = {
-        let look = |part: &[&String]| -> Vec<Option<u64>> {
-            part.iter()
-                .map(|name| std::fs::metadata(name).ok().filter(|m| m.is_dir()).map(|m| nanos(&m)))
-                .collect()
+    let mut walk = Walk {
+        keep,
+        paths: Vec::new(),
+        names: Vec::new(),
+        known_in: HashMap::new(),
+        walked: Walked { whole: true, ..Walked::default() },
+        found: Vec::new(),
+    };
+    // The folders known, by path, each after its parent; looked at.
+    let mut old_paths: Vec<PathBuf> = Vec::with_capacity(memo.folders.len());
+    for folder in &memo.folders {
+        let path = match folder.parent {
+            0 => PathBuf::from(text_of(&folder.name)),
+            p => old_paths[p as usize - 1].join(text_of(&folder.name)),
         };
-        let (first, second) = names.split_at(names.len() / 2);
-        std::thread::scope(|scope| {
-            let other = scope.spawn(|| look(second));
-            let mut times = look(first);
-            times.extend(other.join().unwrap_or_else(|_| vec![None; second.len()]));
-            times
-        })
-    };
-    let due = {
-        let count = names.len().div_ceil(SWEEP_RUNS).max(SWEEP_LEAST).min(names.len());
-        let from = if names.is_empty() { 0 } else { memo.sweep % names.len() };
-        walked.sweep = if names.is_empty() { 0 } else { (from + count) % names.len() };
-        let len = names.len().max(1);
-        move |i: usize| (i + len - from) % len < count
-    };
-    let mut to_list: Vec<PathBuf> = Vec::new();
-    for (i, (name, time)) in names.iter().zip(&times).enumerate() {
-        let Some(time) = *time else { continue };
-        walked.folders.insert((*name).clone(), time);
-        let path = PathBuf::from(name.as_str());
-        if known[*name] != time || due(i) || keep.session_folder(&path) {
-            to_list.push(path);
+        old_paths.push(path);
+    }
+    let times = look(&old_paths, true);
+    // Those still there, numbered anew (a folder gone takes those in it along); listed where
+    // changed.
+    let mut renumbered: Vec<Option<u32>> = vec![None; memo.folders.len()];
+    let mut listed: Vec<bool> = Vec::new();
+    for (i, folder) in memo.folders.iter().enumerate() {
+        let Some((_, time)) = times[i] else { continue };
+        let parent = match folder.parent {
+            0 => None,
+            p => match renumbered[p as usize - 1] {
+                Some(parent) => Some(parent),
+                None => continue,
+            },
+        };
+        let at = walk.add_folder(parent, std::mem::take(&mut old_paths[i]), time, Some(&folder.name));
+        renumbered[i] = Some(at);
+        let changed = folder.modified != time;
+        listed.push(changed);
+        if let Some(parent) = parent.filter(|&p| listed[p as usize]) {
+            walk.known_in.entry(parent).or_default().insert(folder.name.clone());
         }
     }
-    // The places themselves (one not known is walked whole), and what changed.
-    for place in places {
-        match place.to_str() {
-            Some(name) if known.contains_key(name) => {}
-            _ => {
-                let Ok(meta) = std::fs::metadata(place) else { continue };
-                if !meta.is_dir() {
-                    // A place that is a file is read as it is.
-                    if let Some(found) = keep.file(place, &meta) {
-                        files.insert(place.clone(), found);
-                    }
-                    continue;
-                }
-                match place.to_str() {
-                    Some(name) => drop(walked.folders.insert(name.to_string(), nanos(&meta))),
-                    None => walked.whole = false,
-                }
-                to_list.push(place.clone());
+    // The transcripts known in folders not listed: as known, but those changed at or after the
+    // horizon, in the session's folders, or due in turn looked at again (the transcripts
+    // counted in the memo's order, a slice of them each line).
+    let n: usize = memo.folders.iter().map(Folder::file_count).sum();
+    let count = n.div_ceil(SWEEP_RUNS).max(SWEEP_LEAST).min(n);
+    let from = if n == 0 { 0 } else { memo.sweep as usize % n };
+    walk.walked.sweep = if n == 0 { 0 } else { ((from + count) % n) as u64 };
+    let due = |i: usize| (i + n - from) % n.max(1) < count;
+    let horizon = walk.keep.horizon;
+    let mut to_look: Vec<(u32, PathBuf, u64, u64)> = Vec::new();
+    let mut first = 0;
+    for (i, folder) in memo.folders.iter().enumerate() {
+        let files = first..first + folder.file_count();
+        first = files.end;
+        let Some(at) = renumbered[i].filter(|&at| !listed[at as usize]) else { continue };
+        let in_session = walk.paths[at as usize].1;
+        // Whether any of its transcripts is due: the slice begins in it, or it begins in the slice.
+        let some_due = !files.is_empty() && (due(files.start) || files.contains(&from));
+        if !in_session && !some_due && numbers(&folder.file_times).all(|t| t < horizon) {
+            let carried = &mut walk.walked.folders[at as usize];
+            carried.file_names = folder.file_names.clone();
+            carried.file_sizes = folder.file_sizes.clone();
+            carried.file_times = folder.file_times.clone();
+            continue;
+        }
+        for (file, (name, size, time)) in files.zip(folder.files()) {
+            let path = walk.paths[at as usize].0.join(text_of(name));
+            match in_session || due(file) || time >= horizon {
+                true => to_look.push((at, path, size, time)),
+                false => walk.add_file(Some(at), path, size, time),
             }
         }
     }
-    for dir in &to_list {
-        list(dir, &keep, known, &mut walked, &mut files);
+    let paths: Vec<PathBuf> = to_look.iter().map(|(_, path, ..)| path.clone()).collect();
+    let looked = look(&paths, false);
+    for ((at, path, ..), now) in to_look.into_iter().zip(looked) {
+        // A transcript gone is left out (its folder changed: listed next line).
+        if let Some((size, modified)) = now {
+            walk.add_file(Some(at), path, size, modified);
+        }
     }
-    // The files kept before, in folders not listed: looked at one by one.
-    for name in memo.files.keys().filter(|_| memo.knows(horizon)) {
-        let path = PathBuf::from(name);
-        if files.contains_key(&path) {
+    // The places not known (each walked whole), and the folders that changed.
+    let mut to_list: Vec<u32> = (0..walk.paths.len() as u32).filter(|&at| listed[at as usize]).collect();
+    for place in places {
+        let known = |i: usize| {
+            memo.folders[i].parent == 0 && renumbered[i].is_some_and(|at| &walk.paths[at as usize].0 == place)
+        };
+        if (0..memo.folders.len()).any(known) {
             continue;
         }
-        let Ok(meta) = std::fs::metadata(&path) else { continue };
-        if let Some(found) = keep.file(&path, &meta) {
-            files.insert(path, found);
+        let Ok(meta) = std::fs::metadata(place) else { continue };
+        if !meta.is_dir() {
+            // A place that is a file is read as it is, looked at each line.
+            walk.add_file(None, place.clone(), meta.len(), nanos(&meta));
+            continue;
         }
+        to_list.push(walk.add_folder(None, place.clone(), nanos(&meta), None));
     }
-    walked.files = files.into_values().collect();
-    walked
+    for at in to_list {
+        walk.list(at);
+    }
+    walk.finish()
 }
 
 #[cfg(test)]
@@ -307,9 +496,25 @@ mod tests {
         names
     }
 
+    /// The transcripts a walk knows of.
+    fn known_files(walked: &Walked) -> usize {
+        walked.folders.iter().map(Folder::file_count).sum()
+    }
+
+    /// The memo of `walked`, written and read back as the next line reads it.
+    fn kept(walked: Walked, dir: &Path) -> Memo {
+        let memo = Memo::next(walked, &HashMap::new(), BTreeMap::new()).unwrap();
+        let path = dir.join("memo");
+        memo.write(&path);
+        let read = Memo::read(Some(&path));
+        assert_eq!(read, memo, "a memo reads back as written");
+        read
+    }
+
     #[test]
     fn a_walk_with_a_memo_finds_new_files_grown_files_and_in_turn_old_files_written_again() {
         let dir = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
         let projects = dir.path().join("projects");
         let formats = crate::format::all();
         let horizon = 1_000_000_000_000_000_000u64; // 2001-09-09
@@ -321,15 +526,22 @@ mod tests {
         let places = [projects.clone()];
         let first = walk(&formats, &places, &Memo::default(), horizon, Some("s1"));
         assert_eq!(paths(&first), ["agent-x.jsonl", "new.jsonl"], "the session's files and the new ones");
-        let memo = Memo::default().next(first, horizon, &HashMap::new(), BTreeMap::new()).unwrap();
-        // A file made in a folder changes the folder's time: found at once.
+        assert_eq!(known_files(&first), 3, "every transcript is known, the text file is not one");
+        let memo = kept(first, cache.path());
+        // The session's files are looked at from the memo too, its folder not listed.
+        assert_eq!(
+            paths(&walk(&formats, &places, &memo, horizon, Some("s1"))),
+            ["agent-x.jsonl", "new.jsonl"]
+        );
+        // A file made in a folder changes the folder's time: found at once, deep down too.
         touch(&projects.join("-b/made.jsonl"), "{}\n", day + 200);
+        touch(&projects.join("-a/s1/subagents/agent-y.jsonl"), "{}\n", day + 200);
         let second = walk(&formats, &places, &memo, horizon, None);
-        assert_eq!(paths(&second), ["made.jsonl", "new.jsonl"]);
+        assert_eq!(paths(&second), ["agent-y.jsonl", "made.jsonl", "new.jsonl"]);
         // An old file written again, in a folder whose time did not change, is found when its
-        // folder's turn comes, within SWEEP_RUNS walks.
+        // turn comes, within SWEEP_RUNS walks.
         touch(&projects.join("-a/old.jsonl"), "{}\n{}\n", day + 300);
-        let mut memo = memo;
+        let mut memo = kept(second, cache.path());
         let mut seen_in = None;
         for run in 0..SWEEP_RUNS {
             let walked = walk(&formats, &places, &memo, horizon, None);
@@ -337,10 +549,31 @@ mod tests {
                 seen_in = Some(run);
                 break;
             }
-            memo = memo.next(walked, horizon, &HashMap::new(), BTreeMap::new()).unwrap();
+            memo = kept(walked, cache.path());
         }
         assert!(seen_in.is_some(), "an old file written again is seen within {SWEEP_RUNS} walks");
-        // A memo of a later horizon than asked for does not know the files from it on.
-        assert!(!Memo { horizon: horizon + 1, ..memo }.knows(horizon));
+        // A folder removed takes its files along; a file removed is gone.
+        std::fs::remove_dir_all(projects.join("-a/s1")).unwrap();
+        std::fs::remove_file(projects.join("-b/made.jsonl")).unwrap();
+        let last = walk(&formats, &places, &memo, horizon, None);
+        assert_eq!(paths(&last), ["new.jsonl", "old.jsonl"]);
+        assert_eq!(known_files(&last), 2);
+        assert_eq!(last.folders.len(), 3, "projects, -a and -b");
+    }
+
+    #[test]
+    fn a_damaged_memo_or_one_of_another_layout_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("memo");
+        std::fs::write(&path, b"{\"version\":1}").unwrap();
+        assert_eq!(Memo::read(Some(&path)), Memo::default());
+        // A folder numbered after itself is not the memo's writing.
+        let wrong = Memo {
+            version: VERSION,
+            folders: vec![Folder { parent: 1, name: Bytes::from_static(b"x"), modified: 1 }],
+            ..Memo::default()
+        };
+        wrong.write(&path);
+        assert_eq!(Memo::read(Some(&path)), Memo::default());
     }
 }

@@ -15,7 +15,6 @@ use crate::error::Error;
 use chrono::{DateTime, Duration, Offset, TimeZone, Utc};
 use datafusion::arrow::array::timezone::Tz;
 use memo::Memo;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{IsTerminal, Read as _, Write};
@@ -148,7 +147,7 @@ pub(crate) async fn command(args: &Args, flags: &StatuslineFlags) -> Result<(), 
         starts.insert(harness.clone(), start);
     }
     if let (Some(path), Some(walked)) = (&memo_path, read.walked)
-        && let Some(next) = memo.next(walked, read.horizon, &read.by_file, starts)
+        && let Some(next) = Memo::next(walked, &read.by_file, starts)
     {
         next.write(path);
     }
@@ -188,7 +187,7 @@ fn memo_path(args: &Args, places: &[PathBuf], zone: &str) -> Result<Option<PathB
         hash.update(&[0]);
         hash.update(place.as_os_str().as_encoded_bytes());
     }
-    Ok(Some(dir.join("statusline").join(format!("{:016x}.json", hash.digest()))))
+    Ok(Some(dir.join("statusline").join(format!("{:016x}.memo", hash.digest()))))
 }
 
 /// What a line reads from.
@@ -206,7 +205,6 @@ struct Read {
     calls: Vec<Call>,
     /// What the walk found (none when a place is not a local one: nothing is kept).
     walked: Option<memo::Walked>,
-    horizon: u64,
 }
 
 impl Look<'_> {
@@ -220,7 +218,7 @@ impl Look<'_> {
             let mut paths = changed_since(self.places, horizon, self.hook.session_id.as_deref()).await?;
             self.with_transcript(&mut paths);
             let calls = self.read(&paths).await?;
-            return Ok(Read { by_file: HashMap::new(), calls, walked: None, horizon });
+            return Ok(Read { by_file: HashMap::new(), calls, walked: None });
         }
         let places = self.places.to_vec();
         let (formats, memo, session) = (self.formats, self.memo, self.hook.session_id.as_deref());
@@ -297,7 +295,7 @@ impl Look<'_> {
             // kept by file: counted now, and nothing kept.
             false => None,
         };
-        Ok(Read { by_file, calls, walked, horizon })
+        Ok(Read { by_file, calls, walked })
     }
 
     /// `paths` and the hook's transcript, if a format claims it and it is a file.
@@ -382,17 +380,25 @@ fn hour_of(at: i64, tz: &Tz) -> i64 {
     (at + offset).div_euclid(3_600) * 3_600 - offset
 }
 
-/// One call, as the line needs it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One call, as the line needs it (and the memo keeps it).
+#[derive(Clone, PartialEq, prost::Message)]
 struct Call {
+    #[prost(string, tag = "1")]
     harness: String,
+    #[prost(string, optional, tag = "2")]
     session_id: Option<String>,
+    #[prost(string, optional, tag = "3")]
     parent_session_id: Option<String>,
     /// Seconds since 1970; `None` for a call with no time.
+    #[prost(int64, optional, tag = "4")]
     at: Option<i64>,
+    #[prost(double, optional, tag = "5")]
     cost: Option<f64>,
+    #[prost(int64, tag = "6")]
     input_tokens: i64,
+    #[prost(string, tag = "7")]
     file: String,
+    #[prost(int64, tag = "8")]
     line: i64,
 }
 
