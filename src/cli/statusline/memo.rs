@@ -570,7 +570,7 @@ mod tests {
         // A folder numbered after itself is not the memo's writing.
         let wrong = Memo {
             version: VERSION,
-            folders: vec![Folder { parent: 1, name: Bytes::from_static(b"x"), modified: 1 }],
+            folders: vec![Folder { parent: 1, name: Bytes::from_static(b"x"), modified: 1, ..Folder::default() }],
             ..Memo::default()
         };
         wrong.write(&path);
