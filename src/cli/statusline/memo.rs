@@ -242,6 +242,9 @@ struct Walk<'a> {
     /// The names of the folders known in each folder listed (by its number): looked at on
     /// their own, not listed from it.
     known_in: HashMap<u32, HashSet<Bytes>>,
+    /// The folders being listed, one in another (device and inode): a link to one of them is a
+    /// way back up, not followed.
+    listing: Vec<(u64, u64)>,
     walked: Walked,
     found: Vec<Found>,
 }
@@ -303,6 +306,8 @@ impl Walk<'_> {
         let dir = self.paths[at as usize].0.clone();
         let Ok(entries) = std::fs::read_dir(&dir) else { return };
         let known = self.known_in.remove(&at).unwrap_or_default();
+        let itself = std::fs::metadata(&dir).map(|meta| identity(&meta)).unwrap_or_default();
+        self.listing.push(itself);
         for entry in entries.flatten() {
             let path = entry.path();
             // A link is followed, as the scan follows it; anything else is looked at from its
@@ -314,7 +319,8 @@ impl Walk<'_> {
             let Ok(meta) = meta else { continue };
             if meta.is_dir() {
                 let name = entry.file_name();
-                if name.to_str().is_some_and(|n| known.contains(n.as_bytes())) {
+                let back_up = identity(&meta) != (0, 0) && self.listing.contains(&identity(&meta));
+                if back_up || name.to_str().is_some_and(|n| known.contains(n.as_bytes())) {
                     continue;
                 }
                 let folder = self.add_folder(Some(at), path, nanos(&meta), None);
@@ -323,6 +329,7 @@ impl Walk<'_> {
                 self.add_file(Some(at), path, meta.len(), nanos(&meta));
             }
         }
+        self.listing.pop();
     }
 
     /// What the walk found, each folder's transcripts named.
@@ -337,6 +344,21 @@ impl Walk<'_> {
         self.found.dedup_by(|a, b| a.path == b.path);
         self.walked.files = self.found;
         self.walked
+    }
+}
+
+/// A folder's device and inode, where the system has them (else none: no link is found to lead
+/// back up).
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (meta.dev(), meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        (0, 0)
     }
 }
 
@@ -379,6 +401,7 @@ pub(super) fn walk(
         paths: Vec::new(),
         names: Vec::new(),
         known_in: HashMap::new(),
+        listing: Vec::new(),
         walked: Walked { whole: true, ..Walked::default() },
         found: Vec::new(),
     };
@@ -570,10 +593,27 @@ mod tests {
         // A folder numbered after itself is not the memo's writing.
         let wrong = Memo {
             version: VERSION,
-            folders: vec![Folder { parent: 1, name: Bytes::from_static(b"x"), modified: 1, ..Folder::default() }],
+            folders: vec![Folder {
+                parent: 1,
+                name: Bytes::from_static(b"x"),
+                modified: 1,
+                ..Folder::default()
+            }],
             ..Memo::default()
         };
         wrong.write(&path);
         assert_eq!(Memo::read(Some(&path)), Memo::default());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_back_up_is_not_followed_round_and_round() {
+        let dir = tempfile::tempdir().unwrap();
+        let projects = dir.path().join("projects");
+        touch(&projects.join("-a/s.jsonl"), "{}\n", 2_000_000_000);
+        std::os::unix::fs::symlink(&projects, projects.join("-a/up")).unwrap();
+        let walked = walk(&crate::format::all(), &[projects], &Memo::default(), 0, None);
+        assert_eq!(paths(&walked), ["s.jsonl"]);
+        assert_eq!(walked.folders.len(), 2, "projects and -a, not projects/-a/up/-a/...");
     }
 }
