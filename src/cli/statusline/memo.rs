@@ -76,7 +76,8 @@ fn numbers(field: &[u8]) -> impl Iterator<Item = u64> + '_ {
 impl Folder {
     /// Its transcripts: name, size and time.
     fn files(&self) -> impl Iterator<Item = (&[u8], u64, u64)> + '_ {
-        let names = self.file_names.split(|&b| b == b'/').filter(|n| !n.is_empty());
+        // Each name ends with `/`: the piece after the last is not one.
+        let names = self.file_names.split(|&b| b == b'/').take(self.file_count());
         names
             .zip(numbers(&self.file_sizes))
             .zip(numbers(&self.file_times))
@@ -445,7 +446,7 @@ pub(super) fn walk(
     walk.walked.sweep = if n == 0 { 0 } else { ((from + count) % n) as u64 };
     let due = |i: usize| (i + n - from) % n.max(1) < count;
     let horizon = walk.keep.horizon;
-    let mut to_look: Vec<(u32, PathBuf, u64, u64)> = Vec::new();
+    let (mut look_in, mut to_look): (Vec<u32>, Vec<PathBuf>) = (Vec::new(), Vec::new());
     let mut first = 0;
     for (i, folder) in memo.folders.iter().enumerate() {
         let files = first..first + folder.file_count();
@@ -464,14 +465,16 @@ pub(super) fn walk(
         for (file, (name, size, time)) in files.zip(folder.files()) {
             let path = walk.paths[at as usize].0.join(text_of(name));
             match in_session || due(file) || time >= horizon {
-                true => to_look.push((at, path, size, time)),
+                true => {
+                    look_in.push(at);
+                    to_look.push(path);
+                }
                 false => walk.add_file(Some(at), path, size, time),
             }
         }
     }
-    let paths: Vec<PathBuf> = to_look.iter().map(|(_, path, ..)| path.clone()).collect();
-    let looked = look(&paths, false);
-    for ((at, path, ..), now) in to_look.into_iter().zip(looked) {
+    let looked = look(&to_look, false);
+    for ((at, path), now) in look_in.into_iter().zip(to_look).zip(looked) {
         // A transcript gone is left out (its folder changed: listed next line).
         if let Some((size, modified)) = now {
             walk.add_file(Some(at), path, size, modified);
