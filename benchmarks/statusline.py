@@ -120,6 +120,30 @@ def settle_home(home):
     open(mark, "w").close()
 
 
+def settle_folders(home):
+    """Gives each folder of `home` the time of the latest thing in it, as a home that grew over
+    months has (a folder's time is when a name was last made in it), not the hour the generator
+    made them all; a file with no timestamp to settle by (a subagent's `.meta.json`) gets the time
+    of the latest transcript beside it. Done once, after `settle_home`: a file `.settled-folders`
+    says so."""
+    mark = os.path.join(home, ".settled-folders")
+    if os.path.exists(mark):
+        return
+    for folder, dirs, names in os.walk(home, topdown=False):
+        if folder == home:
+            continue
+        times = {n: os.stat(os.path.join(folder, n), follow_symlinks=False).st_mtime for n in dirs + names}
+        unsettled = [n for n in names if not n.endswith(".jsonl")]
+        settled = [t for n, t in times.items() if n not in unsettled]
+        if settled:
+            for n in unsettled:
+                os.utime(os.path.join(folder, n), (max(settled), max(settled)))
+                times[n] = max(settled)
+        if times:
+            os.utime(folder, (max(times.values()), max(times.values())))
+    open(mark, "w").close()
+
+
 def run(cmd, env, stdin):
     """Runs cmd with `stdin`; returns (seconds, peak MB, exit code, stdout)."""
     with tempfile.TemporaryFile() as inp, tempfile.TemporaryFile() as out, open(os.devnull, "wb") as null:
@@ -156,6 +180,7 @@ def main():
     with open(live, "w"):
         pass
     settle_home(args.home)
+    settle_folders(args.home)
     files, total = tree_facts([args.home])
     ccusage = find_ccusage()
     env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CONFIG_DIR"}

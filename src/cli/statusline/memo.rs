@@ -4,12 +4,16 @@
 //! whose time is the same holds the same names: a file made, removed or renamed in it changes
 //! it), every transcript in them with its size and time, and the files the line needed (changed
 //! at or after the horizon, or the session's own) with their calls; in protobuf, each folder's
-//! name beside the number of the folder it is in, its transcripts' names in one field. A walk
-//! then looks at every folder's time and lists only the folders that changed; it looks at the
-//! transcripts changed at or after the horizon, those in the session's folders, and those of a
-//! slice of the folders in turn (a file written again after a long rest is seen within
-//! [`SWEEP_RUNS`] lines). No folder is listed that did not change: its names may have to come
-//! from the disk (a folder's blocks leave the page cache sooner than its inode's time).
+//! name beside the number of the folder it is in, its transcripts' names in one field.
+//!
+//! A walk looks at the time of every folder awake (a place, the session's, one changed or
+//! holding a transcript changed at or after the horizon, and each folder on the way to one) and
+//! lists only the folders that changed; it looks at the transcripts changed at or after the
+//! horizon and those in the session's folders. Everything else (folders asleep and the
+//! transcripts in them) is looked at in turn, a slice of it each line: a file written again or
+//! made after a long rest is seen within [`SWEEP_RUNS`] lines. No folder is listed that did not
+//! change: its names may have to come from the disk (a folder's blocks leave the page cache
+//! sooner than its inode's time).
 
 use super::Call;
 use bytes::Bytes;
@@ -20,12 +24,13 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 /// The memo's layout; a memo of another is not read (the next line walks everything).
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
-/// Every folder's transcripts are looked at again at least once in this many lines.
-pub(super) const SWEEP_RUNS: usize = 16;
+/// Every folder and transcript is looked at again at least once in this many lines (a look is a
+/// system call of 2-3 µs here: 31,000 of them, a home of 1 GB, cost 20 ms on two cores).
+pub(super) const SWEEP_RUNS: usize = 32;
 
-/// The fewest folders whose transcripts are looked at again by one line.
+/// The fewest folders and transcripts looked at again by one line.
 const SWEEP_LEAST: usize = 64;
 
 /// The memo of one set of places and time zone.
@@ -36,7 +41,7 @@ pub(super) struct Memo {
     /// The start of the block each harness was in when last seen (seconds).
     #[prost(btree_map = "string, int64", tag = "2")]
     pub(super) starts: BTreeMap<String, i64>,
-    /// Where the next slice of folders whose transcripts are looked at again begins.
+    /// Where the next slice of folders and transcripts looked at in turn begins.
     #[prost(uint64, tag = "3")]
     sweep: u64,
     /// Every folder under the places, each after the folder it is in, with its transcripts.
@@ -134,14 +139,56 @@ fn text_of(name: &[u8]) -> &str {
     std::str::from_utf8(name).unwrap_or_default()
 }
 
+/// Which of a memo's two copies is the memo, and what it holds: the file at the memo's path.
+/// A memo is written over the copy not in use (its pages used again, not freed: replacing a file
+/// of 1.8 MB by a new one cost 2 ms in freeing the old one's), then this pointer moved over the
+/// last; a copy whose length or hash is not the pointer's (written over by another line since, or
+/// cut short) is not read.
+#[derive(Clone, PartialEq, Message)]
+struct Pointer {
+    #[prost(uint32, tag = "1")]
+    copy: u32,
+    #[prost(uint64, tag = "2")]
+    length: u64,
+    #[prost(uint64, tag = "3")]
+    hash: u64,
+}
+
+/// The path of copy `copy` (0 or 1) of the memo at `path`.
+fn copy_path(path: &Path, copy: u32) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{copy}"));
+    path.with_file_name(name)
+}
+
+/// How a copy of a memo is opened to be written over: made if not there, readable by its owner
+/// alone (as the pointer, a temporary file, is), not cut to nothing first (see [`Pointer`]).
+fn private_file() -> std::fs::OpenOptions {
+    let mut options = std::fs::File::options();
+    options.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+}
+
+/// The pointer of the memo at `path`, where there is a sound one.
+fn pointer(path: &Path) -> Option<Pointer> {
+    let bytes = std::fs::read(path).ok()?;
+    Pointer::decode(bytes.as_slice()).ok().filter(|p| p.copy < 2)
+}
+
 impl Memo {
     /// The memo at `path`: an empty one where there is none, it cannot be read, or it is of
     /// another layout (a damaged memo costs a slower line, never a wrong one).
     pub(super) fn read(path: Option<&Path>) -> Memo {
-        path.and_then(|p| std::fs::read(p).ok())
-            .and_then(|bytes| Memo::decode(Bytes::from(bytes)).ok())
-            .filter(|memo| memo.version == VERSION && memo.is_sound())
-            .unwrap_or_default()
+        let read = |path: &Path| -> Option<Memo> {
+            let pointer = pointer(path)?;
+            let bytes = std::fs::read(copy_path(path, pointer.copy)).ok()?;
+            let whole =
+                bytes.len() as u64 == pointer.length && xxhash_rust::xxh3::xxh3_64(&bytes) == pointer.hash;
+            whole.then(|| Memo::decode(Bytes::from(bytes)).ok()).flatten()
+        };
+        path.and_then(read).filter(|memo| memo.version == VERSION && memo.is_sound()).unwrap_or_default()
     }
 
     /// Whether every folder is after the folder it is in and has a size and a time for each
@@ -196,15 +243,21 @@ impl Memo {
         Some(Memo { version: VERSION, starts, sweep: walked.sweep, folders: walked.folders, kept })
     }
 
-    /// Writes the memo to `path`: whole to a file of its own, moved over the memo, so a reader
-    /// sees one or the other. A memo not written costs the next line a longer read, not a wrong
-    /// figure, so a failure is not reported.
+    /// Writes the memo to `path`: over the copy not in use, then the pointer to it moved over
+    /// the pointer (a reader sees one memo or the other, or a copy it does not read). A memo not
+    /// written costs the next line a longer read, not a wrong figure, so a failure is not
+    /// reported.
     pub(super) fn write(&self, path: &Path) {
         let Some(dir) = path.parent() else { return };
         let bytes = self.encode_to_vec();
+        let copy = pointer(path).map_or(0, |p| 1 - p.copy);
+        let pointer = Pointer { copy, length: bytes.len() as u64, hash: xxhash_rust::xxh3::xxh3_64(&bytes) };
         let written = std::fs::create_dir_all(dir).and_then(|()| {
-            let mut file = tempfile::NamedTempFile::new_in(dir)?;
+            let mut file = private_file().open(copy_path(path, copy))?;
             file.write_all(&bytes)?;
+            file.set_len(bytes.len() as u64)?;
+            let mut file = tempfile::NamedTempFile::new_in(dir)?;
+            file.write_all(&pointer.encode_to_vec())?;
             file.persist(path).map_err(|e| e.error)?;
             Ok(())
         });
@@ -235,8 +288,9 @@ impl Keep<'_> {
 /// The walk under way: the next memo's folders and transcripts, and the transcripts wanted.
 struct Walk<'a> {
     keep: Keep<'a>,
-    /// Each folder of the next memo: its path, and whether it is, or is in, the session's.
-    paths: Vec<(PathBuf, bool)>,
+    /// Each folder of the next memo: its path (made when first needed), and whether it is, or
+    /// is in, the session's.
+    paths: Vec<(Option<PathBuf>, bool)>,
     /// The transcripts of each folder found by this walk: names, sizes and times, as
     /// [`Folder`]'s fields.
     names: Vec<[Vec<u8>; 3]>,
@@ -252,13 +306,20 @@ struct Walk<'a> {
 
 impl Walk<'_> {
     /// A folder made part of the next memo, named `name` where the memo knew it: its number.
-    fn add_folder(&mut self, parent: Option<u32>, path: PathBuf, modified: u64, name: Option<&Bytes>) -> u32 {
-        let name = match (name, parent) {
-            (Some(name), _) => Some(name.clone()),
-            (None, None) => path.to_str().map(|p| Bytes::copy_from_slice(p.as_bytes())),
-            (None, Some(_)) => {
+    fn add_folder(
+        &mut self,
+        parent: Option<u32>,
+        path: Option<PathBuf>,
+        modified: u64,
+        name: Option<&Bytes>,
+    ) -> u32 {
+        let name = match (name, parent, &path) {
+            (Some(name), _, _) => Some(name.clone()),
+            (None, None, Some(path)) => path.to_str().map(|p| Bytes::copy_from_slice(p.as_bytes())),
+            (None, Some(_), Some(path)) => {
                 path.file_name().and_then(|n| n.to_str()).map(|n| Bytes::copy_from_slice(n.as_bytes()))
             }
+            (None, _, None) => None,
         };
         let name = name.unwrap_or_else(|| {
             self.walked.whole = false;
@@ -266,7 +327,7 @@ impl Walk<'_> {
         });
         let in_session = match parent {
             Some(p) => self.paths[p as usize].1 || self.keep.session.is_some_and(|id| id.as_bytes() == name),
-            None => self.keep.session_folder(&path),
+            None => self.keep.session_folder(Path::new(text_of(&name))),
         };
         let at = self.walked.folders.len() as u32;
         self.walked.folders.push(Folder {
@@ -278,6 +339,31 @@ impl Walk<'_> {
         self.paths.push((path, in_session));
         self.names.push(Default::default());
         at
+    }
+
+    /// The path of the folder numbered `at`: its name in the path of the folder it is in.
+    fn path_of(&mut self, at: u32) -> PathBuf {
+        if let Some(path) = &self.paths[at as usize].0 {
+            return path.clone();
+        }
+        let folder = &self.walked.folders[at as usize];
+        let (parent, name) = (folder.parent, folder.name.clone());
+        let path = match parent {
+            0 => PathBuf::from(text_of(&name)),
+            p => self.path_of(p - 1).join(text_of(&name)),
+        };
+        self.paths[at as usize].0 = Some(path.clone());
+        path
+    }
+
+    /// A transcript of the memo carried into the next as it was, in folder `at`; not looked at
+    /// (so neither new, nor the session's: not found).
+    fn carry_file(&mut self, at: u32, name: &[u8], size: u64, modified: u64) {
+        let [names, sizes, times] = &mut self.names[at as usize];
+        names.extend_from_slice(name);
+        names.push(b'/');
+        sizes.extend_from_slice(&size.to_le_bytes());
+        times.extend_from_slice(&modified.to_le_bytes());
     }
 
     /// A transcript made part of the next memo, in folder `folder` (none: a place that is a
@@ -304,7 +390,7 @@ impl Walk<'_> {
     /// Lists the folder numbered `at`: its transcripts, and the folders in it not known before,
     /// listed in turn (a folder known is looked at on its own).
     fn list(&mut self, at: u32) {
-        let dir = self.paths[at as usize].0.clone();
+        let dir = self.path_of(at);
         let Ok(entries) = std::fs::read_dir(&dir) else { return };
         let known = self.known_in.remove(&at).unwrap_or_default();
         let itself = std::fs::metadata(&dir).map(|meta| identity(&meta)).unwrap_or_default();
@@ -324,7 +410,7 @@ impl Walk<'_> {
                 if back_up || name.to_str().is_some_and(|n| known.contains(n.as_bytes())) {
                     continue;
                 }
-                let folder = self.add_folder(Some(at), path, nanos(&meta), None);
+                let folder = self.add_folder(Some(at), Some(path), nanos(&meta), None);
                 self.list(folder);
             } else if self.keep.claimer.claim(&path).is_some() {
                 self.add_file(Some(at), path, meta.len(), nanos(&meta));
@@ -406,22 +492,67 @@ pub(super) fn walk(
         walked: Walked { whole: true, ..Walked::default() },
         found: Vec::new(),
     };
-    // The folders known, by path, each after its parent; looked at.
-    let mut old_paths: Vec<PathBuf> = Vec::with_capacity(memo.folders.len());
+    let horizon = walk.keep.horizon;
+    // The sweep's order: each folder, then its transcripts; a slice of it looked at each line.
+    let mut position = Vec::with_capacity(memo.folders.len());
+    let mut n = 0;
     for folder in &memo.folders {
+        position.push(n);
+        n += 1 + folder.file_count();
+    }
+    let count = n.div_ceil(SWEEP_RUNS).max(SWEEP_LEAST).min(n);
+    let from = if n == 0 { 0 } else { memo.sweep as usize % n };
+    walk.walked.sweep = if n == 0 { 0 } else { ((from + count) % n) as u64 };
+    let due = |i: usize| (i + n - from) % n.max(1) < count;
+    // The folders awake: the places, the session's, those changed or holding a transcript
+    // changed at or after the horizon, and every folder on the way to one of them. Their times
+    // are looked at each line, the others' in turn.
+    let mut awake = vec![false; memo.folders.len()];
+    let mut in_session = vec![false; memo.folders.len()];
+    for (i, folder) in memo.folders.iter().enumerate() {
+        in_session[i] = match folder.parent {
+            0 => walk.keep.session_folder(Path::new(text_of(&folder.name))),
+            p => {
+                in_session[p as usize - 1] || walk.keep.session.is_some_and(|id| id.as_bytes() == folder.name)
+            }
+        };
+        awake[i] = folder.parent == 0
+            || in_session[i]
+            || folder.modified >= horizon
+            || numbers(&folder.file_times).any(|t| t >= horizon);
+    }
+    for i in (0..memo.folders.len()).rev() {
+        if let Some(p) = memo.folders[i].parent.checked_sub(1).filter(|_| awake[i]) {
+            awake[p as usize] = true;
+        }
+    }
+    // The paths of the folders known, made where needed, each from its parent's.
+    let mut old_paths: Vec<Option<PathBuf>> = vec![None; memo.folders.len()];
+    fn old_path(memo: &Memo, paths: &mut [Option<PathBuf>], i: usize) -> PathBuf {
+        if let Some(path) = &paths[i] {
+            return path.clone();
+        }
+        let folder = &memo.folders[i];
         let path = match folder.parent {
             0 => PathBuf::from(text_of(&folder.name)),
-            p => old_paths[p as usize - 1].join(text_of(&folder.name)),
+            p => old_path(memo, paths, p as usize - 1).join(text_of(&folder.name)),
         };
-        old_paths.push(path);
+        paths[i] = Some(path.clone());
+        path
     }
-    let times = look(&old_paths, true);
+    let looked_at: Vec<usize> = (0..memo.folders.len()).filter(|&i| awake[i] || due(position[i])).collect();
+    let dir_paths: Vec<PathBuf> = looked_at.iter().map(|&i| old_path(memo, &mut old_paths, i)).collect();
+    // Each folder's time now: as looked at (none: gone), else as known.
+    let mut times: Vec<Option<u64>> = memo.folders.iter().map(|f| Some(f.modified)).collect();
+    for (&i, now) in looked_at.iter().zip(look(&dir_paths, true)) {
+        times[i] = now.map(|(_, time)| time);
+    }
     // Those still there, numbered anew (a folder gone takes those in it along); listed where
     // changed.
     let mut renumbered: Vec<Option<u32>> = vec![None; memo.folders.len()];
     let mut listed: Vec<bool> = Vec::new();
     for (i, folder) in memo.folders.iter().enumerate() {
-        let Some((_, time)) = times[i] else { continue };
+        let Some(time) = times[i] else { continue };
         let parent = match folder.parent {
             0 => None,
             p => match renumbered[p as usize - 1] {
@@ -429,7 +560,7 @@ pub(super) fn walk(
                 None => continue,
             },
         };
-        let at = walk.add_folder(parent, std::mem::take(&mut old_paths[i]), time, Some(&folder.name));
+        let at = walk.add_folder(parent, old_paths[i].take(), time, Some(&folder.name));
         renumbered[i] = Some(at);
         let changed = folder.modified != time;
         listed.push(changed);
@@ -438,24 +569,13 @@ pub(super) fn walk(
         }
     }
     // The transcripts known in folders not listed: as known, but those changed at or after the
-    // horizon, in the session's folders, or due in turn looked at again (the transcripts
-    // counted in the memo's order, a slice of them each line).
-    let n: usize = memo.folders.iter().map(Folder::file_count).sum();
-    let count = n.div_ceil(SWEEP_RUNS).max(SWEEP_LEAST).min(n);
-    let from = if n == 0 { 0 } else { memo.sweep as usize % n };
-    walk.walked.sweep = if n == 0 { 0 } else { ((from + count) % n) as u64 };
-    let due = |i: usize| (i + n - from) % n.max(1) < count;
-    let horizon = walk.keep.horizon;
+    // horizon, in the session's folders, or due in turn looked at again.
     let (mut look_in, mut to_look): (Vec<u32>, Vec<PathBuf>) = (Vec::new(), Vec::new());
-    let mut first = 0;
     for (i, folder) in memo.folders.iter().enumerate() {
-        let files = first..first + folder.file_count();
-        first = files.end;
         let Some(at) = renumbered[i].filter(|&at| !listed[at as usize]) else { continue };
-        let in_session = walk.paths[at as usize].1;
-        // Whether any of its transcripts is due: the slice begins in it, or it begins in the slice.
-        let some_due = !files.is_empty() && (due(files.start) || files.contains(&from));
-        if !in_session && !some_due && numbers(&folder.file_times).all(|t| t < horizon) {
+        let files = position[i] + 1..position[i] + 1 + folder.file_count();
+        let some_due = files.clone().any(due);
+        if !in_session[i] && !some_due && numbers(&folder.file_times).all(|t| t < horizon) {
             let carried = &mut walk.walked.folders[at as usize];
             carried.file_names = folder.file_names.clone();
             carried.file_sizes = folder.file_sizes.clone();
@@ -463,13 +583,12 @@ pub(super) fn walk(
             continue;
         }
         for (file, (name, size, time)) in files.zip(folder.files()) {
-            let path = walk.paths[at as usize].0.join(text_of(name));
-            match in_session || due(file) || time >= horizon {
+            match in_session[i] || due(file) || time >= horizon {
                 true => {
                     look_in.push(at);
-                    to_look.push(path);
+                    to_look.push(walk.path_of(at).join(text_of(name)));
                 }
-                false => walk.add_file(Some(at), path, size, time),
+                false => walk.carry_file(at, name, size, time),
             }
         }
     }
@@ -484,7 +603,9 @@ pub(super) fn walk(
     let mut to_list: Vec<u32> = (0..walk.paths.len() as u32).filter(|&at| listed[at as usize]).collect();
     for place in places {
         let known = |i: usize| {
-            memo.folders[i].parent == 0 && renumbered[i].is_some_and(|at| &walk.paths[at as usize].0 == place)
+            memo.folders[i].parent == 0
+                && renumbered[i].is_some()
+                && Path::new(text_of(&memo.folders[i].name)) == place.as_path()
         };
         if (0..memo.folders.len()).any(known) {
             continue;
@@ -495,7 +616,7 @@ pub(super) fn walk(
             walk.add_file(None, place.clone(), meta.len(), nanos(&meta));
             continue;
         }
-        to_list.push(walk.add_folder(None, place.clone(), nanos(&meta), None));
+        to_list.push(walk.add_folder(None, Some(place.clone()), nanos(&meta), None));
     }
     for at in to_list {
         walk.list(at);
@@ -587,11 +708,67 @@ mod tests {
         assert_eq!(last.folders.len(), 3, "projects, -a and -b");
     }
 
+    /// Sets the time of folder `dir` (seconds).
+    fn set_folder_time(dir: &Path, secs: i64) {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs as u64);
+        std::fs::File::open(dir).unwrap().set_modified(at).unwrap();
+    }
+
+    #[test]
+    fn a_folder_awake_is_looked_at_each_line_and_one_asleep_in_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let projects = dir.path().join("projects");
+        let formats = crate::format::all();
+        let horizon = 1_000_000_000_000_000_000u64; // 2001-09-09
+        let old = 1_000_000_000i64 - 100_000;
+        // 100 folders asleep of 30 old transcripts each: a line looks at a thirty-second of them.
+        for f in 0..100 {
+            for n in 0..30 {
+                touch(&projects.join(format!("-old{f}/s{n}.jsonl")), "{}\n", old);
+            }
+            set_folder_time(&projects.join(format!("-old{f}")), old);
+        }
+        // One awake: it holds a transcript changed after the horizon, its folder's time old.
+        touch(&projects.join("-live/s.jsonl"), "{}\n", 1_000_000_100);
+        set_folder_time(&projects.join("-live"), old);
+        let places = [projects.clone()];
+        let mut memo = kept(walk(&formats, &places, &Memo::default(), horizon, None), cache.path());
+        // A file made in the folder awake is found by the very next line, each time.
+        for run in 0..5 {
+            let name = format!("new{run}.jsonl");
+            touch(&projects.join("-live").join(&name), "{}\n", 1_000_000_200 + run);
+            let walked = walk(&formats, &places, &memo, horizon, None);
+            assert!(paths(&walked).contains(&name), "{name} is found at once");
+            memo = kept(walked, cache.path());
+        }
+        // One made in a folder asleep is found when its turn comes.
+        touch(&projects.join("-old57/made.jsonl"), "{}\n", 1_000_000_300);
+        let mut seen_in = None;
+        for run in 0..SWEEP_RUNS {
+            let walked = walk(&formats, &places, &memo, horizon, None);
+            if paths(&walked).contains(&"made.jsonl".to_string()) {
+                seen_in = Some(run);
+                break;
+            }
+            memo = kept(walked, cache.path());
+        }
+        assert!(seen_in.is_some(), "a file made in a folder asleep is seen within {SWEEP_RUNS} walks");
+    }
+
     #[test]
     fn a_damaged_memo_or_one_of_another_layout_is_not_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("memo");
         std::fs::write(&path, b"{\"version\":1}").unwrap();
+        assert_eq!(Memo::read(Some(&path)), Memo::default());
+        // A copy written over since its pointer was (by another line), or cut short, is not read.
+        let memo = Memo { version: VERSION, sweep: 7, ..Memo::default() };
+        memo.write(&path);
+        assert_eq!(Memo::read(Some(&path)), memo);
+        let copy = copy_path(&path, pointer(&path).unwrap().copy);
+        std::fs::write(&copy, Memo { version: VERSION, sweep: 8, ..Memo::default() }.encode_to_vec())
+            .unwrap();
         assert_eq!(Memo::read(Some(&path)), Memo::default());
         // A folder numbered after itself is not the memo's writing.
         let wrong = Memo {
