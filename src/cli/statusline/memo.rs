@@ -643,6 +643,26 @@ mod tests {
         names
     }
 
+    /// Walks from `memo` until a file named `name` is found, each walk's memo kept for the next:
+    /// it must be within [`SWEEP_RUNS`] walks. The memo of the walk that found it.
+    fn seen_within_a_sweep(
+        places: &[PathBuf],
+        mut memo: Memo,
+        horizon: u64,
+        name: &str,
+        cache: &Path,
+    ) -> Memo {
+        for _ in 0..SWEEP_RUNS {
+            let walked = walk(&crate::format::all(), places, &memo, horizon, None);
+            let seen = paths(&walked).iter().any(|n| n == name);
+            memo = kept(walked, cache);
+            if seen {
+                return memo;
+            }
+        }
+        panic!("{name} is not seen within {SWEEP_RUNS} walks");
+    }
+
     /// The transcripts a walk knows of.
     fn known_files(walked: &Walked) -> usize {
         walked.folders.iter().map(Folder::file_count).sum()
@@ -688,17 +708,8 @@ mod tests {
         // An old file written again, in a folder whose time did not change, is found when its
         // turn comes, within SWEEP_RUNS walks.
         touch(&projects.join("-a/old.jsonl"), "{}\n{}\n", day + 300);
-        let mut memo = kept(second, cache.path());
-        let mut seen_in = None;
-        for run in 0..SWEEP_RUNS {
-            let walked = walk(&formats, &places, &memo, horizon, None);
-            if paths(&walked).contains(&"old.jsonl".to_string()) {
-                seen_in = Some(run);
-                break;
-            }
-            memo = kept(walked, cache.path());
-        }
-        assert!(seen_in.is_some(), "an old file written again is seen within {SWEEP_RUNS} walks");
+        let memo = kept(second, cache.path());
+        let memo = seen_within_a_sweep(&places, memo, horizon, "old.jsonl", cache.path());
         // A folder removed takes its files along; a file removed is gone.
         std::fs::remove_dir_all(projects.join("-a/s1")).unwrap();
         std::fs::remove_file(projects.join("-b/made.jsonl")).unwrap();
@@ -744,16 +755,7 @@ mod tests {
         }
         // One made in a folder asleep is found when its turn comes.
         touch(&projects.join("-old57/made.jsonl"), "{}\n", 1_000_000_300);
-        let mut seen_in = None;
-        for run in 0..SWEEP_RUNS {
-            let walked = walk(&formats, &places, &memo, horizon, None);
-            if paths(&walked).contains(&"made.jsonl".to_string()) {
-                seen_in = Some(run);
-                break;
-            }
-            memo = kept(walked, cache.path());
-        }
-        assert!(seen_in.is_some(), "a file made in a folder asleep is seen within {SWEEP_RUNS} walks");
+        seen_within_a_sweep(&places, memo, horizon, "made.jsonl", cache.path());
     }
 
     #[test]
