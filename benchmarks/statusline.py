@@ -7,7 +7,8 @@ the issue's home), made a home as it is at the time of the run: the generator sp
 over the 21 months from 2026-09-02, so every `"timestamp"` of every file is moved back by one
 span (the same for all, a whole number of days) that puts the home's last line an hour before now,
 and each file gets the time of its last line as its modification time (a file was last written
-when its session's last line was); plus
+when its session's last line was), and each folder the time of the latest thing in it (not the
+hour the generator made it: a folder's time is when a name was last made in it); plus
 one live session: before every run a new response is appended to its file, with the time of the
 run, as Claude Code appends one after each message; the hook's JSON names that session and file. Each run is a fresh process fed the hook's JSON on stdin, stdout to a
 pipe, its peak RSS read from wait4() (for ccusage, whose `ccusage` command is a Node launcher that
@@ -238,7 +239,7 @@ def main():
     lines.append("")
     lines.append(f"Home: {args.home} (`txq generate --harness claude --size {args.size} --seed 7`, its "
                  f"timestamps moved back to end an hour before now), {files} files, {total / 1e9:.2f} GB of Claude Code sessions, each file's time "
-                 f"its last line's, and one live session, a response appended to it before each run; {args.runs} runs "
+                 f"its last line's and each folder's that of the latest thing in it, and one live session, a response appended to it before each run; {args.runs} runs "
                  "of each, interleaved, after one warm-up run each; page cache and txq's cache warm.")
     lines.append("")
     lines.append("| command | median ms | p99 ms | max ms | peak MB | p99 / txq's |")
