@@ -167,6 +167,43 @@ def percentile(values, p):
     return ordered[at]
 
 
+def prepared_home(home, size, txq, fresh_live):
+    """The home generated where missing, its live session's file there (emptied with
+    `fresh_live`), settled (`settle_home`, `settle_folders`): the live file's path."""
+    ensure_home(home, size, txq)
+    live_dir = os.path.join(home, ".claude", "projects", LIVE_FOLDER)
+    os.makedirs(live_dir, exist_ok=True)
+    live = os.path.join(live_dir, LIVE_SESSION + ".jsonl")
+    if fresh_live or not os.path.exists(live):
+        open(live, "w").close()
+    settle_home(home)
+    settle_folders(home)
+    return live
+
+
+def environment(home, cache):
+    """The environment every run has: HOME at the home, UTC, no color, no CLAUDE_CONFIG_DIR, and
+    txq's cache in `cache`."""
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CONFIG_DIR"}
+    env.update(HOME=os.path.abspath(home), TZ="UTC", NO_COLOR="1", TXQ_CACHE_DIR=cache)
+    return env
+
+
+def hook_of(live):
+    """The hook's JSON as Claude Code sends it, naming the live session and its file."""
+    return json.dumps({
+        "hook_event_name": "Status", "session_id": LIVE_SESSION, "transcript_path": os.path.abspath(live),
+        "cwd": "/home/ana/src/live", "model": {"id": "claude-sonnet-4-6", "display_name": "Sonnet 4.6"},
+        "workspace": {"current_dir": "/home/ana/src/live", "project_dir": "/home/ana/src/live"},
+        "version": "2.1.90", "cost": {"total_cost_usd": 0.5},
+        "context_window": {"total_input_tokens": 41000, "total_output_tokens": 2500,
+                           "context_window_size": 200000, "used_percentage": 21, "remaining_percentage": 79,
+                           "current_usage": {"input_tokens": 12, "output_tokens": 250,
+                                             "cache_creation_input_tokens": 900,
+                                             "cache_read_input_tokens": 40000}},
+    })
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--txq", required=True)
@@ -179,32 +216,11 @@ def main():
                     help="txq's runs one after another after the interleaved ones (as Claude Code "
                          "runs it, message after message, with nothing heavy between)")
     args = ap.parse_args()
-    ensure_home(args.home, args.size, args.txq)
-    claude = os.path.join(args.home, ".claude", "projects")
-    live_dir = os.path.join(claude, LIVE_FOLDER)
-    os.makedirs(live_dir, exist_ok=True)
-    live = os.path.join(live_dir, LIVE_SESSION + ".jsonl")
-    with open(live, "w"):
-        pass
-    settle_home(args.home)
-    settle_folders(args.home)
+    live = prepared_home(args.home, args.size, args.txq, fresh_live=True)
     files, total = tree_facts([args.home])
     ccusage = find_ccusage()
-    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CONFIG_DIR"}
-    env.update(HOME=os.path.abspath(args.home), TZ="UTC", NO_COLOR="1")
-    cache = tempfile.mkdtemp(prefix="txq-statusline-cache-")
-    env["TXQ_CACHE_DIR"] = cache
-    hook = json.dumps({
-        "hook_event_name": "Status", "session_id": LIVE_SESSION, "transcript_path": os.path.abspath(live),
-        "cwd": "/home/ana/src/live", "model": {"id": "claude-sonnet-4-6", "display_name": "Sonnet 4.6"},
-        "workspace": {"current_dir": "/home/ana/src/live", "project_dir": "/home/ana/src/live"},
-        "version": "2.1.90", "cost": {"total_cost_usd": 0.5},
-        "context_window": {"total_input_tokens": 41000, "total_output_tokens": 2500,
-                           "context_window_size": 200000, "used_percentage": 21, "remaining_percentage": 79,
-                           "current_usage": {"input_tokens": 12, "output_tokens": 250,
-                                             "cache_creation_input_tokens": 900,
-                                             "cache_read_input_tokens": 40000}},
-    })
+    env = environment(args.home, tempfile.mkdtemp(prefix="txq-statusline-cache-"))
+    hook = hook_of(live)
     tools = {"txq": [args.txq, "-q", "statusline"]}
     if ccusage:
         tools["ccusage --no-cache"] = [ccusage, "statusline", "--offline", "--no-cache"]
