@@ -12,12 +12,14 @@ hour the generator made it: a folder's time is when a name was last made in it);
 one live session: before every run a new response is appended to its file, with the time of the
 run, as Claude Code appends one after each message; the hook's JSON names that session and file. Each run is a fresh process fed the hook's JSON on stdin, stdout to a
 pipe, its peak RSS read from wait4() (for ccusage, whose `ccusage` command is a Node launcher that
-spawns a native binary, the largest process of the tree). Runs are interleaved (txq, ccusage
---no-cache, ccusage with its cache, txq, ...) after one untimed warm-up of each, which fills txq's
+spawns a native binary, the largest process of the tree). Runs are interleaved in rounds (ccusage
+--no-cache, ccusage with its cache, txq, txq, ...) after one untimed warm-up of each, which fills txq's
 inference cache and memo (`--no-cache` runs of txq are not timed: the warm cache is the case the
-50 ms goal is set for). Then txq runs --lines-in-a-row times one after another, as Claude Code
-runs it message after message with nothing heavy between: with 30 interleaved runs the 99th
-percentile is the slowest run, just after a ccusage run of 8 s and 636 MB. Both run with HOME=<home>, TZ=UTC, NO_COLOR=1 and CLAUDE_CONFIG_DIR unset;
+50 ms goal is set for). A round is one run of each ccusage command, then --txq-per-round runs of
+txq one after another, as Claude Code runs it message after message: 30 rounds give txq 210
+lines, enough for a 99th percentile that is not simply the slowest run, and every round's first
+txq line comes straight after a ccusage run of 8 s and 636 MB (those lines are also shown apart,
+`txq, first after ccusage`). Both run with HOME=<home>, TZ=UTC, NO_COLOR=1 and CLAUDE_CONFIG_DIR unset;
 ccusage with --offline. Reported: median, 99th percentile and largest time, and the largest peak
 RSS, of each; and the lines each printed last, for a look (not judged: ccusage's figures are its
 own, docs/harnesses.md says where they differ).
@@ -27,7 +29,7 @@ kept). Numbers come from this run only. If ccusage is not on PATH the script ins
 20.0.24 with npm; without npm its columns are n/a.
 
 Usage: benchmarks/statusline.py --txq target/release/txq [--home benchmarks/data/statusline]
-         [--size 1GB] [--runs 200] [--lines-in-a-row 200] [--results benchmarks/RESULTS.md]
+         [--size 1GB] [--runs 30] [--txq-per-round 7] [--results benchmarks/RESULTS.md]
          [--command STR]
 """
 
@@ -209,12 +211,11 @@ def main():
     ap.add_argument("--txq", required=True)
     ap.add_argument("--home", default="benchmarks/data/statusline")
     ap.add_argument("--size", default="1GB")
-    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--runs", type=int, default=30, help="rounds")
     ap.add_argument("--results", default=None)
     ap.add_argument("--command", default=None)
-    ap.add_argument("--lines-in-a-row", type=int, default=200,
-                    help="txq's runs one after another after the interleaved ones (as Claude Code "
-                         "runs it, message after message, with nothing heavy between)")
+    ap.add_argument("--txq-per-round", type=int, default=7,
+                    help="txq's runs one after another in each round, after each ccusage command's one")
     args = ap.parse_args()
     live = prepared_home(args.home, args.size, args.txq, fresh_live=True)
     files, total = tree_facts([args.home])
@@ -242,19 +243,22 @@ def main():
         if timed:
             times[name].append(seconds)
             rss[name] = max(rss[name], mb)
+        return seconds, mb
 
     for name in tools:
         once(name, False)
+    first_after = "txq, first after ccusage"
+    times[first_after], rss[first_after] = [], 0.0
     for _ in range(args.runs):
         for name in tools:
-            once(name, True)
-    # txq again, line after line with no ccusage run between: a sample large enough for a 99th
-    # percentile that is not simply the slowest run.
-    in_a_row = "txq, lines in a row"
-    tools[in_a_row] = tools["txq"]
-    times[in_a_row], rss[in_a_row] = [], 0.0
-    for _ in range(args.lines_in_a_row):
-        once(in_a_row, True)
+            if name != "txq":
+                once(name, True)
+        for i in range(args.txq_per_round):
+            seconds, mb = once("txq", True)
+            if i == 0 and ccusage:
+                times[first_after].append(seconds)
+                rss[first_after] = max(rss[first_after], mb)
+    tools[first_after] = tools["txq"]
     rows = []
     for name in tools:
         t = times[name]
@@ -270,9 +274,9 @@ def main():
     lines.append("")
     lines.append(f"Home: {args.home} (`txq generate --harness claude --size {args.size} --seed 7`, its "
                  f"timestamps moved back to end an hour before now), {files} files, {total / 1e9:.2f} GB of Claude Code sessions, each file's time "
-                 f"its last line's and each folder's that of the latest thing in it, and one live session, a response appended to it before each run; {args.runs} runs "
-                 "of each, interleaved, after one warm-up run each; then "
-                 f"{args.lines_in_a_row} runs of txq one after another (`txq, lines in a row`); page cache and "
+                 f"its last line's and each folder's that of the latest thing in it, and one live session, a response appended to it before each run; {args.runs} rounds, "
+                 f"each one run of each ccusage command and then {args.txq_per_round} runs of txq one after another, after one warm-up run of each "
+                 "(`txq, first after ccusage`: the first txq run of each round, counted in `txq` too); page cache and "
                  "txq's cache warm.")
     lines.append("")
     lines.append("| command | median ms | p99 ms | max ms | peak MB | p99 / txq's |")
@@ -284,7 +288,7 @@ def main():
     lines.append("The lines printed last:")
     lines.append("")
     for name in tools:
-        if name != in_a_row:
+        if name != first_after:
             lines.append(f"- {name}: `{last.get(name, '')}`")
     lines.append("")
     print("\n".join(lines))

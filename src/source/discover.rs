@@ -421,13 +421,36 @@ fn remote_files(
     }
 }
 
+/// A format's path patterns compiled into one set, each list compiled once a process (a walk,
+/// the status line's claims and discovery each make a claimer; compiling them is the most of
+/// what a claimer costs).
+fn compiled(patterns: &'static [&'static str]) -> Arc<globset::GlobSet> {
+    type Compiled = HashMap<&'static [&'static str], Arc<globset::GlobSet>>;
+    static COMPILED: std::sync::OnceLock<std::sync::Mutex<Compiled>> = std::sync::OnceLock::new();
+    let mut compiled = COMPILED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    compiled
+        .entry(patterns)
+        .or_insert_with(|| {
+            let mut set = globset::GlobSetBuilder::new();
+            for pattern in patterns {
+                let glob = globset::GlobBuilder::new(&format!("**/{pattern}"))
+                    .literal_separator(true)
+                    .build()
+                    .expect("a format's path pattern is a valid glob");
+                set.add(glob);
+            }
+            Arc::new(set.build().expect("a format's path patterns compile"))
+        })
+        .clone()
+}
+
 /// Which format a file is: the first, in the order of [`crate::format::FileMatch::claim_rank`],
 /// whose rule matches its name, its folder or its path.
 pub(crate) struct Claimer<'a> {
     formats: &'a [Format],
     order: Vec<usize>,
     /// Each format's path patterns, compiled (`None` for a format matched by name).
-    patterns: Vec<Option<globset::GlobSet>>,
+    patterns: Vec<Option<Arc<globset::GlobSet>>>,
 }
 
 impl<'a> Claimer<'a> {
@@ -437,17 +460,7 @@ impl<'a> Claimer<'a> {
         let patterns = formats
             .iter()
             .map(|format| match format.files {
-                FileMatch::Patterns(patterns) => {
-                    let mut set = globset::GlobSetBuilder::new();
-                    for pattern in patterns {
-                        let glob = globset::GlobBuilder::new(&format!("**/{pattern}"))
-                            .literal_separator(true)
-                            .build()
-                            .expect("a format's path pattern is a valid glob");
-                        set.add(glob);
-                    }
-                    Some(set.build().expect("a format's path patterns compile"))
-                }
+                FileMatch::Patterns(patterns) => Some(compiled(patterns)),
                 _ => None,
             })
             .collect();

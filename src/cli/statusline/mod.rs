@@ -150,7 +150,11 @@ pub(crate) async fn command(args: &Args, flags: &StatuslineFlags) -> Result<(), 
         && let Some(next) = Memo::next(walked, &read.by_file, starts)
     {
         next.write(path);
+        // The process ends after the line: the memo's tens of thousands of entries are not freed
+        // one by one (a millisecond of every line).
+        std::mem::forget(next);
     }
+    std::mem::forget(memo);
     let colored = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let line = figures.line(&hook, flags.budget, colored);
     let mut out = std::io::stdout().lock();
