@@ -334,8 +334,15 @@ impl Memo {
     /// written costs the next line a longer read, not a wrong figure, so a failure is not
     /// reported.
     pub(super) fn write(&self, path: &Path) {
+        Written::of(self).write(path);
+    }
+}
+
+impl Written {
+    /// Writes it to `path` as [`Memo::write`] says.
+    fn write(&self, path: &Path) {
         let Some(dir) = path.parent() else { return };
-        let bytes = Written::of(self).encode_to_vec();
+        let bytes = self.encode_to_vec();
         let copy = pointer(path).map_or(0, |p| 1 - p.copy);
         let pointer = Pointer { copy, length: bytes.len() as u64, hash: xxhash_rust::xxh3::xxh3_64(&bytes) };
         let written = std::fs::create_dir_all(dir).and_then(|()| {
@@ -860,6 +867,24 @@ mod tests {
             ..Memo::default()
         };
         wrong.write(&path);
+        assert_eq!(Memo::read(Some(&path)), Memo::default());
+        // Columns that do not agree (more transcripts counted than named) are not either.
+        let one = Memo {
+            version: VERSION,
+            folders: vec![Folder {
+                name: Bytes::from_static(b"/p"),
+                file_names: Bytes::from_static(b"s.jsonl/"),
+                file_sizes: Bytes::copy_from_slice(&5u64.to_le_bytes()),
+                file_times: Bytes::copy_from_slice(&6u64.to_le_bytes()),
+                ..Folder::default()
+            }],
+            ..Memo::default()
+        };
+        one.write(&path);
+        assert_eq!(Memo::read(Some(&path)), one);
+        let mut disagreeing = Written::of(&one);
+        disagreeing.file_counts[0] = 2;
+        disagreeing.write(&path);
         assert_eq!(Memo::read(Some(&path)), Memo::default());
     }
 
