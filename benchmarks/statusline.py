@@ -24,6 +24,11 @@ ccusage with --offline. Reported: median, 99th percentile and largest time, and 
 RSS, of each; and the lines each printed last, for a look (not judged: ccusage's figures are its
 own, docs/harnesses.md says where they differ).
 
+The page cache is kept warm: where the kernel runs DAMON with a page-out scheme (our machines page
+out file pages not touched for 6 s, so that txq's binary, memo and cache leave memory during one
+ccusage run of 8 s), it is turned off for the run and on again after, and the results say so;
+`--keep-damon` leaves it as it is.
+
 The section `## Status line against ccusage` of --results is replaced (the other sections are
 kept). Numbers come from this run only. If ccusage is not on PATH the script installs ccusage
 20.0.24 with npm; without npm its columns are n/a.
@@ -35,6 +40,7 @@ Usage: benchmarks/statusline.py --txq target/release/txq [--home benchmarks/data
 
 import argparse
 import datetime
+import glob
 import json
 import os
 import platform
@@ -150,6 +156,37 @@ def settle_folders(home):
     open(mark, "w").close()
 
 
+DAMON = "/sys/kernel/mm/damon/admin/kdamonds"
+
+
+def damon_pageouts():
+    """The kernel's DAMON monitors that are on with a scheme paging memory out (a machine of
+    ours pages out file pages not touched for 6 s: a page cache that does not stay warm)."""
+    found = []
+    for kdamond in sorted(glob.glob(os.path.join(DAMON, "[0-9]*"))):
+        try:
+            on = open(os.path.join(kdamond, "state")).read().strip() == "on"
+            actions = [open(a).read().strip() for a in glob.glob(os.path.join(kdamond, "contexts/*/schemes/*/action"))]
+        except OSError:
+            continue
+        if on and "pageout" in actions:
+            found.append(kdamond)
+    return found
+
+
+def set_damon(kdamonds, state):
+    """Turns the monitors `kdamonds` on or off; those it could turn."""
+    turned = []
+    for kdamond in kdamonds:
+        try:
+            with open(os.path.join(kdamond, "state"), "w") as f:
+                f.write(state)
+            turned.append(kdamond)
+        except OSError:
+            pass
+    return turned
+
+
 def run(cmd, env, stdin):
     """Runs cmd with `stdin`; returns (seconds, peak MB, exit code, stdout)."""
     with tempfile.TemporaryFile() as inp, tempfile.TemporaryFile() as out, open(os.devnull, "wb") as null:
@@ -216,7 +253,19 @@ def main():
     ap.add_argument("--command", default=None)
     ap.add_argument("--txq-per-round", type=int, default=7,
                     help="txq's runs one after another in each round, after each ccusage command's one")
+    ap.add_argument("--keep-damon", action="store_true",
+                    help="leave the kernel's DAMON page-out on where it is (by default it is turned off "
+                         "for the run and on again after: it empties the page cache of what was not "
+                         "touched for a few seconds, and the goal is set for a warm cache)")
     args = ap.parse_args()
+    paused = [] if args.keep_damon else set_damon(damon_pageouts(), "off")
+    try:
+        measure(args, paused)
+    finally:
+        set_damon(paused, "on")
+
+
+def measure(args, paused):
     live = prepared_home(args.home, args.size, args.txq, fresh_live=True)
     files, total = tree_facts([args.home])
     ccusage = find_ccusage()
@@ -278,6 +327,15 @@ def main():
                  f"each one run of each ccusage command and then {args.txq_per_round} runs of txq one after another, after one warm-up run of each "
                  "(`txq, first after ccusage`: the first txq run of each round, counted in `txq` too); page cache and "
                  "txq's cache warm.")
+    lines.append("")
+    damon = damon_pageouts()
+    if paused:
+        lines.append(f"The kernel's DAMON page-out ({', '.join(paused)}: file pages not touched for a few seconds "
+                     "paged out) was turned off for the run and on again after: with it on, the page cache does not stay "
+                     "warm through a ccusage run of several seconds (`--keep-damon` leaves it on).")
+    elif damon:
+        lines.append(f"The kernel's DAMON page-out was on through the run ({', '.join(damon)}): the page cache does not "
+                     "stay warm through a ccusage run of several seconds.")
     lines.append("")
     lines.append("| command | median ms | p99 ms | max ms | peak MB | p99 / txq's |")
     lines.append("|---|---|---|---|---|---|")

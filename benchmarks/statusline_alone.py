@@ -4,10 +4,14 @@
 ccusage between runs: for profiling, not for RESULTS.md. Prints the last line and the median,
 slowest and fastest time.
 
-Usage: benchmarks/statusline_alone.py TXQ RUNS [--home DIR] [--cache DIR]"""
+With --wrap, each run is that command's (`--wrap "valgrind --tool=callgrind"`: the
+instructions of one line, the same whatever else the machine does, as ANALYSIS.md counts them).
+
+Usage: benchmarks/statusline_alone.py TXQ RUNS [--home DIR] [--cache DIR] [--wrap COMMAND]"""
 import argparse
 import datetime
 import os
+import shlex
 import statistics
 import sys
 import tempfile
@@ -20,6 +24,7 @@ ap.add_argument("txq")
 ap.add_argument("runs", type=int)
 ap.add_argument("--home", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "statusline-1GB"))
 ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "txq-statusline-alone-cache"))
+ap.add_argument("--wrap", default="", help="a command each run is given to, before txq's")
 args = ap.parse_args()
 home = os.path.abspath(args.home)
 live = s.prepared_home(home, "1GB", args.txq, fresh_live=False)
@@ -31,7 +36,7 @@ out = ""
 for i in range(args.runs):
     with open(live, "a") as f:
         f.write(s.response_line(first + i + 1, datetime.datetime.now(datetime.timezone.utc)))
-    sec, _, code, out = s.run([args.txq, "-q", "statusline"], env, hook)
+    sec, _, code, out = s.run(shlex.split(args.wrap) + [args.txq, "-q", "statusline"], env, hook)
     if code != 0:
         sys.exit(f"txq exited {code}")
     times.append(sec * 1000)

@@ -144,7 +144,11 @@ pub(crate) fn open<F: Read + Seek>(mut file: F, shapes: &mut SignatureTable) -> 
     let checksum = head.strip_prefix(MAGIC)?;
     let checksum = u64::from_le_bytes(checksum.try_into().ok()?);
     let mut hash = xxhash_rust::xxh3::Xxh3Default::new();
-    let mut buffer = vec![0u8; FLUSH_BYTES];
+    // A buffer of the file's size up to FLUSH_BYTES (one of a small cache's size is not a
+    // megabyte of new memory zeroed).
+    let size = file.seek(SeekFrom::End(0)).ok()?;
+    file.seek(SeekFrom::Start(head.len() as u64)).ok()?;
+    let mut buffer = vec![0u8; usize::try_from(size).unwrap_or(usize::MAX).clamp(1, FLUSH_BYTES)];
     let mut body = 0u64;
     loop {
         match file.read(&mut buffer) {
