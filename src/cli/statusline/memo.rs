@@ -623,14 +623,16 @@ pub(super) fn walk(
     session: Option<&str>,
 ) -> Walked {
     let keep = Keep { claimer: crate::source::discover::Claimer::new(formats), horizon, session };
+    // Made at their size (growing them copies each again: new memory, page by page).
+    let folders = memo.folders.len();
     let mut walk = Walk {
         keep,
-        paths: Vec::new(),
-        in_session: Vec::new(),
-        names: Vec::new(),
+        paths: Vec::with_capacity(folders),
+        in_session: Vec::with_capacity(folders),
+        names: Vec::with_capacity(folders),
         known_in: HashMap::new(),
         listing: Vec::new(),
-        walked: Walked { whole: true, ..Walked::default() },
+        walked: Walked { whole: true, folders: Vec::with_capacity(folders), ..Walked::default() },
         found: Vec::new(),
     };
     let horizon = walk.keep.horizon;
